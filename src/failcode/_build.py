@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 from failcode._failure import MAX_CAUSE_DEPTH, MAX_MESSAGE_CHARS, CauseLink, Failure
@@ -13,6 +12,8 @@ from failcode._registry import template_fields
 from failcode._signature import SIGNATURE_VERSION, sign_failure_fields
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from failcode._axes import Retryability, Severity
     from failcode._failure import EntityRef
     from failcode._registry import CodeSpec
@@ -117,10 +118,7 @@ def build_failure(
     remedy = None if spec.remedy is None else _render(spec, "remedy", spec.remedy, clean)
     error_class = error_class or spec.error_class
     frozen_metadata = FrozenDict(metadata) if metadata else _EMPTY
-    if isinstance(cause, BaseException):
-        causes = cause_chain(cause)
-    else:
-        causes = tuple(cause or ())
+    causes = cause_chain(cause) if isinstance(cause, BaseException) else tuple(cause or ())
     return Failure(
         code=spec.code,
         kind=spec.kind,
@@ -130,8 +128,8 @@ def build_failure(
         error_class=error_class,
         surface=surface,
         message=message,
-        signature=sign_failure_fields(spec.kind, surface, error_class, location, message,
-                                      frozen_metadata),
+        signature=sign_failure_fields(spec.kind, surface, error_class, location,
+                                      message=message, metadata=frozen_metadata),
         signature_version=SIGNATURE_VERSION,
         location=location,
         params=clean,

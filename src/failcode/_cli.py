@@ -10,7 +10,7 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,6 +25,9 @@ from failcode._registry import (
     suggest_codes,
     update_lock,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["main"]
 
@@ -74,7 +77,7 @@ def _default_lock(catalog: Catalog) -> Path:
     return base / f"{catalog.prefix.lower()}-codes.lock.json"
 
 
-def _table(rows: list[tuple[str, ...]]) -> str:
+def _table(rows: Sequence[tuple[str, ...]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
                      .rstrip() for row in rows)
@@ -130,10 +133,10 @@ def codes_check(catalog_spec: str | None, lock_path: Path | None) -> None:
         lock = read_lock(path)
     except ValueError as exc:
         raise _UsageError(str(exc)) from None
-    problems = check_lock(catalog, lock)
-    for problem in problems:
-        click.echo(f"error: {problem.message}", err=True)
-    if problems:
+    lock_problems = check_lock(catalog, lock)
+    for lock_problem in lock_problems:
+        click.echo(f"error: {lock_problem.message}", err=True)
+    if lock_problems:
         raise SystemExit(1)
     click.echo(f"ok: {len(catalog)} codes of {catalog.prefix} agree with {path.name}")
 

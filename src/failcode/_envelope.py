@@ -18,13 +18,15 @@ side of a pipe is observed, not coded (seed 003).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
 from failcode._failure import Failure
 from failcode._outcomes import Cancelled, NoMatch, NonErrorOutcome, PeerExited, RejectedAction, Veto
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 __all__ = [
     "ENVELOPE_VERSION",
@@ -138,7 +140,7 @@ def read_envelopes(lines: Iterable[bytes | str], *, peer: str = "peer") -> Itera
         EnvelopeError: a complete line is not a valid envelope; the message names the line.
     """
     number = 0
-    for number, line in enumerate(lines, start=1):  # noqa: B007 - number is reported after
+    for number, line in enumerate(lines, start=1):
         text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
         if not text.endswith("\n"):
             if text.strip():

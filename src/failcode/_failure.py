@@ -18,7 +18,6 @@ Exceptions raised here::
 from __future__ import annotations
 
 import itertools
-import math
 import os
 import re
 import secrets
@@ -96,7 +95,7 @@ class EntityRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def __post_init__(self) -> None:
         if not (isinstance(self.type, str) and self.type and isinstance(self.id, str) and self.id):
-            msg = f"EntityRef needs a non-empty str type and id, got type={self.type!r} id={self.id!r}"
+            msg = f"EntityRef needs a non-empty str type and id, got {self.type!r}, {self.id!r}"
             raise InvalidFailureError(msg)
 
 
@@ -186,10 +185,13 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
             static[0] is self.kind and static[1] is self.category
             and static[2] is self.severity and static[3] is self.retryability
             and type(message) is str and 0 < len(message) <= MAX_MESSAGE_CHARS
-            and message.isprintable()
+            and message.isprintable() and not message.isspace()
             and type(signature) is str and len(signature) == static[5]
-            and signature.startswith(static[4]) and not signature[-8:].strip(_HEX)
-            and (remedy is None and not static[6] or type(remedy) is str and 0 < len(remedy) <= MAX_TEXT_CHARS and not remedy.isspace())
+            and signature.startswith(static[4])  # type: ignore[arg-type]
+            and not signature[-8:].strip(_HEX)
+            and ((remedy is None and not static[6])
+                 or (type(remedy) is str and 0 < len(remedy) <= MAX_TEXT_CHARS
+                     and not remedy.isspace()))
             and self.detail is None and self.recoverable.__class__ is bool
             and type(self.params) is FrozenDict and type(self.context) is FrozenDict
             and type(self.metadata) is FrozenDict
@@ -286,13 +288,15 @@ _PART_BAD_RE = re.compile(r"[\s:]")
 _LINE_NUMBER_RE = re.compile(r"(?::\d+|#L\d+|\(\d+(?:,\d+)?\)|,\s*line\s+\d+)")
 _HEX = "0123456789abcdef"
 _VOLATILE_PREFIXES = (
-    "/tmp/", "/var/tmp/", "/var/folders/", "/private/var/", "/private/tmp/", "/dev/shm/",  # noqa: S108 - refused, not used
+    # refused as locations, never used as paths
+    "/tmp/", "/var/tmp/", "/var/folders/", "/private/var/", "/private/tmp/", "/dev/shm/",  # noqa: S108
     "/home/", "/Users/", "/root/", "/run/user/",
 )
 _VOLATILE_ROOTS = frozenset({"/tmp", "/var/tmp", "/home", "/Users", "/root"})  # noqa: S108
 _STATIC_CACHE_SIZE: Final = 4096
 _static_ok: dict[tuple[object, ...], tuple[object, ...]] = {}
-"""Validated (code, surface, class, location, version) -> (the four axes seen, signature prefix)."""
+"""(code, surface, class, location, version) -> (the four axes seen, prefix, its length + 8,
+whether a remedy is needed), for combinations already validated."""
 
 
 def _fail(field: str, value: object, rule: str) -> InvalidFailureError:
@@ -333,7 +337,7 @@ def _check_location(value: object) -> None:
         if value.startswith(_VOLATILE_PREFIXES) or value in _VOLATILE_ROOTS:
             raise _fail("location", value,
                         "a temp or home absolute path is volatile; use a repo-relative path")
-        cwd = os.getcwd()
+        cwd = os.getcwd()  # noqa: PTH109 - a str prefix test, no Path needed
         if cwd != "/" and (value == cwd or value.startswith(cwd + "/")):
             raise _fail("location", value,
                         "a working-directory absolute path is volatile; make it relative")
@@ -368,7 +372,8 @@ def _validate_static(record: Failure, key: tuple[object, ...]) -> str:
 
 def _check_text(field: str, value: object) -> None:
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT_CHARS:
-        raise _fail(field, value, f"expected None or a non-blank str of at most {MAX_TEXT_CHARS} chars")
+        raise _fail(field, value,
+                    f"expected None or a non-blank str of at most {MAX_TEXT_CHARS} chars")
 
 
 def _freeze(record: Failure, field: str, value: object) -> None:
@@ -409,16 +414,17 @@ def _validate(record: Failure) -> None:
     if remedy is not None:
         _check_text("remedy", remedy)
     elif record.category.needs_remedy:
-        raise _fail("remedy", None, f"a remedy is required for the {record.category.value} category")
+        raise _fail("remedy", None,
+                    f"a remedy is required for the {record.category.value} category")
     message = record.message
     if not (type(message) is str and 0 < len(message) <= MAX_MESSAGE_CHARS
-            and message.isprintable()):
+            and message.isprintable() and not message.isspace()):
         _check_message(message)
     signature = record.signature
     if not (type(signature) is str and signature.startswith(prefix)
             and len(signature) == len(prefix) + 8 and not signature[-8:].strip(_HEX)):
         raise _fail("signature", signature,
-                    f"expected {prefix}<8 lowercase hex> (kind:surface:class:location-or-none:hash)")
+                    f"expected {prefix}<8 lowercase hex> (kind:surface:class:location:hash)")
     if record.detail is not None:
         _check_text("detail", record.detail)
     if type(record.recoverable) is not bool:
@@ -449,6 +455,7 @@ def _check_message(message: object) -> None:
     if not isinstance(message, str) or not message.strip():
         raise _fail("message", message, "expected a non-empty one-sentence str")
     if len(message) > MAX_MESSAGE_CHARS:
-        raise _fail("message", message, f"at most {MAX_MESSAGE_CHARS} characters, got {len(message)}")
+        raise _fail("message", message,
+                    f"at most {MAX_MESSAGE_CHARS} characters, got {len(message)}")
     if "\n" in message or "\r" in message:
         raise _fail("message", message, "a message is one line; put more in detail")

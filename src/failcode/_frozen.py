@@ -55,17 +55,17 @@ class FrozenDict(dict[str, Scalar]):
         raise TypeError(msg)
 
     def _immutable(self, *_args: object, **_kwargs: object) -> NoReturn:
-        msg = "failcode record mappings are immutable; build a new record with msgspec.structs.replace"
+        msg = "failcode record mappings are immutable; build a new record with structs.replace"
         raise TypeError(msg)
 
     __setitem__ = _immutable
     __delitem__ = _immutable
-    __ior__ = _immutable  # type: ignore[assignment]
+    __ior__ = _immutable
     clear = _immutable
-    pop = _immutable  # type: ignore[assignment]
+    pop = _immutable
     popitem = _immutable
-    setdefault = _immutable  # type: ignore[assignment]
-    update = _immutable  # type: ignore[assignment]
+    setdefault = _immutable
+    update = _immutable
 
     def __reduce__(self) -> tuple[Any, ...]:
         # pickle would rebuild a dict subclass item by item through __setitem__

@@ -40,7 +40,7 @@ class _OutcomeBase(
             msgspec.structs.force_setattr(self, "context", FrozenDict(self.context))
 
 
-class NoMatch(_OutcomeBase, tag="no_match"):
+class NoMatch(_OutcomeBase, tag="no_match", frozen=True):
     """A probe that found nothing (``grep``/``find``/``rg`` exit 1 with no output)."""
 
     probe: str
@@ -48,14 +48,14 @@ class NoMatch(_OutcomeBase, tag="no_match"):
     exit_code: int | None = None
 
 
-class RejectedAction(_OutcomeBase, tag="rejected_action"):
+class RejectedAction(_OutcomeBase, tag="rejected_action", frozen=True):
     """A model-proposed action that failed validation: fed back to the model, not an error."""
 
     action: str
     reason: str
 
 
-class Veto(_OutcomeBase, tag="veto"):
+class Veto(_OutcomeBase, tag="veto", frozen=True):
     """An explicit negative decision (seed 001): replayable evidence, never success."""
 
     reason: str
@@ -63,14 +63,14 @@ class Veto(_OutcomeBase, tag="veto"):
     """Who vetoed, e.g. a verifier's name."""
 
 
-class Cancelled(_OutcomeBase, tag="cancelled"):
+class Cancelled(_OutcomeBase, tag="cancelled", frozen=True):
     """An explicit stop: a user interrupt, a task cancellation, exit 130/143."""
 
     reason: str
     signal: int | None = None
 
 
-class PeerExited(_OutcomeBase, tag="peer_exited"):
+class PeerExited(_OutcomeBase, tag="peer_exited", frozen=True):
     """The process on the other side of a pipe went away; observed, not coded (seed 003)."""
 
     peer: str

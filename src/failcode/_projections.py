@@ -25,8 +25,6 @@ four categories; a ``task`` Failure has no AFK form and projecting one raises
 :class:`ProjectionError`.
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal, NotRequired, TypedDict
 
 import msgspec
@@ -118,9 +116,9 @@ def to_air_error(failure: Failure) -> AirError:
     air: AirError = {
         "error_id": failure.error_id,
         "kind": failure.kind.value,
-        "severity": failure.severity.value,  # type: ignore[typeddict-item]
+        "severity": failure.severity.value,
         "message": failure.message,
-        "retryability": failure.retryability.value,  # type: ignore[typeddict-item]
+        "retryability": failure.retryability.value,
         "semantic_signature": failure.signature,
     }
     if failure.detail is not None:
@@ -174,7 +172,7 @@ def to_tool_error_output(
     partial_output: Any = None,
     artifact_ids: list[str] | None = None,
 ) -> ToolErrorOutput:
-    """The Failure as seed 000's ``ToolErrorOutput``; ``evidence_ref_ids`` from ``evidence_refs``."""
+    """The Failure as seed 000's ``ToolErrorOutput``; evidence_ref_ids from evidence_refs."""
     output: ToolErrorOutput = {"error": to_air_error(failure)}
     if partial_output is not None:
         output["partial_output"] = partial_output
@@ -193,7 +191,7 @@ def to_worker_result(failure: Failure, status: Outcome | None = None) -> WorkerR
     cancelled.
     """
     outcome = Outcome(status) if status is not None else KIND_DEFAULTS[failure.kind].outcome
-    return {"status": outcome.value, "error": to_air_error(failure)}  # type: ignore[typeddict-item]
+    return {"status": outcome.value, "error": to_air_error(failure)}
 
 
 def _cause_text(cause: tuple[CauseLink, ...]) -> str | None:

@@ -29,7 +29,6 @@ import re
 import string
 from collections.abc import Iterator, Mapping
 from enum import StrEnum
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Self
 
 import msgspec
@@ -38,6 +37,8 @@ from failcode._axes import KIND_DEFAULTS, Category, Kind, Retryability, Severity
 from failcode._frozen import FrozenDict, Scalar
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from failcode._failure import CauseLink, EntityRef, Failure
 
 __all__ = [
@@ -297,7 +298,7 @@ class Catalog:
             return None
         return self.docs_url.format(code=spec.code, slug=spec.slug, anchor=spec.code.lower())
 
-    def _problems(self) -> list[str]:  # noqa: C901 - one check per registry rule
+    def _problems(self) -> list[str]:
         problems: list[str] = []
         if not _PREFIX_RE.fullmatch(self.prefix):
             problems.append(f"prefix {self.prefix!r} must be upper-case letters and digits")
@@ -322,7 +323,8 @@ class Catalog:
                 problems.append(f"{code}: area {matched.group(1)} is not declared "
                                 f"(declared: {', '.join(sorted(self.areas))})")
             if not _SLUG_RE.fullmatch(spec.slug):
-                problems.append(f"{code}: slug {spec.slug!r} must be lower-case words joined by '-'")
+                problems.append(f"{code}: slug {spec.slug!r} must be lower-case words "
+                                f"joined by '-'")
             elif spec.slug in slugs:
                 problems.append(f"{code}: slug {spec.slug!r} is already used by {slugs[spec.slug]}")
             else:
@@ -334,8 +336,10 @@ class Catalog:
                 problems.append(f"{code}: category {spec.category.value} is not allowed in "
                                 f"catalog {self.prefix} (allowed: {allowed})")
             if spec.category.needs_remedy and not (spec.remedy and spec.remedy.strip()):
-                problems.append(f"{code}: a {spec.category.value} code needs a remedy template")
-            problems.extend(f"{code}: {field} is empty" for field in ("message", "impact", "example")
+                problems.append(f"{code}: the {spec.category.value} category needs a remedy "
+                                f"template")
+            problems.extend(f"{code}: {field} is empty"
+                            for field in ("message", "impact", "example")
                             if not getattr(spec, field).strip())
             if spec.superseded_by is not None and not spec.retired:
                 problems.append(f"{code}: superseded_by is set but the code is not retired")

@@ -34,6 +34,8 @@ from failcode._axes import Kind
 from failcode._normalize import NORMALIZE_VERSION, normalize_message
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from failcode._failure import Failure
     from failcode._frozen import Scalar
 
@@ -148,8 +150,8 @@ def explain_signature(failure: Failure) -> Signature:
 
 
 def sign_failure_fields(
-    kind: Kind, surface: str, error_class: str, location: str | None, message: str,
-    metadata: dict[str, Scalar] | None,
+    kind: Kind, surface: str, error_class: str, location: str | None, *, message: str,
+    metadata: Mapping[str, Scalar] | None,
 ) -> str:
     """The signature value for a record about to be built (the factory's entry point)."""
     metadata = metadata or {}
