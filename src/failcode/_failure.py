@@ -193,12 +193,11 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
                  or (type(remedy) is str and 0 < len(remedy) <= MAX_TEXT_CHARS
                      and not remedy.isspace()))
             and self.detail is None and self.recoverable.__class__ is bool
-            and type(self.params) is FrozenDict and type(self.context) is FrozenDict
-            and type(self.metadata) is FrozenDict
-            and not (self.cause or self.cause_refs or self.evidence_refs)
             and type(self.error_id) is str and self.error_id
         ):
             _validate(self)
+            return
+        _freeze_containers(self)
 
     # -- canonical forms ----------------------------------------------------------------------
 
@@ -377,7 +376,7 @@ def _check_text(field: str, value: object) -> None:
 
 
 def _freeze(record: Failure, field: str, value: object) -> None:
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise _fail(field, value, "expected a mapping of str to JSON scalars")
     try:
         frozen = FrozenDict(value)
@@ -433,6 +432,11 @@ def _validate(record: Failure) -> None:
     if type(error_id) is not str or not error_id:
         raise _fail("error_id", error_id, "expected a non-empty str")
 
+    _freeze_containers(record)
+
+
+def _freeze_containers(record: Failure) -> None:
+    """Make the mappings FrozenDicts and the sequences tuples, checking their items."""
     value = record.params
     if type(value) is not FrozenDict:
         _freeze(record, "params", value)
