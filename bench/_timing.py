@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def interleaved(
