@@ -117,8 +117,9 @@ def test_invalid_values_fail_at_construction(override: dict[str, Any], needle: s
     assert f"Failure.{field}" in str(info.value)
 
 
-def test_working_directory_absolute_location_is_refused() -> None:
+def test_working_directory_absolute_location_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """An absolute path inside the working directory is volatile and refused."""
+    monkeypatch.chdir("/usr")  # a working directory that is neither temp nor home
     location = str(Path.cwd() / "src" / "foo.cpp")
     with pytest.raises(InvalidFailureError, match="working-directory"):
         Failure(**fields(location=location))
