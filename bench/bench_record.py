@@ -22,9 +22,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _timing import interleaved, median_ratio  # noqa: E402 - after the sys.path line
-
-from failcode import (  # noqa: E402
+from _timing import interleaved, median_ratio
+from failcode import (
     Category,
     Failure,
     FrozenDict,
@@ -90,7 +89,7 @@ def import_time_ms() -> float:
     """Cumulative microseconds of `import failcode` from -X importtime, as milliseconds."""
     out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import failcode"],
                          capture_output=True, text=True, check=True).stderr
-    cumulative = [int(m.group(1)) for m in re.finditer(r"\|\s*(\d+) \| failcode$", out, re.M)]
+    cumulative = [int(m.group(1)) for m in re.finditer(r"\|\s*(\d+) \| failcode$", out, re.MULTILINE)]
     return cumulative[-1] / 1000
 
 
@@ -108,10 +107,10 @@ def main() -> None:
             "Failure(**kw)": loop(lambda kw=kw: Failure(**kw), args.n),
         }, args.rounds)
         ratio = median_ratio(times, "Failure(**kw)", "frozen dataclass [ref]")
-        print(f"build, mappings given as {mappings:6}: "
-              f"dataclass {statistics.median(times['frozen dataclass [ref]']) / args.n * 1e6:.2f} us"
-              f", Failure {statistics.median(times['Failure(**kw)']) / args.n * 1e6:.2f} us"
-              f"  ratio {ratio:.2f}x  (target <= 0.30x)")
+        reference_us = statistics.median(times["frozen dataclass [ref]"]) / args.n * 1e6
+        failure_us = statistics.median(times["Failure(**kw)"]) / args.n * 1e6
+        print(f"build, mappings given as {mappings:6}: dataclass {reference_us:.2f} us, "
+              f"Failure {failure_us:.2f} us  ratio {ratio:.2f}x  (target <= 0.30x)")
 
     kw = keyword_arguments("frozen")
     record, reference = Failure(**kw), FrozenRecord(**kw)
