@@ -89,7 +89,8 @@ def import_time_ms() -> float:
     """Cumulative microseconds of `import failcode` from -X importtime, as milliseconds."""
     out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import failcode"],
                          capture_output=True, text=True, check=True).stderr
-    cumulative = [int(m.group(1)) for m in re.finditer(r"\|\s*(\d+) \| failcode$", out, re.MULTILINE)]
+    pattern = re.compile(r"\|\s*(\d+) \| failcode$", re.MULTILINE)
+    cumulative = [int(m.group(1)) for m in pattern.finditer(out)]
     return cumulative[-1] / 1000
 
 
