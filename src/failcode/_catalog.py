@@ -29,6 +29,7 @@ FC_AREAS: Final = {
     "STORE": "the failure event store",
     "SVC": "the failcode service",
     "SYS": "failcode itself and failures nothing else explains",
+    "DATA": "inputs and outputs that break their contract",
 }
 
 FC_LOCK_PATH: Final = Path(__file__).with_name("fc-codes.lock.json")
@@ -234,6 +235,35 @@ class FC(CodeEnum):
         impact="The step's command did not do what it was meant to.",
         example="A general-purpose shell command exiting 1.",
         example_params={"program": "sed", "exit_code": 1}, since=_V)
+    CMD_DEBUG_FAILED = CodeSpec(
+        code="FC-CMD-005", slug="debug-failed", kind=_K.DEBUG_ERROR, category=_C.TASK,
+        error_class="debug_failed",
+        message="The debugging command {program} failed.",
+        impact="The diagnosis the step needed was not produced.",
+        example="gdb could not attach to the process.",
+        example_params={"program": "gdb"}, since=_V)
+    CMD_DEBUG_TIMEOUT = CodeSpec(
+        code="FC-CMD-006", slug="debug-timeout", kind=_K.DEBUG_ERROR, category=_C.TRANSIENT,
+        error_class="timeout", retryability=_R.RETRYABLE,
+        message="The debugging command {program} was stopped after its time limit.",
+        impact="The diagnosis is delayed; a debug run that always times out must change.",
+        example="A reproduction script hanging under a debugger.",
+        example_params={"program": "python"}, since=_V)
+    CMD_DOCTOR_FAILED = CodeSpec(
+        code="FC-CMD-007", slug="doctor-check-failed", kind=_K.ENV_ERROR,
+        category=_C.ENVIRONMENT, error_class="check_failed",
+        message="The environment check {program} failed.",
+        remedy="Fix what the check reports (see the detail), then run the check again.",
+        impact="The environment is not ready for the work that depends on it.",
+        example="A doctor step running `node --version` that exits non-zero.",
+        example_params={"program": "node"}, since=_V)
+    CMD_DOCTOR_TIMEOUT = CodeSpec(
+        code="FC-CMD-008", slug="doctor-timeout", kind=_K.ENV_ERROR, category=_C.TRANSIENT,
+        error_class="timeout", retryability=_R.RETRYABLE,
+        message="The environment check {program} was stopped after its time limit.",
+        impact="The environment's state is unknown until the check finishes.",
+        example="A network check hanging on a DNS lookup.",
+        example_params={"program": "curl"}, since=_V)
     CMD_TIMEOUT = CodeSpec(
         code="FC-CMD-004", slug="command-timeout", kind=_K.COMMAND_ERROR,
         category=_C.TRANSIENT, error_class="timeout", retryability=_R.RETRYABLE,
@@ -250,12 +280,26 @@ class FC(CodeEnum):
         impact="Nothing downstream of the build can run until the code compiles.",
         example="gcc: error: 'foo' undeclared.",
         example_params={"program": "gcc"}, since=_V)
+    BUILD_TIMEOUT = CodeSpec(
+        code="FC-BUILD-002", slug="build-timeout", kind=_K.BUILD_ERROR, category=_C.TRANSIENT,
+        error_class="timeout", retryability=_R.RETRYABLE,
+        message="The build with {program} was stopped after its time limit.",
+        impact="The build's result is unknown; a build that always times out must change.",
+        example="A cold cargo build killed after 600 s.",
+        example_params={"program": "cargo"}, since=_V)
     TEST_FAILED = CodeSpec(
         code="FC-TEST-001", slug="test-failed", kind=_K.TEST_ERROR, category=_C.TASK,
         error_class="test_failed",
         message="The tests run by {program} failed.",
         impact="The change is not verified; the failing tests show what to fix.",
         example="pytest: 1 failed, 12 passed.",
+        example_params={"program": "pytest"}, since=_V)
+    TEST_TIMEOUT = CodeSpec(
+        code="FC-TEST-002", slug="test-timeout", kind=_K.TEST_ERROR, category=_C.TRANSIENT,
+        error_class="timeout", retryability=_R.RETRYABLE,
+        message="The tests run by {program} were stopped after their time limit.",
+        impact="The change is not verified; a hanging test must be found.",
+        example="A pytest run hanging on a deadlocked test.",
         example_params={"program": "pytest"}, since=_V)
     LINT_FAILED = CodeSpec(
         code="FC-LINT-001", slug="static-analysis-failed", kind=_K.STATIC_ANALYSIS_ERROR,
@@ -264,6 +308,13 @@ class FC(CodeEnum):
         impact="The change does not meet the project's checks.",
         example="ruff: F401 'os' imported but unused.",
         example_params={"program": "ruff"}, since=_V)
+    LINT_TIMEOUT = CodeSpec(
+        code="FC-LINT-002", slug="static-analysis-timeout", kind=_K.STATIC_ANALYSIS_ERROR,
+        category=_C.TRANSIENT, error_class="timeout", retryability=_R.RETRYABLE,
+        message="Static analysis with {program} was stopped after its time limit.",
+        impact="The change's checks are incomplete.",
+        example="mypy on a large code base killed after its limit.",
+        example_params={"program": "mypy"}, since=_V)
     GIT_MERGE_CONFLICT = CodeSpec(
         code="FC-GIT-001", slug="merge-conflict", kind=_K.MERGE_ERROR, category=_C.TASK,
         error_class="patch_conflict",
@@ -271,6 +322,14 @@ class FC(CodeEnum):
         impact="The workspaces cannot be combined until the conflict is resolved.",
         example="CONFLICT (content): Merge conflict in src/main.cpp.",
         example_params={"path": "src/main.cpp"}, since=_V)
+
+    GIT_MERGE_TIMEOUT = CodeSpec(
+        code="FC-GIT-002", slug="merge-timeout", kind=_K.MERGE_ERROR, category=_C.TRANSIENT,
+        error_class="timeout", retryability=_R.RETRYABLE,
+        message="The merge with {program} was stopped after its time limit.",
+        impact="The workspaces are not combined yet.",
+        example="A git merge waiting on a hook that hangs.",
+        example_params={"program": "git"}, since=_V)
 
     # -- CFG --------------------------------------------------------------------------------
     CFG_INVALID_VALUE = CodeSpec(
@@ -283,6 +342,16 @@ class FC(CodeEnum):
         example="attempts = 0 where 1..100 is allowed.",
         example_params={"file": "failcode.toml", "line": 4, "key": "retry.attempts",
                         "value": "0", "expected": "an integer in 1..100"}, since=_V)
+
+    # -- DATA --------------------------------------------------------------------------------
+    DATA_INVALID_INPUT = CodeSpec(
+        code="FC-DATA-001", slug="invalid-input", kind=_K.USER_ERROR, category=_C.USER,
+        error_class="validation", retryability=_R.NOT_RETRYABLE,
+        message="The input does not satisfy its contract: {problem}.",
+        remedy="Correct the input ({problem}) and submit it again; the same input fails again.",
+        impact="The step cannot start with this input.",
+        example="A pydantic ValidationError: a required field is missing.",
+        example_params={"problem": "field 'goal' is required"}, since=_V)
 
     # -- SYS --------------------------------------------------------------------------------
     SYS_UNKNOWN = CodeSpec(
