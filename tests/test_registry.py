@@ -46,9 +46,9 @@ def declare(*specs: CodeSpec, **catalog_kwargs: Any) -> Catalog:
 
 
 def test_fc_catalog_declares_its_areas() -> None:
-    """failcode's own catalog has the areas the foundation issue names."""
+    """failcode's own catalog has the areas the foundation issue names, plus DATA."""
     assert set(FC_CATALOG.areas) == {"PROV", "CMD", "BUILD", "TEST", "LINT", "GIT", "OS",
-                                     "CFG", "POL", "LIFE", "STORE", "SVC", "SYS"}
+                                     "CFG", "POL", "LIFE", "STORE", "SVC", "SYS", "DATA"}
 
 
 def test_afk_catalog_declares_with_the_same_machinery() -> None:
