@@ -73,9 +73,55 @@ class Signature(NamedTuple):
     components: tuple[SignatureComponent, ...]
 
 
-def _digest(components: tuple[SignatureComponent, ...]) -> str:
-    key = "\x1f".join(f"{c.name}={c.value}" for c in components if c.contributes)
+def _key(  # noqa: PLR0917 - one positional per component, in hash order
+    kind: str, surface: str, status: str | None, diagnostic: str | None, error_class: str,
+    location: str | None, message: str, blocker: str | None,
+) -> str:
+    """The hashed text: the contributing components as name=value, joined by US (0x1f).
+
+    Both :func:`sign` and the fast path of the record factory build the key here, so a
+    component can never count in one and not in the other.
+    """
+    parts = [f"kind={kind}", f"surface={surface}"]
+    if status is not None:
+        parts.append(f"status={status}")
+    if diagnostic is not None:
+        parts.append(f"diagnostic={diagnostic}")
+    parts.append(f"class={error_class}")
+    if location is not None:
+        parts.append(f"location={location}")
+    if message:
+        parts.append(f"message={message}")
+    if blocker is not None:
+        parts.append(f"blocker={blocker}")
+    return "\x1f".join(parts)
+
+
+def _digest(key: str) -> str:
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
+
+
+def _text(value: Scalar) -> str | None:
+    return None if value is None or value == "" else str(value)
+
+
+def sign_value(
+    kind: Kind,
+    surface: str,
+    error_class: str,
+    location: str | None,
+    *,
+    message: str,
+    status: Scalar = None,
+    diagnostic: Scalar = None,
+    blocker: Scalar = None,
+) -> str:
+    """The signature string alone (no components): the record factory's fast path."""
+    normalized = normalize_message(message) if message else ""
+    key = _key(kind.value, surface, _text(status), _text(diagnostic), error_class,
+               location or None, normalized,
+               _text(blocker) if kind in _BLOCKER_KINDS else None)
+    return f"{kind.value}:{surface}:{error_class}:{location or 'none'}:{_digest(key)}"
 
 
 def sign(
@@ -100,9 +146,12 @@ def sign(
         blocker: the policy or architecture blocker class, for those kinds.
 
     Returns:
-        The :class:`Signature`: ``value`` is ``kind:surface:class:location-or-none:8hex``.
+        The :class:`Signature`: ``value`` is ``kind:surface:class:location-or-none:8hex``, and
+        ``components`` says what each input contributed and why.
     """
     kind = Kind(kind)
+    normalized = normalize_message(message) if message else ""
+    blocker_counts = kind in _BLOCKER_KINDS
     components = (
         SignatureComponent("kind", "kind", kind.value, True, "always part of the signature"),
         SignatureComponent("surface", "surface", surface, True, "always part of the signature"),
@@ -112,16 +161,19 @@ def sign(
         SignatureComponent("class", "error_class", error_class, True,
                            "always part of the signature"),
         _optional("location", "location", location, "primary file or module path"),
-        SignatureComponent("message", "message", normalize_message(message) if message else "",
-                           bool(message), "normalized: volatile data replaced by placeholders"
+        SignatureComponent("message", "message", normalized, bool(message),
+                           "normalized: volatile data replaced by placeholders"
                            if message else "no message"),
         SignatureComponent(
-            "blocker", "metadata.blocker_class", None if blocker is None else str(blocker),
-            blocker is not None and kind in _BLOCKER_KINDS,
-            "blocker class of a policy or architecture failure" if kind in _BLOCKER_KINDS
+            "blocker", "metadata.blocker_class", _text(blocker),
+            blocker_counts and _text(blocker) is not None,
+            "blocker class of a policy or architecture failure" if blocker_counts
             else "only architecture_error and policy_error carry a blocker class"),
     )
-    value = f"{kind.value}:{surface}:{error_class}:{location or 'none'}:{_digest(components)}"
+    by_name = {c.name: c.value if c.contributes else None for c in components}
+    key = _key(kind.value, surface, by_name["status"], by_name["diagnostic"], error_class,
+               by_name["location"], normalized, by_name["blocker"])
+    value = f"{kind.value}:{surface}:{error_class}:{location or 'none'}:{_digest(key)}"
     return Signature(value, SIGNATURE_VERSION, components)
 
 
@@ -158,6 +210,6 @@ def sign_failure_fields(
     status = metadata.get("exit_code")
     if status is None:
         status = metadata.get("http_status")
-    return sign(kind, surface, error_class, location, message=message, status=status,
-                diagnostic=metadata.get("diagnostic"),
-                blocker=metadata.get("blocker_class")).value
+    return sign_value(kind, surface, error_class, location, message=message, status=status,
+                      diagnostic=metadata.get("diagnostic"),
+                      blocker=metadata.get("blocker_class"))
