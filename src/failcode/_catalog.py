@@ -272,6 +272,14 @@ class FC(CodeEnum):
         example="A shell command killed after the agent's 120 s limit.",
         example_params={"program": "pip"}, since=_V)
 
+    CMD_DIAGNOSTIC = CodeSpec(
+        code="FC-CMD-009", slug="command-diagnostic", kind=_K.COMMAND_ERROR, category=_C.TASK,
+        error_class="unknown", retryability=_R.UNKNOWN,
+        message="The command {program} failed: {problem}.",
+        impact="The step's command did not do what it was meant to; the problem names why.",
+        example="A general-purpose `gcc` run whose link step finds no definition of a symbol.",
+        example_params={"program": "gcc", "problem": "undefined reference to foo"}, since=_V)
+
     # -- BUILD, TEST, LINT, GIT -------------------------------------------------------------
     BUILD_FAILED = CodeSpec(
         code="FC-BUILD-001", slug="build-failed", kind=_K.BUILD_ERROR, category=_C.TASK,
@@ -287,6 +295,13 @@ class FC(CodeEnum):
         impact="The build's result is unknown; a build that always times out must change.",
         example="A cold cargo build killed after 600 s.",
         example_params={"program": "cargo"}, since=_V)
+    BUILD_DIAGNOSTIC = CodeSpec(
+        code="FC-BUILD-003", slug="build-diagnostic", kind=_K.BUILD_ERROR, category=_C.TASK,
+        error_class="build_failed",
+        message="The build with {program} failed: {problem}.",
+        impact="Nothing downstream of the build can run until the named problem is fixed.",
+        example="ld: undefined reference to `foo'; rustc E0425 cannot find value `foo`.",
+        example_params={"program": "gcc", "problem": "undefined reference to foo"}, since=_V)
     TEST_FAILED = CodeSpec(
         code="FC-TEST-001", slug="test-failed", kind=_K.TEST_ERROR, category=_C.TASK,
         error_class="test_failed",
@@ -301,6 +316,13 @@ class FC(CodeEnum):
         impact="The change is not verified; a hanging test must be found.",
         example="A pytest run hanging on a deadlocked test.",
         example_params={"program": "pytest"}, since=_V)
+    TEST_CASE_FAILED = CodeSpec(
+        code="FC-TEST-003", slug="test-case-failed", kind=_K.TEST_ERROR, category=_C.TASK,
+        error_class="assertion_failed",
+        message="The test {test} failed.",
+        impact="The change is not verified; this test shows what to fix.",
+        example="pytest: FAILED tests/test_api.py::test_login - assert 401 == 200.",
+        example_params={"test": "tests/test_api.py::test_login"}, since=_V)
     LINT_FAILED = CodeSpec(
         code="FC-LINT-001", slug="static-analysis-failed", kind=_K.STATIC_ANALYSIS_ERROR,
         category=_C.TASK, error_class="lint_violation",
@@ -331,6 +353,14 @@ class FC(CodeEnum):
         example="A git merge waiting on a hook that hangs.",
         example_params={"program": "git"}, since=_V)
 
+    GIT_MERGE_FAILED = CodeSpec(
+        code="FC-GIT-003", slug="merge-failed", kind=_K.MERGE_ERROR, category=_C.TASK,
+        error_class="merge_failed",
+        message="The merge with {program} failed.",
+        impact="The workspaces are not combined; the detail shows what git or patch refused.",
+        example="git apply: error: corrupt patch at line 14.",
+        example_params={"program": "git"}, since=_V)
+
     # -- CFG --------------------------------------------------------------------------------
     CFG_INVALID_VALUE = CodeSpec(
         code="FC-CFG-001", slug="config-invalid-value", kind=_K.PROJECT_ERROR,
@@ -342,6 +372,73 @@ class FC(CodeEnum):
         example="attempts = 0 where 1..100 is allowed.",
         example_params={"file": "failcode.toml", "line": 4, "key": "retry.attempts",
                         "value": "0", "expected": "an integer in 1..100"}, since=_V)
+    CFG_UNKNOWN_KEY = CodeSpec(
+        code="FC-CFG-002", slug="config-unknown-key", kind=_K.PROJECT_ERROR,
+        category=_C.USER, error_class="unknown_key", retryability=_R.RETRYABLE_AFTER_CHANGE,
+        severity=_S.FATAL,
+        message="{file} line {line}: unknown key {key}; {hint}",
+        remedy="Remove or rename {key} in {file}; {hint}",
+        impact="A misspelt setting would otherwise be ignored and its default silently used.",
+        example="retry.default.atempts = 3 (a typo of attempts).",
+        example_params={"file": "failcode.toml", "line": 3, "key": "retry.default.atempts",
+                        "hint": "did you mean retry.default.attempts?"}, since=_V)
+    CFG_UNKNOWN_TABLE = CodeSpec(
+        code="FC-CFG-003", slug="config-unknown-table", kind=_K.PROJECT_ERROR,
+        category=_C.USER, error_class="unknown_table", retryability=_R.RETRYABLE_AFTER_CHANGE,
+        severity=_S.FATAL,
+        message="{file} line {line}: unknown table [{table}]; {hint}",
+        remedy="Remove or rename the table [{table}] in {file}; {hint}",
+        impact="A misspelt table would otherwise be ignored with every setting in it.",
+        example="[budjet] instead of [budget].",
+        example_params={"file": "failcode.toml", "line": 7, "table": "budjet",
+                        "hint": "did you mean budget?"}, since=_V)
+    CFG_BROKEN_TOML = CodeSpec(
+        code="FC-CFG-004", slug="config-broken-toml", kind=_K.PROJECT_ERROR,
+        category=_C.USER, error_class="broken_toml", retryability=_R.RETRYABLE_AFTER_CHANGE,
+        severity=_S.FATAL,
+        message="{file} line {line}: not valid TOML: {problem}.",
+        remedy="Fix the TOML syntax of {file} at line {line} ({problem}).",
+        impact="No setting of the file can be read, so none is applied.",
+        example="An array missing its closing bracket.",
+        example_params={"file": "failcode.toml", "line": 4,
+                        "problem": "Unclosed array at column 1"}, since=_V)
+    CFG_WRONG_TYPE = CodeSpec(
+        code="FC-CFG-005", slug="config-wrong-type", kind=_K.PROJECT_ERROR,
+        category=_C.USER, error_class="wrong_type", retryability=_R.RETRYABLE_AFTER_CHANGE,
+        severity=_S.FATAL,
+        message="{file} line {line}: {key} = {value} has the wrong type; expected {expected}.",
+        remedy="Set {key} in {file} to {expected}.",
+        impact="The agent refuses to start with a setting it cannot read as intended.",
+        example='attempts = "3" (a string) where an integer is expected.',
+        example_params={"file": "failcode.toml", "line": 4, "key": "retry.default.attempts",
+                        "value": '"3"', "expected": "an integer in 1..100"}, since=_V)
+    CFG_MISSING_ENV_VAR = CodeSpec(
+        code="FC-CFG-006", slug="missing-env-var", kind=_K.ENV_ERROR,
+        category=_C.ENVIRONMENT, error_class="missing_env_var",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The environment variable {name} is not set.",
+        remedy="Set {name} in the environment the agent runs in, then retry.",
+        impact="Every step that needs this setting or credential fails until it is set.",
+        example="OPENAI_API_KEY unset when the agent starts.",
+        example_params={"name": "OPENAI_API_KEY"}, since=_V)
+    CFG_MISSING_CREDENTIALS_FILE = CodeSpec(
+        code="FC-CFG-007", slug="missing-credentials-file", kind=_K.ENV_ERROR,
+        category=_C.ENVIRONMENT, error_class="missing_credentials_file",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The credentials file {path} does not exist or cannot be read.",
+        remedy="Create {path} with the credentials (or make it readable), then retry.",
+        impact="Every step that authenticates with this file fails until it exists.",
+        example="~/.aws/credentials missing on a fresh machine.",
+        example_params={"path": "~/.aws/credentials"}, since=_V)
+    CFG_UNWRITABLE_DIR = CodeSpec(
+        code="FC-CFG-008", slug="unwritable-directory", kind=_K.ENV_ERROR,
+        category=_C.ENVIRONMENT, error_class="unwritable_directory",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The directory {path} does not exist or is not writable.",
+        remedy="Create {path} or give the agent's user write access to it, then retry.",
+        impact="Every step that writes there (logs, artifacts, workspaces) fails.",
+        example="An artifacts directory owned by root.",
+        example_params={"path": "artifacts"}, since=_V)
 
     # -- DATA --------------------------------------------------------------------------------
     DATA_INVALID_INPUT = CodeSpec(
