@@ -563,6 +563,33 @@ def report_and_exit_code(
 _F = TypeVar("_F", bound="Callable[..., Any]")
 
 
+def _is_framework_exit(exc: BaseException) -> bool:
+    """Whether ``exc`` is click's or typer's own control flow (usage errors, Exit, Abort)."""
+    import click  # noqa: PLC0415 - the decorated command runs under click anyway
+
+    if isinstance(exc, (click.exceptions.ClickException, click.exceptions.Exit,
+                        click.exceptions.Abort)):
+        return True
+    typer_exceptions = sys.modules.get("typer.exceptions")
+    # typer >= 0.16 has its own Exit and Abort, not click's subclasses
+    return typer_exceptions is not None and isinstance(
+        exc, (getattr(typer_exceptions, "Exit", ()), getattr(typer_exceptions, "Abort", ())))
+
+
+def _exit(code: int) -> BaseException:
+    """The exit exception the running framework honours: typer's, click's, or SystemExit."""
+    import click  # noqa: PLC0415 - the decorated command runs under click anyway
+
+    context = click.get_current_context(silent=True)
+    if context is None:
+        return SystemExit(code)
+    if type(context.command).__module__.startswith("typer"):
+        import typer  # noqa: PLC0415 - a typer command: typer is installed
+
+        return cast("BaseException", typer.Exit(code))
+    return click.exceptions.Exit(code)
+
+
 def handle_failures(
     function: _F | None = None,
     *,
@@ -577,11 +604,11 @@ def handle_failures(
     ``@handle_failures`` (or ``@handle_failures(profile="sysexits")``) goes directly above the
     function, under ``@click.command()`` / ``@app.command()``. A raised :class:`FailureError`
     or :class:`OutcomeError` is reported by :func:`report_and_exit_code` and the command exits
-    with the row's code (through ``click.exceptions.Exit``, which click and typer both honour).
+    with the row's code (through typer's or click's ``Exit``, whichever runs the command).
     When the command has a parameter named ``json_param`` that is true, the report is a JSON
     line on stdout. With ``unexpected`` (the default) any other exception is reported as
     ``FC-SYS-001`` and exits with the fallback row's code (1) instead of a traceback; click's
-    own exceptions (usage errors, ``Exit``, ``Abort``) pass through untouched.
+    own exceptions (usage errors, ``Exit``, ``Abort``) and typer's pass through untouched.
     """
 
     def decorate(fn: _F) -> _F:
@@ -590,17 +617,14 @@ def handle_failures(
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:
-                import click  # noqa: PLC0415 - the decorated command runs under click anyway
-
-                if isinstance(exc, (click.exceptions.ClickException, click.exceptions.Exit,
-                                    click.exceptions.Abort)):
+                if _is_framework_exit(exc):
                     raise
                 if not unexpected and not isinstance(exc, (FailureError, OutcomeError)):
                     raise
                 as_json = bool(json_param and kwargs.get(json_param))
                 code = report_and_exit_code(exc, profile=profile, as_json=as_json,
                                             locale=locale, table=table)
-                raise click.exceptions.Exit(code) from None
+                raise _exit(code) from None
 
         return cast("_F", wrapper)
 
