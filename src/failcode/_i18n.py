@@ -259,6 +259,7 @@ def _po_text(catalog: Any) -> str:
 
 
 def _compile(po_path: Path) -> bytes:
+    import datetime  # noqa: PLC0415 - maintainer tooling only
     import io  # noqa: PLC0415 - maintainer tooling only
 
     from babel.messages.mofile import write_mo  # noqa: PLC0415 - maintainer tooling only
@@ -266,6 +267,9 @@ def _compile(po_path: Path) -> bytes:
 
     with po_path.open("rb") as handle:
         catalog = read_po(handle, locale=po_path.parent.parent.name, domain=DOMAIN)
+    # the .po carries no dates; fixed ones keep the .mo reproducible byte for byte
+    catalog.creation_date = catalog.revision_date = datetime.datetime(
+        2000, 1, 1, tzinfo=datetime.UTC)
     buffer = io.BytesIO()
     write_mo(buffer, catalog, use_fuzzy=False)
     return buffer.getvalue()
