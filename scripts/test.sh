@@ -1,9 +1,38 @@
 #!/usr/bin/env bash
 # Set up everything the tests need, then run them: the README's test command and CI's.
-# Installs the package with its test extras into the active Python environment (use a virtual
-# environment), then runs pytest; extra arguments go to pytest. (.ci/run adds ruff and mypy.)
+# Installs the real tools the command-classification tests run (compilers, git, make, node,
+# TypeScript) when they are missing, installs the package with its test extras into the active
+# Python environment (use a virtual environment), then runs pytest; extra arguments go to
+# pytest. (.ci/run adds ruff and mypy.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# -- system tools (Debian/Ubuntu as root; elsewhere the missing ones are reported) ----------
+# program -> Debian package; apt-get runs once, and only when something is missing.
+declare -A packages=(
+  [gcc]=gcc [g++]=g++ [make]=make [git]=git [javac]=default-jdk-headless [node]=nodejs
+  [npm]=npm [rustc]=rustc [cargo]=cargo [clang]=clang
+)
+missing=()
+for program in "${!packages[@]}"; do
+  command -v "$program" >/dev/null 2>&1 || missing+=("${packages[$program]}")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test.sh: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "test.sh: missing tools (${missing[*]}); their tests skip, or fail when CI=true" >&2
+  fi
+fi
+
+# -- TypeScript into a repo-local, git-ignored folder (tests look there, then on PATH) -------
+if [ ! -x .cache/npm/node_modules/.bin/tsc ] && command -v npm >/dev/null 2>&1; then
+  npm install --prefix .cache/npm --silent --no-audit --no-fund --no-save typescript@5 \
+    >/dev/null
+fi
 
 python -m pip install --quiet --upgrade pip
 python -m pip install --quiet -e ".[test]"

@@ -171,6 +171,9 @@ def _segments(script: str) -> list[str]:  # noqa: PLR0915 - one lexer loop, one 
         elif depth and c == ")":
             depth -= 1
             current.append(c)
+        elif c == "&" and (script.startswith("&>", i) or (
+                current and current[-1] in "<>")):
+            current.append(c)  # a redirection (2>&1, &>file), not a separator
         elif depth == 0 and c in ";&|()":
             flush()
         else:
@@ -307,12 +310,28 @@ def parse_invocation(argv: str | Sequence[str]) -> Invocation:
     return _with_probe(*decided, tuple(programs))
 
 
+_GIT_ARG_OPTIONS: Final = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace"})
+
+
+def _git_subcommand(args: list[str]) -> str | None:
+    """git's subcommand after its global options (``git -C dir -c k=v grep ...``: grep)."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _GIT_ARG_OPTIONS:
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
 def _with_probe(program: str, args: list[str], under_timeout: bool, under_xargs: bool,
                 programs: tuple[str, ...]) -> Invocation:
     probe = None
     if program in _PROBES:
         probe = program
-    elif program == "git" and next((a for a in args if not a.startswith("-")), None) == "grep":
+    elif program == "git" and _git_subcommand(args) == "grep":
         probe = "git grep"
     elif program == "command" and args and args[0] in ("-v", "-V"):
         probe = "command -v"
@@ -437,6 +456,8 @@ def _signal_of(raw: int | None) -> int | None:
 
 
 # -- the decision -----------------------------------------------------------------------------
+_GREP_NOTICE: Final = re.compile(
+    r"(?m)^(?:grep: [^\n]*: binary file matches|Binary file [^\n]* matches)$")
 _GREP_COUNT_ZERO: Final = re.compile(r"^(?:[^\n]*:)?0$")
 _SHELL_ENOENT: Final = re.compile(
     r"(?m)^(?:(?:/usr)?/bin/)?(?:ba|da|z|k)?sh(?:: line \d+)?: (?:\d+: )?"
@@ -456,6 +477,9 @@ _PHRASES: Final = {
 
 
 def _is_silent(invocation: Invocation, stdout: str, stderr: str) -> bool:
+    if invocation.probe == "grep":
+        # grep's notices about binary files are no match (it exits 1 when no line matched)
+        stdout, stderr = _GREP_NOTICE.sub("", stdout), _GREP_NOTICE.sub("", stderr)
     if stderr.strip():
         return False
     out = stdout.strip()
@@ -649,7 +673,9 @@ def from_command(
         return Cancelled(reason="interrupted" if signal == 2 else "terminated", signal=signal)
     # 4. a probe that found nothing
     if invocation.probe and _is_silent(invocation, out, err) and (
-            status == 1 or (invocation.under_xargs and status == 123)):
+            status == 1 or (invocation.under_xargs and status == 123)
+            # POSIX `command -v` (dash) exits 127 when the name is unknown
+            or (invocation.probe == "command -v" and status == 127)):
         return NoMatch(probe=invocation.probe, exit_code=status)
 
     text_err, text_out = cap_text(strip_ansi(err)), cap_text(strip_ansi(out))

@@ -139,9 +139,9 @@ _CPP_MESSAGES: Final[tuple[_MessageRule, ...]] = (
     (re.compile(rf"^{_Q}({_NQ}+)[\u2019'] file not found"), "missing_header", 1),
     (re.compile(r"^(?:expected |stray |missing terminating |unterminated |extraneous )"),
      "syntax_error", 0),
-    (re.compile(r"^(?:incompatible |cannot convert |invalid conversion |no matching function|"
-                r"cannot initialize |assigning to |no viable conversion|conversion from )"),
-     "type_mismatch", 0),
+    (re.compile(r"^(?:cannot convert |invalid conversion |no matching function|"
+                r"cannot initialize |assigning to |no viable conversion|conversion from )|"
+                r"\bincompatible (?:pointer )?types?\b"), "type_mismatch", 0),
 )
 
 _RUST_MESSAGES: Final[tuple[_MessageRule, ...]] = (
@@ -490,6 +490,12 @@ def _patch_hunk_failed(match: re.Match[str], text: str) -> Diagnostic | None:
                       subject=path, message=match.group(0).strip())
 
 
+def _python_no_module(match: re.Match[str], _text: str) -> Diagnostic | None:
+    return Diagnostic("python", "missing_module", match.start(), match.end(),
+                      subject=match.group("mod"), message=match.group(0).strip(),
+                      exc_type="ModuleNotFoundError")
+
+
 def _python_missing_script(match: re.Match[str], _text: str) -> Diagnostic | None:
     return Diagnostic("python", "file_not_found", match.start(), match.end(),
                       path=match.group("path"), message=match.group(0).strip())
@@ -603,14 +609,20 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule("python", "can't open file", re.compile(
         r"(?m)^[^\s:]*python[\d.]*: can't open file [`'\u2018\"](?P<path>[^\n'\"\u2019]+)"
         r"['\u2019\"]: \[Errno 2\][^\n]*$"), _python_missing_script),
+    Rule("python", "No module named", re.compile(
+        r"(?m)^[^\s:]*python[\d.]*: No module named (?P<mod>[\w.]+)$"), _python_no_module),
+    # coreutils and friends: a file operand that does not exist
+    Rule("shell", "No such file or directory", re.compile(
+        r"(?m)^(?P<prog>[\w.+-]+): (?:cannot (?:stat|access|open|remove) )?"
+        r"[`'\u2018\"]?(?P<path>[^\n'\u2019\"]+?)[`'\u2019\"]?: No such file or directory$"),
+        _simple("shell", "file_not_found", path="path")),
 )
 """Every tool family's patterns, in table order (the order breaks ties at equal positions)."""
 
 
 # -- Python tracebacks ----------------------------------------------------------------------
-_EXC_LINE: Final = re.compile(
-    r"(?m)^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|"
-    r"StopIteration|ExceptionGroup))(?:: (?P<msg>[^\n]*))?$")
+# after the last frame, the first line at column 0 that is a dotted name is the exception line
+_EXC_LINE: Final = re.compile(r"(?m)^(?P<type>[A-Za-z_][\w.]*)(?:: (?P<msg>[^\n]*))?$")
 _FRAME_RE: Final = re.compile(r'(?m)^ {2}File "(?P<path>[^"\n]+)", line \d+')
 _TRACEBACK_HEAD: Final = "Traceback (most recent call last):"
 _MODULE_RE: Final = re.compile(r"^No module named ['\"]?([\w.]+)['\"]?")
