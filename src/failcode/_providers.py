@@ -16,9 +16,7 @@ never read as a status: only ``Error code: 429``, ``status 429``, ``HTTP 429`` o
 
 from __future__ import annotations
 
-import ast
 import contextlib
-import email.utils
 import json
 import re
 import time
@@ -234,6 +232,8 @@ def parse_body_text(text: str) -> object:
         return json.loads(candidate)
     except (ValueError, RecursionError):
         pass
+    import ast  # noqa: PLC0415 - only for SDK-rendered bodies; keeps `import failcode` lean
+
     try:
         return ast.literal_eval(candidate)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -268,6 +268,8 @@ def header_delay(headers: Mapping[str, str] | None, now: float | None = None) ->
     with contextlib.suppress(ValueError, OverflowError):
         value = float(after)
         return round(value, 3) if 0 <= value < 1e9 else None
+    import email.utils  # noqa: PLC0415 - HTTP-dates are rare; keeps `import failcode` lean
+
     try:
         parsed = email.utils.parsedate_to_datetime(after)
     except (TypeError, ValueError, IndexError):
