@@ -210,3 +210,94 @@ def schema() -> None:
     from failcode._failure import failure_json_schema  # noqa: PLC0415 - only this command
 
     click.echo(json.dumps(failure_json_schema(), indent=2, sort_keys=True))
+
+
+# -- start-up checks and configuration (issue 5) ----------------------------------------------
+
+
+def _config_or_exit(path: Path | None) -> Any:
+    """Load the configuration; print every problem and exit 1 when it is refused."""
+    from failcode._config import ConfigError, load_config  # noqa: PLC0415 - only these commands
+
+    if path is not None and not path.is_file():
+        raise _UsageError(f"no configuration file at {path}")
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            click.echo(f"error: [{problem.code}] {problem.message}", err=True)
+            if problem.remedy:
+                click.echo(f"  remedy: {problem.remedy}", err=True)
+        raise SystemExit(1) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _UsageError(f"cannot read the configuration {path}: {exc}") from None
+
+
+@main.command("doctor")
+@click.option("--config", "config_path", type=click.Path(path_type=Path),
+              help="failcode.toml or pyproject.toml. Default: found in the working directory.")
+@click.option("--json", "as_json", is_flag=True, help="Print the failures as JSON.")
+def doctor(config_path: Path | None, as_json: bool) -> None:
+    """Run the configured start-up checks; exit 1 when any fails, each printed with its remedy."""
+    config = _config_or_exit(config_path)
+    results = [(check, check.run()) for check in config.preflight]
+    failures = [failure for _, failure in results if failure is not None]
+    if as_json:
+        click.echo(json.dumps([f.to_dict() for f in failures], indent=2))
+    else:
+        for check, failure in results:
+            if failure is None:
+                click.echo(f"ok    {check.label}")
+            else:
+                click.echo(f"FAIL  {check.label}: [{failure.code}] {failure.message}")
+                click.echo(f"      remedy: {failure.remedy}")
+        source = config.source or "no configuration file (nothing to check)"
+        click.echo(f"\n{len(results)} checks from {source}, {len(failures)} failed.")
+    if failures:
+        raise SystemExit(1)
+
+
+@main.group("config")
+def config_group() -> None:
+    """Check failcode's configuration (failcode.toml or [tool.failcode] in pyproject.toml)."""
+
+
+@config_group.command("check")
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the effective policy as JSON.")
+def config_check(path: Path | None, as_json: bool) -> None:
+    """Exit 1 listing every invalid value (file, line, key, value, range); else print the
+    effective policy."""
+    config = _config_or_exit(path)
+    policy = config.policy
+    summary: dict[str, Any] = {
+        "source": config.source,
+        "retry": {name: {"attempts": c.max_attempts, "initial_delay_s": c.initial_delay_s,
+                         "max_delay_s": c.max_delay_s, "multiplier": c.multiplier,
+                         "deadline_s": c.deadline_s} for name, c in policy.classes.items()},
+        "budget": {"capacity": policy.budget.capacity, "retry_cost": policy.budget.retry_cost,
+                   "success_refund": policy.budget.success_refund},
+        "ladder": {"change_repeats": policy.ladder.change_repeats,
+                   "route_repeats": policy.ladder.route_repeats},
+        "server_delay": {"ceiling_s": policy.retry_after_ceiling_s},
+        "defects": {"continue_noncritical": policy.continue_noncritical_defects},
+        "models": {"fallbacks": list(policy.fallback_models)},
+        "monitor": {"signature_repeats": policy.monitor.signature_repeats,
+                    "rejected_actions": policy.monitor.rejected_actions,
+                    "no_matches": policy.monitor.no_matches},
+        "preflight": [check.label for check in config.preflight],
+    }
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    click.echo(f"ok: {config.source or 'no configuration file; failcode defaults'}")
+    rows = [("CLASS", "ATTEMPTS", "INITIAL_S", "MAX_S", "MULTIPLIER", "DEADLINE_S")]
+    rows += [(name, str(c["attempts"]), f"{c['initial_delay_s']:g}", f"{c['max_delay_s']:g}",
+              f"{c['multiplier']:g}", f"{c['deadline_s']:g}")
+             for name, c in summary["retry"].items()]
+    click.echo(_table(rows))
+    for table in ("budget", "ladder", "server_delay", "defects", "models", "monitor"):
+        values = ", ".join(f"{k} = {json.dumps(v)}" for k, v in summary[table].items())
+        click.echo(f"[{table}] {values}")
+    click.echo(f"[preflight] {len(config.preflight)} checks"
+               + (f": {', '.join(summary['preflight'])}" if config.preflight else ""))
