@@ -65,7 +65,7 @@ PLACEHOLDER = "<secret>"
 _PLACEHOLDER_LEN = len(PLACEHOLDER)
 _ASCII_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _HEX = frozenset("0123456789abcdefABCDEF")
-_RANDOM_SYMBOLS = frozenset("+/=._~-!@#%^&*?")
+_RANDOM_CHAR = re.compile(r"[0-9+/=._~!@#%^&*?-]")
 _NOT_SECRET_LITERALS = frozenset(
     {"none", "null", "nil", "true", "false", "undefined", "redacted", "[redacted]", "[filtered]"}
 )
@@ -76,8 +76,10 @@ _MIN_TOKEN_VALUE = 6
 _AMBIGUOUS_MIN_LEN = 16
 _AWS_SECRET_LEN = 40
 
-# A percent-escape that does not encode a delimiter: %20 space, %22 ", %26 &, %27 ' end a value.
-_PCT = r"%(?:[013-9A-Fa-f][0-9A-Fa-f]|2[1345789A-Fa-f])"
+# In URL-encoded text these escapes end a value: %20 space, %22 ", %26 &, %27 '. Values are
+# matched with "%" in their class and cut here afterwards, which keeps every pattern a single
+# character class (an alternation per character is both slower and harder to prove linear).
+_PCT_DELIMITER = re.compile(r"%2[0267]")
 
 
 class _Rule(NamedTuple):
@@ -120,16 +122,10 @@ def _left_ok(text: str, i: int) -> bool:
 
 def _looks_random(value: str) -> bool:
     """True when ``value`` is unlike a prose word: a digit, a symbol, or an inner capital."""
-    has_lower = False
-    inner_upper = False
-    for idx, ch in enumerate(value):
-        if ch.isdigit() or ch in _RANDOM_SYMBOLS:
-            return True
-        if ch.islower():
-            has_lower = True
-        elif idx and ch.isupper():
-            inner_upper = True
-    return has_lower and inner_upper
+    if _RANDOM_CHAR.search(value) is not None:
+        return True
+    rest = value[1:]
+    return rest != rest.lower() and value != value.upper()
 
 
 def _is_reference(value: str) -> bool:
@@ -181,7 +177,7 @@ def _starts_line(text: str, key_end: int) -> bool:
 
 def _assignment_ok(text: str, a: _Assignment) -> bool:
     """Decide whether a ``<name><sep><value>`` assignment holds a secret (see the module doc)."""
-    word, start, tail = a
+    word, start, tail, group = a
     lword = word.lower()
     if lword in {"pass", "pwd"}:
         # Short words: only as a suffix of a compound (db_pass, DB_PWD, dbPass), never in "compass".
@@ -191,7 +187,7 @@ def _assignment_ok(text: str, a: _Assignment) -> bool:
             return False
         if lword == "pwd" and prev in _ASCII_ALNUM and not camel:
             return False
-    secret = tail.group(a.value_group)
+    secret = tail.group(group)
     if _is_reference(secret):
         return False
     if lword == "pwd" and secret.startswith(_PATH_PREFIXES):
@@ -213,6 +209,11 @@ def _assignment_ok(text: str, a: _Assignment) -> bool:
 
 def _query_ok(_text: str, m: re.Match[str]) -> bool:
     return not _is_reference(m.group("s"))
+
+
+def _bearer_ok(text: str, m: re.Match[str]) -> bool:
+    """A bearer credential; ``=`` only as base64 padding, so ``bearer expires_in=3600`` stays."""
+    return "=" not in m.group("s").rstrip("=") and _credential_ok(text, m)
 
 
 def _cli_ok(_text: str, m: re.Match[str]) -> bool:
@@ -244,31 +245,28 @@ _KEY_QUALIFIERS = (
 )
 _KEY_PREFIXES = tuple(q + sep for q in _KEY_QUALIFIERS for sep in ("_", "-", ""))
 _LONGEST_KEY_PREFIX = max(map(len, _KEY_PREFIXES))
-_PASS_WORDS = ("password", "passwd", "passphrase", "pass")
 _TAIL_FIRST = frozenset("\\\"' \t=:%")
 # Every name is followed by a separator, so "tokens", "tokenizer" or "password_hash" never match.
 _ASSIGN_TAIL = re.compile(
-    r"(?P<close>\\*[\"']|%22)?[ \t]*(?P<sep>=>|:=|=|:|%3[Dd]|%3[Aa])[ \t]*"
-    r"(?:(?P<open>\"(?P<s1>(?:[^\"\\\r\n]|\\.)+)\"?"
-    r"|'(?P<s2>(?:[^'\\\r\n]|\\.)+)'?"
-    r"|\\+[\"'](?P<s3>[^\"'\\\r\n]+)"
-    r"|%22(?P<s4>(?:[^\s%&\"'<>\\]|" + _PCT + r")+))"
-    r"|(?P<s5>(?:[^\s\"'`,;&<>(){}\[\]\\%]|" + _PCT + r")+))",
+    r"(?P<close>\\*[\"']|%2[27])?(?:[ \t]|%20)*(?P<sep>=>|:=|=|:|%3[Dd]|%3[Aa])(?:[ \t]|%20)*"
+    r"(?:(?P<open>\"(?P<s1>(?:[^\"\\\r\n\x00]|\\.)+)\"?"
+    r"|'(?P<s2>(?:[^'\\\r\n\x00]|\\.)+)'?"
+    r"|\\+[\"'](?P<s3>[^\"'\\\r\n\x00]+)"
+    r"|%2[27](?P<s4>[^\s\x00&\"'<>\\]+))"
+    r"|(?P<s5>[^\s\x00\"'`,;&<>(){}\[\]\\]+))",
     re.ASCII,
 )
 _VALUE_GROUPS = ("s1", "s2", "s3", "s4", "s5")
 
 
 class _Assignment(NamedTuple):
-    """One ``<name><sep><value>`` candidate: the secret name, where it starts, and its tail."""
+    """One ``<name><sep><value>`` candidate: the secret name, where it starts, its tail match and
+    the name of the tail group that holds the value."""
 
     word: str
     start: int
     tail: re.Match[str]
-
-    @property
-    def value_group(self) -> str:
-        return next(g for g in _VALUE_GROUPS if self.tail.group(g) is not None)
+    value_group: str
 
 
 def _assignments(text: str, low: str) -> list[_Assignment]:
@@ -278,22 +276,31 @@ def _assignments(text: str, low: str) -> list[_Assignment]:
     for stem in ("pass", "pwd", "secret", "token", "key"):
         i = low.find(stem)
         while i >= 0:
-            start, end = i, i + len(stem)
+            end = i + len(stem)
             if stem == "pass":
-                word = next((w for w in _PASS_WORDS if low.startswith(w, i)), "pass")
-                end = i + len(word)
-            elif stem == "key":
-                head = low[max(0, i - _LONGEST_KEY_PREFIX) : i]
-                if not head.endswith(_KEY_PREFIXES):
-                    start = -1
-                else:
-                    start = i - len(next(p for p in _KEY_PREFIXES if head.endswith(p)))
-            # Cheap check before the regex: a separator or a closing quote must follow.
-            if start >= 0 and end < n and text[end] in _TAIL_FIRST:
-                tail = _ASSIGN_TAIL.match(text, end)
-                if tail is not None:
-                    found.append(_Assignment(text[start:end], start, tail))
-            i = low.find(stem, i + len(stem))
+                if low.startswith("password", i):
+                    end = i + 8
+                elif low.startswith("passwd", i):
+                    end = i + 6
+                elif low.startswith("passphrase", i):
+                    end = i + 10
+            nxt = i + len(stem)
+            # Cheap checks first: a separator or a closing quote must follow the name.
+            tail = _ASSIGN_TAIL.match(text, end) if end < n and text[end] in _TAIL_FIRST else None
+            if tail is not None:
+                start = i
+                if stem == "key":
+                    head = low[max(0, i - _LONGEST_KEY_PREFIX) : i]
+                    prefix = next((p for p in _KEY_PREFIXES if head.endswith(p)), None)
+                    start = -1 if prefix is None else i - len(prefix)
+                if start >= 0:
+                    group = tail.lastgroup or "s5"
+                    if group == "open":
+                        group = next(g for g in _VALUE_GROUPS if tail.start(g) >= 0)
+                    found.append(_Assignment(text[start:end], start, tail, group))
+                    # Resume after the value, as finditer would: rescanning it is quadratic.
+                    nxt = tail.end()
+            i = low.find(stem, nxt)
     return found
 
 
@@ -330,7 +337,7 @@ _RULES: tuple[_Rule, ...] = (
         "aws_session_token",
         ("IQoJb3JpZ2luX2V", "FQoGZXIvYXdz", "FwoGZXIvYXdz"),
         r"(?:IQoJb3JpZ2luX2V|FQoGZXIvYXdz|FwoGZXIvYXdz)"
-        r"(?P<s>(?:[A-Za-z0-9/+=]|" + _PCT + r"){20,})",
+        r"(?P<s>[A-Za-z0-9/+=%]{20,})",
     ),
     _rule(
         "github_token",
@@ -395,7 +402,7 @@ _RULES: tuple[_Rule, ...] = (
         ("key", "token", "sig", "secret", "pass", "pwd"),
         r"(?:[?&;]|%3[Ff]|%26|&amp;)"
         r"(?:[A-Za-z0-9.-]*[_-])?(?:key|apikey|token|sig|signature|secret|password|passwd|pwd)="
-        r"(?P<s>(?:[^&\s#\"'<>\\%]|" + _PCT + r")+)",
+        r"(?P<s>[^&;\s\x00#\"'<>\\]+)",
         lower_gate=True,
         flags=re.IGNORECASE,
         check=_query_ok,
@@ -408,7 +415,7 @@ _RULES: tuple[_Rule, ...] = (
         r"authorization(?:\\*[\"']|%22)?[ \t]*(?:[:=]|%3[Aa]|%3[Dd])[ \t]*(?:\\*[\"']|%22)?[ \t]*"
         r"(?:(?:bearer|basic|token|digest|apikey|api-key|key|bot|sso-key|negotiate|ntlm)"
         r"(?:[ \t]+|%20|\+))?"
-        r"(?P<s>(?:[A-Za-z0-9._~+/=:-]|" + _PCT + r")+)",
+        r"(?P<s>[A-Za-z0-9._~+/=:%-]+)",
         lower_gate=True,
         flags=re.IGNORECASE,
         check=_credential_ok,
@@ -417,10 +424,10 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "bearer_token",
         ("bearer",),
-        r"bearer(?:[ \t]+|%20|\+)(?P<s>(?:[A-Za-z0-9._~+/=-]|" + _PCT + r")+)",
+        r"bearer(?:[ \t]+|%20|\+)(?P<s>[A-Za-z0-9._~+/=%-]+)",
         lower_gate=True,
         flags=re.IGNORECASE,
-        check=_credential_ok,
+        check=_bearer_ok,
     ),
     _rule(
         "basic_auth",
@@ -458,17 +465,24 @@ _PEM_END = "-----END"
 
 
 def _pem_spans(text: str, out: list[tuple[int, int, str]]) -> None:
-    """PEM private key bodies; the BEGIN/END lines stay, an unterminated body runs to the end."""
+    """PEM private key bodies; the BEGIN/END lines stay, an unterminated body runs to the end.
+
+    A body ends at the next ``-----END`` or at the next BEGIN header, whichever comes first, so
+    spans never overlap and many headers cost linear time.
+    """
+    headers = list(_PEM_BEGIN.finditer(text))
     end_cache = -1
-    for m in _PEM_BEGIN.finditer(text):
+    for k, m in enumerate(headers):
         body = m.end()
         if end_cache < body:
-            # One find per distinct END keeps many headers before one END linear.
             end_cache = text.find(_PEM_END, body)
             if end_cache < 0:
                 end_cache = len(text)
-        if end_cache > body:
-            out.append((body, end_cache, "pem_private_key"))
+        stop = end_cache
+        if k + 1 < len(headers):
+            stop = min(stop, headers[k + 1].start())
+        if stop > body:
+            out.append((body, stop, "pem_private_key"))
 
 
 def _decode(text: object) -> str:
@@ -504,6 +518,14 @@ _ASSIGNMENT_GATES = ("pass", "pwd", "secret", "token", "key")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
+def _cut_escaped_delimiter(text: str, start: int, end: int) -> int:
+    """End a span at the first URL-encoded space, quote or ampersand inside it."""
+    if text.find("%", start, end) < 0:
+        return end
+    m = _PCT_DELIMITER.search(text, start, end)
+    return end if m is None else m.start()
+
+
 def _find(text: str) -> list[tuple[int, int, str]]:
     low = text.lower()
     if len(low) != len(text):
@@ -534,7 +556,7 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         return spans
     result: list[tuple[int, int, str]] = []
     for start, end, name in spans:
-        s, e = _trim(text, start, end)
+        s, e = _trim(text, start, _cut_escaped_delimiter(text, start, end))
         if s < e:
             result.append((s, e, name))
     result.sort()
