@@ -441,12 +441,11 @@ def _escalate(failure: Failure, reason: str, hints: tuple[Hint, ...], budget: Bu
                     reason, _R.RETRYABLE, hints, budget, server_delay)
 
 
-def decide(
+def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot path
     failure: Failure,
     history: History,
     policy: Policy = DEFAULT_POLICY,
     budget: Budget | None = None,
-    *,
     clock: Callable[[], float] = time.monotonic,
     rand: Callable[[], float] = random.random,
 ) -> Decision:
@@ -489,10 +488,11 @@ def decide(
     retryability = failure.retryability
     signatures = history.signatures
     n = signatures.get(failure.signature, 0) if signatures else 0
-    changed = bool(history.changes)
+    changed = not not history.changes  # noqa: SIM208 - cheaper than bool() on the hot path
     bounds = policy._classes.get(history.operation) or policy._default
-    # rule 3
-    if n and not changed and retryability is not _NOT_RETRYABLE:
+    # rule 3 (a retryable failure stays on the retry rung while its class grants retries)
+    if (n and not changed and retryability is not _NOT_RETRYABLE
+            and (retryability is not _RETRYABLE or n > bounds.max_attempts - 2)):
         laddered = _ladder(failure, n, policy, budget, hints,
                            max(bounds.max_attempts - 2, 0))
         if laddered is not None:
@@ -607,7 +607,7 @@ class SharedBudget:
                clock: Callable[[], float], rand: Callable[[], float]) -> Decision:
         """:func:`decide` against this budget, storing the spent state."""
         with self._lock:
-            decision = decide(failure, history, policy, self.state, clock=clock, rand=rand)
+            decision = decide(failure, history, policy, self.state, clock, rand)
             self.state = decision.budget
         return decision
 
