@@ -299,6 +299,9 @@ def test_maven_compile_failure(tmp_path: Path) -> None:
     mvn = shutil.which("mvn")
     if mvn is None:
         pytest.skip("mvn is not installed (scripts/test.sh does not install it: slow, online)")
+    plugins = Path.home() / ".m2" / "repository" / "org" / "apache" / "maven" / "plugins"
+    if not (plugins / "maven-compiler-plugin").is_dir():
+        pytest.skip("maven cannot compile offline here (its plugins are not cached)")
     write(tmp_path, {
         "pom.xml": """\
             <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -504,16 +507,14 @@ def test_ruff_lint_violation_carries_the_rule(tmp_path: Path, output_format: str
 
 def test_ruff_different_rules_have_different_signatures(tmp_path: Path) -> None:
     """Two different lint rules in the same file give different signatures."""
-    write(tmp_path, {"mod.py": "import os\n", "other/mod.py": "x == 1\n"})
     signatures = set()
-    for rule in ("F401", "B015"):
-        target = "mod.py" if rule == "F401" else "other/mod.py"
-        (tmp_path / "mod.py").write_text("import os\n" if rule == "F401" else "1 == 1\n",
-                                         encoding="utf-8")
+    for rule, source in (("F401", "import os\n"), ("B015", "1 == 1\n")):
+        write(tmp_path, {"mod.py": source})
         result = run([sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache",
                       "--select", rule, "mod.py"], tmp_path)
-        signatures.add(result.failure("static_analysis").signature)
-        assert target
+        failure = result.failure("static_analysis")
+        assert failure.metadata["diagnostic"] == rule
+        signatures.add(failure.signature)
     assert len(signatures) == 2
 
 
