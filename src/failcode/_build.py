@@ -26,10 +26,28 @@ _MIN_PARAM_CHARS: Final = 24
 _EMPTY: Final = FrozenDict()
 
 
+_CLEAN_CACHE_SIZE: Final = 4096
+_CLEAN_CACHEABLE_CHARS: Final = 256
+_clean_cache: dict[tuple[str, int], str] = {}
+
+
 def clean_text(text: str, limit: int) -> str:
-    """Redact ``text``, collapse it to one line, and cut it to ``limit`` characters with '…'."""
+    """Redact ``text``, collapse it to one line, and cut it to ``limit`` characters with '…'.
+
+    Short texts repeat (a provider's name, a program, a model): their results are kept in a
+    bounded cache, since redaction is the costly part of building a record.
+    """
+    key = (text, limit)
+    cached = _clean_cache.get(key)
+    if cached is not None:
+        return cached
     one_line = " ".join(redact(text[: limit * 4]).split())
-    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+    result = one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+    if len(text) <= _CLEAN_CACHEABLE_CHARS:
+        if len(_clean_cache) >= _CLEAN_CACHE_SIZE:
+            _clean_cache.clear()
+        _clean_cache[key] = result
+    return result
 
 
 @functools.lru_cache(maxsize=1024)

@@ -105,6 +105,21 @@ def _text(value: Scalar) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
+_NORMALIZED_CACHE_SIZE: Final = 4096
+_normalized_cache: dict[str, str] = {}
+
+
+def _normalized(message: str) -> str:
+    """normalize_message with a bounded cache: a code's rendered messages repeat often."""
+    cached = _normalized_cache.get(message)
+    if cached is None:
+        cached = normalize_message(message)
+        if len(_normalized_cache) >= _NORMALIZED_CACHE_SIZE:
+            _normalized_cache.clear()
+        _normalized_cache[message] = cached
+    return cached
+
+
 def sign_value(
     kind: Kind,
     surface: str,
@@ -117,7 +132,7 @@ def sign_value(
     blocker: Scalar = None,
 ) -> str:
     """The signature string alone (no components): the record factory's fast path."""
-    normalized = normalize_message(message) if message else ""
+    normalized = _normalized(message) if message else ""
     key = _key(kind.value, surface, _text(status), _text(diagnostic), error_class,
                location or None, normalized,
                _text(blocker) if kind in _BLOCKER_KINDS else None)
