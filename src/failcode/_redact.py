@@ -424,7 +424,8 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "bearer_token",
         ("bearer",),
-        r"bearer(?:[ \t]+|%20|\+)(?P<s>[A-Za-z0-9._~+/=%-]+)",
+        # not glued to a placeholder: "Bearer AccountKey=<secret>" is already redacted text
+        r"bearer(?:[ \t]+|%20|\+)(?P<s>[A-Za-z0-9._~+/=%-]+)(?![A-Za-z0-9._~+/=%-]|<secret>)",
         lower_gate=True,
         flags=re.IGNORECASE,
         check=_bearer_ok,
