@@ -114,7 +114,8 @@ _TOKEN_RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     (
         "<ts>",
         re.compile(
-            r"\d{4}-\d\d-\d\d(?:[T_ -]\d\d[:.]\d\d(?:[:.]\d\d(?:[.,]\d+)?)?)?(?:Z|[+-]\d\d:?\d\d)?"
+            r"\d{1,4}-\d\d-\d\d(?:[T_ -]\d\d[:.]\d\d(?:[:.]\d\d(?:[.,]\d+)?)?)?"
+            r"(?:Z|[+-]\d\d:?\d\d)?"
             r"|\d{1,2}:\d\d(?::\d\d)?(?:[.,:]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
             r"|\d{4}[./]\d\d[./]\d\d|\d\d/\d\d/\d\d(?:\d\d)?|\d{8}[T-]\d{1,2}:\d\d(?::\d+)*"
         ),
@@ -325,6 +326,9 @@ def _classify(word: str) -> str:
     lead, core, trail = word[:i], word[i:j], word[j:]
     if not core:
         return word
+    m = _REQ_PREFIX.match(core)
+    if m and _looks_random(core[m.end() :]):
+        return lead + core[: m.end()] + "<id>" + trail
     if _DIGITS.isdisjoint(core):
         if core in _CALENDAR:
             return lead + "<ts>" + trail
@@ -366,9 +370,14 @@ def _classify_core(core: str) -> str:
     if "-" in core and len(core) >= 36:
         core = _UUID_IN.sub("<uuid>", core)
     m = _REQ_PREFIX.match(core)
-    if m and not _DIGITS.isdisjoint(core[m.end() :]):
+    if m and _looks_random(core[m.end() :]):
         return core[: m.end()] + "<id>"
     return _pieces(core)
+
+
+def _looks_random(rest: str) -> bool:
+    """An id after ``req_``: holds a digit, or is long and not a lower-case word."""
+    return not _DIGITS.isdisjoint(rest) or (len(rest) >= 8 and not rest.islower())
 
 
 def _pieces(core: str) -> str:
