@@ -1,11 +1,15 @@
 """failcode: one error taxonomy and failure-handling library for AI agent systems.
 
 Any failure becomes one immutable :class:`Failure` with a stable code, a kind (what failed), a
-category (who must act), a retryability and a semantic signature. Codes live in catalogs declared
-as enumerations (:class:`CodeEnum`, :class:`Catalog`); failcode's own is :class:`FC`.
+category (who must act), a retryability and a semantic signature (:func:`classify`,
+:func:`classify_text`, :func:`classify_http`, :func:`from_command`). :func:`decide` says what
+happens next; :func:`render_user` and :mod:`failcode.boundary` carry it to people and across
+boundaries. Codes live in catalogs declared as enumerations (:class:`CodeEnum`,
+:class:`Catalog`); failcode's own is :class:`FC`.
 
-``import failcode`` imports no provider SDK and no web framework.
+``import failcode`` imports no provider SDK, no web framework and no CLI library.
 """
+from typing import TYPE_CHECKING, Any
 
 from failcode._axes import (
     KIND_DEFAULTS,
@@ -17,7 +21,44 @@ from failcode._axes import (
     Route,
     Severity,
 )
-from failcode._catalog import FC, FC_AREAS, FC_CATALOG
+from failcode._catalog import (
+    FC,
+    FC_AREAS,
+    FC_CATALOG,
+)
+from failcode._decide import (
+    DEFAULT_CLASSES,
+    Action,
+    Budget,
+    BudgetPolicy,
+    Change,
+    Decision,
+    Hint,
+    History,
+    LadderPolicy,
+    MonitorPolicy,
+    NoProgressMonitor,
+    Policy,
+    RetryClass,
+    SharedBudget,
+    StuckReport,
+    decide,
+)
+from failcode._decide import (
+    Rule as DecisionRule,
+)
+from failcode._envelope import (
+    ENVELOPE_VERSION,
+    EnvelopeError,
+    encode_end,
+    read_envelopes,
+)
+from failcode._envelope import (
+    decode as decode_envelope,
+)
+from failcode._envelope import (
+    encode as encode_envelope,
+)
 from failcode._failure import (
     MAX_CAUSE_DEPTH,
     MAX_MESSAGE_CHARS,
@@ -29,7 +70,15 @@ from failcode._failure import (
     InvalidFailureError,
     failure_json_schema,
 )
-from failcode._frozen import FrozenDict, Scalar
+from failcode._frozen import (
+    FrozenDict,
+    Scalar,
+)
+from failcode._normalize import (
+    NORMALIZE_VERSION,
+    PLACEHOLDERS,
+    normalize_message,
+)
 from failcode._outcomes import (
     Cancelled,
     NoMatch,
@@ -37,6 +86,23 @@ from failcode._outcomes import (
     PeerExited,
     RejectedAction,
     Veto,
+)
+from failcode._projections import (
+    AFKError,
+    AirError,
+    ProjectionError,
+    ToolErrorOutput,
+    WorkerResult,
+    from_air_error,
+    to_afk_error,
+    to_air_error,
+    to_tool_error_output,
+    to_worker_result,
+)
+from failcode._redact import (
+    REDACT_VERSION,
+    find_secrets,
+    redact,
 )
 from failcode._registry import (
     SEED_003_CATEGORIES,
@@ -49,46 +115,273 @@ from failcode._registry import (
     catalogs,
     lookup,
 )
+from failcode._signature import (
+    SIGNATURE_VERSION,
+    Signature,
+    SignatureComponent,
+    explain_signature,
+    sign,
+)
+
+if TYPE_CHECKING:
+    from failcode._adapters import (
+        StaminaHook,
+        stamina_hook,
+        tenacity_strategies,
+    )
+    from failcode._classify import (
+        classify,
+        classify_http,
+        classify_text,
+    )
+    from failcode._cluster import (
+        ClusterMatch,
+        ClusterStateError,
+        TemplateCluster,
+        TemplateClusterer,
+    )
+    from failcode._command import (
+        PURPOSES,
+        from_command,
+    )
+    from failcode._config import (
+        FAILCODE_SCHEMA,
+        ConfigError,
+        FailcodeConfig,
+        Section,
+        Setting,
+        ValidatedConfig,
+        find_config,
+        load_config,
+        validate_toml,
+    )
+    from failcode._i18n import (
+        available_languages,
+        locale_from_env,
+    )
+    from failcode._preflight import (
+        Check,
+        CredentialsFile,
+        EnvVar,
+        Module,
+        Program,
+        WritableDir,
+        preflight,
+    )
+    from failcode._render import (
+        Channel,
+        SeverityGate,
+        Visibility,
+        render_developer,
+        render_json,
+        render_rich,
+        render_user,
+        visibility,
+        visible,
+    )
+    from failcode._retry import (
+        Attempt,
+        Retrying,
+        decision_of,
+        retry,
+        retrying,
+        shared_budget,
+    )
+
+# Heavier modules (rule tables, parsers, config, retry helpers) load on first use, so that
+# `import failcode` stays cheap; their names are public all the same (PEP 562).
+_LAZY: dict[str, str] = {
+    "StaminaHook": "failcode._adapters",
+    "stamina_hook": "failcode._adapters",
+    "tenacity_strategies": "failcode._adapters",
+    "classify": "failcode._classify",
+    "classify_http": "failcode._classify",
+    "classify_text": "failcode._classify",
+    "ClusterMatch": "failcode._cluster",
+    "ClusterStateError": "failcode._cluster",
+    "TemplateCluster": "failcode._cluster",
+    "TemplateClusterer": "failcode._cluster",
+    "PURPOSES": "failcode._command",
+    "from_command": "failcode._command",
+    "FAILCODE_SCHEMA": "failcode._config",
+    "ConfigError": "failcode._config",
+    "FailcodeConfig": "failcode._config",
+    "Section": "failcode._config",
+    "Setting": "failcode._config",
+    "ValidatedConfig": "failcode._config",
+    "find_config": "failcode._config",
+    "load_config": "failcode._config",
+    "validate_toml": "failcode._config",
+    "available_languages": "failcode._i18n",
+    "locale_from_env": "failcode._i18n",
+    "Check": "failcode._preflight",
+    "CredentialsFile": "failcode._preflight",
+    "EnvVar": "failcode._preflight",
+    "Module": "failcode._preflight",
+    "Program": "failcode._preflight",
+    "WritableDir": "failcode._preflight",
+    "preflight": "failcode._preflight",
+    "Channel": "failcode._render",
+    "SeverityGate": "failcode._render",
+    "Visibility": "failcode._render",
+    "render_developer": "failcode._render",
+    "render_json": "failcode._render",
+    "render_rich": "failcode._render",
+    "render_user": "failcode._render",
+    "visibility": "failcode._render",
+    "visible": "failcode._render",
+    "Attempt": "failcode._retry",
+    "Retrying": "failcode._retry",
+    "decision_of": "failcode._retry",
+    "retry": "failcode._retry",
+    "retrying": "failcode._retry",
+    "shared_budget": "failcode._retry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        msg = f"module 'failcode' has no attribute {name!r}"
+        raise AttributeError(msg)
+    import importlib  # noqa: PLC0415 - only when a lazy name is first used
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AFKError",
+    "Action",
+    "AirError",
+    "Attempt",
+    "Budget",
+    "BudgetPolicy",
     "Cancelled",
     "Catalog",
     "CatalogError",
     "Category",
     "CauseLink",
+    "Change",
+    "Channel",
+    "Check",
+    "ClusterMatch",
+    "ClusterStateError",
     "CodeEnum",
     "CodeSpec",
+    "ConfigError",
+    "CredentialsFile",
+    "DEFAULT_CLASSES",
+    "Decision",
+    "DecisionRule",
+    "ENVELOPE_VERSION",
     "EntityRef",
+    "EnvVar",
+    "EnvelopeError",
+    "FAILCODE_SCHEMA",
     "FC",
     "FC_AREAS",
     "FC_CATALOG",
+    "FailcodeConfig",
     "Failure",
     "FailureDecodeError",
     "FailureError",
     "FrozenDict",
+    "Hint",
+    "History",
     "InvalidFailureError",
     "KIND_DEFAULTS",
     "Kind",
     "KindDefaults",
+    "LadderPolicy",
     "MAX_CAUSE_DEPTH",
     "MAX_MESSAGE_CHARS",
+    "Module",
+    "MonitorPolicy",
+    "NORMALIZE_VERSION",
     "NoMatch",
+    "NoProgressMonitor",
     "NonErrorOutcome",
     "Outcome",
+    "PLACEHOLDERS",
+    "PURPOSES",
     "PeerExited",
+    "Policy",
+    "Program",
+    "ProjectionError",
+    "REDACT_VERSION",
     "RejectedAction",
     "RetiredCodeError",
+    "RetryClass",
     "Retryability",
+    "Retrying",
     "Route",
     "SEED_003_CATEGORIES",
+    "SIGNATURE_VERSION",
     "Scalar",
+    "Section",
+    "Setting",
     "Severity",
+    "SeverityGate",
+    "SharedBudget",
+    "Signature",
+    "SignatureComponent",
+    "StaminaHook",
+    "StuckReport",
+    "TemplateCluster",
+    "TemplateClusterer",
+    "ToolErrorOutput",
     "UnknownCodeError",
+    "ValidatedConfig",
     "Veto",
+    "Visibility",
+    "WorkerResult",
+    "WritableDir",
     "__version__",
+    "available_languages",
     "catalogs",
+    "classify",
+    "classify_http",
+    "classify_text",
+    "decide",
+    "decision_of",
+    "decode_envelope",
+    "encode_end",
+    "encode_envelope",
+    "explain_signature",
     "failure_json_schema",
+    "find_config",
+    "find_secrets",
+    "from_air_error",
+    "from_command",
+    "load_config",
+    "locale_from_env",
     "lookup",
+    "normalize_message",
+    "preflight",
+    "read_envelopes",
+    "redact",
+    "render_developer",
+    "render_json",
+    "render_rich",
+    "render_user",
+    "retry",
+    "retrying",
+    "shared_budget",
+    "sign",
+    "stamina_hook",
+    "tenacity_strategies",
+    "to_afk_error",
+    "to_air_error",
+    "to_tool_error_output",
+    "to_worker_result",
+    "validate_toml",
+    "visibility",
+    "visible",
 ]

@@ -19,7 +19,6 @@ cancellation, say) is re-raised at once without a decision.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import random
@@ -53,6 +52,13 @@ _DECISION_ATTR: Final = "__failcode_decision__"
 # ---------------------------------------------------------------------------------------------
 # testing mode (failcode.testing sets it): no sleeping, a fixed number of attempts
 
+
+
+async def _asyncio_sleep(delay: float) -> None:
+    """``asyncio.sleep``, imported on first use: asyncio costs ~25 ms at ``import failcode``."""
+    import asyncio  # noqa: PLC0415 - only async callers pay for it
+
+    await asyncio.sleep(delay)
 
 class _TestingState:
     __slots__ = ("attempts", "on")
@@ -203,7 +209,7 @@ class Retrying:
         classify: Callable[[BaseException, str | None], Failure | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], object] = time.sleep,
-        asleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        asleep: Callable[[float], Awaitable[object]] = _asyncio_sleep,
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.operation = operation
@@ -379,7 +385,7 @@ def retry(
     classify: Callable[[BaseException, str | None], Failure | None] | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], object] = time.sleep,
-    asleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    asleep: Callable[[float], Awaitable[object]] = _asyncio_sleep,
     rand: Callable[[], float] = random.random,
 ) -> Retrying:
     """Retry a function (sync or async) as :func:`~failcode.decide` says.
