@@ -9,7 +9,7 @@ boundaries. Codes live in catalogs declared as enumerations (:class:`CodeEnum`,
 
 ``import failcode`` imports no provider SDK, no web framework and no CLI library.
 """
-from typing import TYPE_CHECKING, Any
+import typing
 
 from failcode._axes import (
     KIND_DEFAULTS,
@@ -123,7 +123,7 @@ from failcode._signature import (
     sign,
 )
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     from failcode._adapters import (
         StaminaHook,
         stamina_hook,
@@ -239,7 +239,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> typing.Any:
     module = _LAZY.get(name)
     if module is None:
         msg = f"module 'failcode' has no attribute {name!r}"
