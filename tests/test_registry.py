@@ -213,3 +213,13 @@ def test_lock_update_refuses_to_hide_a_break() -> None:
     lock["codes"]["AFK-PERC-003"]["kind"] = "tool_error"
     with pytest.raises(ValueError, match="changed kind"):
         update_lock(AFK, lock)
+
+
+def test_factory_redacts_secrets_spanning_template_and_param() -> None:
+    """A secret formed by the template's text and a param together never reaches the record."""
+    record = FC.CFG_INVALID_VALUE.failure(
+        surface="config.load",
+        params={"file": "failcode.toml", "line": 3, "key": "password", "value": "hunter2x",
+                "expected": "a reference such as $VAR"})
+    assert "hunter2x" not in record.message
+    assert "hunter2x" not in (record.remedy or "")

@@ -132,8 +132,13 @@ def build_failure(
 ) -> Failure:
     """Build a Failure of ``spec``; see :meth:`failcode.CodeSpec.failure`."""
     clean = _clean_params(spec, params or _EMPTY)
+    # Params were redacted one by one; the rendered text is redacted again because a secret
+    # can span the template and a param ("password = {value}" with value "hunter2").
     message = _render(spec, "message", spec.message, clean)
     remedy = None if spec.remedy is None else _render(spec, "remedy", spec.remedy, clean)
+    if clean:
+        message = redact(message)
+        remedy = None if remedy is None else redact(remedy)
     error_class = error_class or spec.error_class
     frozen_metadata = FrozenDict(metadata) if metadata else _EMPTY
     causes = cause_chain(cause) if isinstance(cause, BaseException) else tuple(cause or ())

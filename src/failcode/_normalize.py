@@ -235,20 +235,32 @@ def normalize_message(text: str | bytes) -> str:
     the protected forms (module docstring) loses them: ``test_login_v2 failed`` and
     ``test_login_v3 failed`` normalize alike.
     """
+    return _cached_normalize(text, redacted=False)
+
+
+def normalize_redacted(text: str) -> str:
+    """:func:`normalize_message` of text that already went through ``redact`` (a record's
+    message, rendered from redacted params): the same result, without redacting twice."""
+    return _cached_normalize(text, redacted=True)
+
+
+def _cached_normalize(text: str | bytes, *, redacted: bool) -> str:
+    # One cache serves both entry points: redaction is idempotent, so the output for a text
+    # is the same whether or not it was redacted before.
     if type(text) is str:
         hit = _MSG_CACHE.get(text)
         if hit is not None:
             return hit
         if len(text) <= MAX_CHARS:
-            out = _normalize(text)
+            out = _normalize(text, redacted=redacted)
             if len(_MSG_CACHE) >= _MSG_CACHE_MAX:
                 _MSG_CACHE.clear()
             _MSG_CACHE[text] = out
             return out
-    return _normalize(text)
+    return _normalize(text, redacted=redacted)
 
 
-def _normalize(text: object) -> str:
+def _normalize(text: object, *, redacted: bool = False) -> str:
     if isinstance(text, bytes | bytearray | memoryview):
         raw = bytes(text[: _MAX_BYTES + 1])
         text = raw.decode("utf-8", errors="replace")
@@ -266,7 +278,8 @@ def _normalize(text: object) -> str:
         cut = True
     if not body.isprintable():
         body = body.translate(_CTRL)
-    body = redact(body)
+    if not redacted:
+        body = redact(body)
     for placeholder, rx, gates in _TEXT_RULES:
         for g in gates:
             if g in body:

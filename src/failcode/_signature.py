@@ -31,7 +31,7 @@ import hashlib
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from failcode._axes import Kind
-from failcode._normalize import NORMALIZE_VERSION, normalize_message
+from failcode._normalize import NORMALIZE_VERSION, normalize_message, normalize_redacted
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -105,21 +105,6 @@ def _text(value: Scalar) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-_NORMALIZED_CACHE_SIZE: Final = 4096
-_normalized_cache: dict[str, str] = {}
-
-
-def _normalized(message: str) -> str:
-    """normalize_message with a bounded cache: a code's rendered messages repeat often."""
-    cached = _normalized_cache.get(message)
-    if cached is None:
-        cached = normalize_message(message)
-        if len(_normalized_cache) >= _NORMALIZED_CACHE_SIZE:
-            _normalized_cache.clear()
-        _normalized_cache[message] = cached
-    return cached
-
-
 def sign_value(
     kind: Kind,
     surface: str,
@@ -131,8 +116,12 @@ def sign_value(
     diagnostic: Scalar = None,
     blocker: Scalar = None,
 ) -> str:
-    """The signature string alone (no components): the record factory's fast path."""
-    normalized = _normalized(message) if message else ""
+    """The signature string alone (no components): the record factory's fast path.
+
+    ``message`` must already be redacted (the factory renders it from redacted params); the
+    value equals ``sign(...).value`` for such a message.
+    """
+    normalized = normalize_redacted(message) if message else ""
     key = _key(kind.value, surface, _text(status), _text(diagnostic), error_class,
                location or None, normalized,
                _text(blocker) if kind in _BLOCKER_KINDS else None)
