@@ -440,6 +440,74 @@ class FC(CodeEnum):
         example="An artifacts directory owned by root.",
         example_params={"path": "artifacts"}, since=_V)
 
+    # -- LIFE: agent boundary (seed 001's AgentError codes) and pipeline lifecycle -----------
+    LIFE_AGENT_TIMEOUT = CodeSpec(
+        code="FC-LIFE-001", slug="agent-timeout", kind=_K.AGENT_ERROR, category=_C.TRANSIENT,
+        error_class="timeout", retryability=_R.RETRYABLE,
+        message="An agent call exceeded its deadline: {message}",
+        impact="The step has no result; it is retried only while the retry policy allows.",
+        example="A planner agent's bounded call ran past its 30-second deadline.",
+        example_params={"message": "planner did not answer within 30 s"}, since=_V)
+    LIFE_AGENT_TRANSIENT = CodeSpec(
+        code="FC-LIFE-002", slug="agent-transient", kind=_K.AGENT_ERROR, category=_C.TRANSIENT,
+        error_class="transient", retryability=_R.RETRYABLE,
+        message="An agent call failed transiently: {message}",
+        impact="The step has no result yet; the same request may succeed after a delay.",
+        example="An executor agent's backend answered 503 for a moment.",
+        example_params={"message": "backend briefly unavailable"}, since=_V)
+    LIFE_AGENT_CONTRACT = CodeSpec(
+        code="FC-LIFE-003", slug="agent-contract-violation", kind=_K.AGENT_ERROR,
+        category=_C.TASK, error_class="agent_contract",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="An agent's input or output broke its contract: {message}",
+        impact="The data must be corrected; the unchanged request fails again.",
+        example="An agent returned a confidence of 1.7 where [0, 1] is required.",
+        example_params={"message": "confidence 1.7 is above 1"}, since=_V)
+    LIFE_AGENT_FATAL = CodeSpec(
+        code="FC-LIFE-004", slug="agent-fatal", kind=_K.AGENT_ERROR, category=_C.DEFECT,
+        error_class="fatal", retryability=_R.NOT_RETRYABLE, severity=_S.FATAL,
+        message="An agent reported that execution cannot safely continue: {message}",
+        impact="The run aborts; nothing after this step runs.",
+        example="A tool agent found its workspace in an inconsistent state.",
+        example_params={"message": "workspace state is inconsistent"}, since=_V)
+    LIFE_AGENT_SECURITY = CodeSpec(
+        code="FC-LIFE-005", slug="agent-security", kind=_K.POLICY_ERROR, category=_C.USER,
+        error_class="security", retryability=_R.NOT_RETRYABLE, severity=_S.FATAL,
+        message="A security policy declared critical stopped an agent call: {message}",
+        remedy="Review the refused action and the pipeline's security policy before running "
+               "again.",
+        impact="The run aborts at the workflow-graph boundary; no later step runs.",
+        example="An agent tried to read a credentials file the policy forbids.",
+        example_params={"message": "read of a forbidden path refused"}, since=_V)
+    LIFE_INVALID_TRANSITION = CodeSpec(
+        code="FC-LIFE-006", slug="invalid-phase-transition", kind=_K.SCHEDULER_ERROR,
+        category=_C.DEFECT, error_class="invalid_transition",
+        retryability=_R.NOT_RETRYABLE,
+        message="The pipeline tried to move from phase {from_phase} to {to_phase}, which its "
+                "phase graph does not allow.",
+        impact="The orchestration is wrong; the run stops before an unchecked phase runs.",
+        example="A controller asked to go from PLAN straight to VERIFY.",
+        example_params={"from_phase": "plan", "to_phase": "verify"}, since=_V)
+    LIFE_TRACE_INVALID = CodeSpec(
+        code="FC-LIFE-007", slug="invalid-trace", kind=_K.USER_ERROR, category=_C.USER,
+        error_class="trace_invalid", retryability=_R.NOT_RETRYABLE,
+        message="The pipeline trace is invalid: {problem}.",
+        remedy="Record the run again or correct the trace ({problem}); a replay needs a valid "
+               "trace.",
+        impact="The run cannot be replayed or audited from this trace.",
+        example="A trace whose model call has a temperature of 0.7 but claims to be replayable.",
+        example_params={"problem": "event 3: replayable model call with temperature 0.7"},
+        since=_V)
+    LIFE_REPLAY_TRACE_MISSING = CodeSpec(
+        code="FC-LIFE-008", slug="replay-trace-missing", kind=_K.USER_ERROR, category=_C.USER,
+        error_class="replay_trace_missing", retryability=_R.NOT_RETRYABLE,
+        message="The replay trace {path} does not exist.",
+        remedy="Pass the path of a trace the pipeline wrote, or run the pipeline again to "
+               "record one.",
+        impact="Nothing can be replayed without the trace.",
+        example="A replay command given a trace path from another machine.",
+        example_params={"path": "traces/run-17.json"}, since=_V)
+
     # -- DATA --------------------------------------------------------------------------------
     DATA_INVALID_INPUT = CodeSpec(
         code="FC-DATA-001", slug="invalid-input", kind=_K.USER_ERROR, category=_C.USER,
