@@ -10,7 +10,9 @@ A row is keyed by any of: a code, an error class, an outcome name, a kind, a cat
 specific matching row wins (code > error class > kind > category; a row with several keys must
 match all of them and beats a row with fewer); a Failure no other row matches takes the fallback
 row, the "unexpected" one. Outcome rows match outcomes only (``success``, ``veto``,
-``cancelled``, ``peer_exited``, and the pipeline's stop reasons such as ``convergence``).
+``cancelled``, ``peer_exited``, and the pipeline's stop reasons ``convergence``,
+``max_iterations``, ``budget_exhausted`` and ``fatal_failure``; a user interruption is
+``cancelled`` and a verification veto ``veto``).
 
 Exit profiles:
 
@@ -176,7 +178,7 @@ EXIT_CANCELLED: Final = 130
 """128 + SIGINT, the shell's convention for an interrupted command."""
 
 # The reviewed rows. Order matters only between rows of equal specificity (the first wins).
-# The lifecycle issue (seed 001 pipelines) adds its rows keyed by its LIFE codes and outcomes.
+# failcode.pipeline (seed 001) adds the stop-reason outcomes and the invalid-trace code.
 ROWS: Final[tuple[BoundaryRow, ...]] = (
     # -- outcomes ---------------------------------------------------------------------------
     BoundaryRow("success", 0, EX_OK, 200, None, outcome="success"),
@@ -184,6 +186,12 @@ ROWS: Final[tuple[BoundaryRow, ...]] = (
                 1, 1, 422, _E.VERIFICATION_VETO, outcome="veto"),
     BoundaryRow("a convergence stop: the run ended without a success",
                 1, 1, 422, _E.CONVERGENCE_STOP, outcome="convergence"),
+    BoundaryRow("a pipeline stopped at its iteration limit", 1, 1, 422, _E.EXECUTION_ERROR,
+                outcome="max_iterations"),
+    BoundaryRow("a pipeline stopped with its budget exhausted", 1, 1, 422, _E.EXECUTION_ERROR,
+                outcome="budget_exhausted"),
+    BoundaryRow("a pipeline aborted by a failure: the decision path did not finish",
+                1, 1, 422, _E.EXECUTION_ERROR, outcome="fatal_failure"),
     BoundaryRow("an explicit cancellation (user interrupt, task cancelled)",
                 EXIT_CANCELLED, EXIT_CANCELLED, 422, _E.EXECUTION_ERROR, outcome="cancelled"),
     BoundaryRow("the peer process on the other side of a pipe exited",
@@ -197,6 +205,8 @@ ROWS: Final[tuple[BoundaryRow, ...]] = (
                 code="FC-OS-002"),
     BoundaryRow("a missing replay trace", 2, EX_NOINPUT, 422, _E.EXECUTION_ERROR,
                 error_class="replay_trace_missing"),
+    BoundaryRow("an invalid pipeline trace (replay input)", 2, EX_DATAERR, 400,
+                _E.VALIDATION_ERROR, code="FC-LIFE-007"),
     # -- seed 001's exit 1: configuration, key validation ------------------------------------
     BoundaryRow("a configuration failure (over HTTP: the server's own misconfiguration)",
                 1, EX_CONFIG, 500, _E.INTERNAL_ERROR, kind=_K.PROJECT_ERROR),
