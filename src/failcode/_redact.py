@@ -49,7 +49,7 @@ normalization), so any change to what is redacted must bump it.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -527,11 +527,40 @@ def _cut_escaped_delimiter(text: str, start: int, end: int) -> int:
     return end if m is None else m.start()
 
 
+def _trie_pattern(words: list[str]) -> str:
+    """One regex matching any of ``words``, factored as a trie: sre fails fast at each position
+    of a trie, where a flat alternation of 50 literals tries every one."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any]) -> str:
+        branches = [re.escape(char) + build(node[char]) for char in sorted(node) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return build(trie)
+
+
+# Every gate, lower-cased, in one prescan: text with none of them (most error text) costs one
+# regex search instead of ~50 substring tests. A hit only means the per-rule gates run.
+_PRESCAN = re.compile(_trie_pattern(sorted(
+    {gate.lower() for gate, _ in _CASE_GATES} | {gate for gate, _ in _LOWER_GATES}
+    | set(_ASSIGNMENT_GATES) | {"private key"})))
+
+
 def _find(text: str) -> list[tuple[int, int, str]]:
     low = text.lower()
     if len(low) != len(text):
         # Some code points lower-case to two; offsets in ``low`` must match ``text``.
         low = text.translate(_ASCII_LOWER)
+    if _PRESCAN.search(low) is None:
+        return []
     hits = [idxs for gate, idxs in _CASE_GATES if gate in text]
     hits += [idxs for gate, idxs in _LOWER_GATES if gate in low]
     spans: list[tuple[int, int, str]] = []
