@@ -10,6 +10,7 @@ run. The messages are distinct (a counter and random ids inside), so no cache he
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import statistics
 import sys
@@ -71,7 +72,7 @@ def main() -> None:
     args = parser.parse_args()
     corpus = messages(args.n * args.rounds * 2)
     average = statistics.mean(len(m.encode()) for m in corpus)
-    cursor = iter(range(len(corpus)))
+    cursor = itertools.count()  # fresh messages each round, wrapping only after the corpus
 
     def signing_value() -> None:
         # the hot path: what the record factory calls (no component list)
