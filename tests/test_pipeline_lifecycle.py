@@ -78,7 +78,7 @@ def test_invalid_transition_is_a_typed_failure() -> None:
 
 def test_invalid_transition_pickles() -> None:
     """The error survives pickling (process pools) with both phases."""
-    error = pickle.loads(pickle.dumps(InvalidTransitionError("plan", "verify")))  # noqa: S301
+    error = pickle.loads(pickle.dumps(InvalidTransitionError("plan", "verify")))
     assert (error.from_phase, error.to_phase) == ("plan", "verify")
 
 
@@ -107,14 +107,18 @@ REVIEW = PhaseGraph.declare(
 def test_custom_graph_is_enforced(path: list[str], ok: bool) -> None:
     """A pipeline's own graph (data) decides what the controller allows."""
     controller = LifecycleController(REVIEW)
+    *walk, last = path
+    for phase in walk:
+        if not controller.can(phase):
+            assert not ok
+            return
+        controller.advance(phase)
     if ok:
-        for phase in path:
-            controller.advance(phase)
+        controller.advance(last)
         assert controller.terminated
     else:
         with pytest.raises(InvalidTransitionError):
-            for phase in path:
-                controller.advance(phase)
+            controller.advance(last)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
