@@ -19,7 +19,7 @@ from typing import Any, Final, NamedTuple
 from pydantic import BaseModel, ConfigDict, model_validator
 
 # pydantic resolves field annotations at run time: these imports must stay real
-from failcode.pipeline._contracts import AgentError, NonEmpty  # noqa: TC001
+from failcode.pipeline._contracts import AgentError, NonEmpty
 
 __all__ = [
     "FAILURE_PROFILES",

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from failcode._catalog import FC
 from failcode._failure import FailureError
 from failcode.pipeline._artifacts import FailureArtifact, FinalStatus, Verdict
-from failcode.pipeline._contracts import AgentError, NonEmpty  # noqa: TC001 - pydantic reads it
+from failcode.pipeline._contracts import AgentError, NonEmpty
 from failcode.pipeline._lifecycle import CANONICAL_GRAPH, PhaseGraph
 
 if TYPE_CHECKING:
