@@ -473,6 +473,25 @@ def _short_window(fields: ErrorFields, delay: float | None, text: str) -> bool:
     return any("perminute" in q.lower() or "persecond" in q.lower() for q in fields.quota_ids)
 
 
+
+# Structured provider codes that name the cause whatever the status, in order (first match
+# wins); Google's RESOURCE_EXHAUSTED is decided between the two tables.
+_CODE_ROWS_FIRST: Final[tuple[tuple[frozenset[str], FC, str], ...]] = (
+    (_CONTEXT_CODES, FC.PROV_CONTEXT_TOO_LARGE, "code:context"),
+    (_CONTENT_CODES, FC.PROV_CONTENT_FILTERED, "code:content"),
+    (_QUOTA_CODES, FC.PROV_QUOTA, "code:quota"),
+    (_AUTH_CODES, FC.PROV_AUTH, "code:auth"),
+    (_MODEL_CODES, FC.PROV_MODEL_NOT_FOUND, "code:model"),
+    (_TOOL_CODES, FC.PROV_TOOL_USE_UNSUPPORTED, "code:tools"),
+)
+_CODE_ROWS_AFTER_GOOGLE: Final[tuple[tuple[frozenset[str], FC, str], ...]] = (
+    (_RATE_CODES, FC.PROV_RATE_LIMIT, "code:rate_limit"),
+    (_OVERLOADED_CODES, FC.PROV_OVERLOADED, "code:overloaded"),
+    (_PERMISSION_CODES, FC.PROV_PERMISSION, "code:permission"),
+    (_TIMEOUT_CODES, FC.PROV_TIMEOUT, "code:timeout"),
+)
+
+
 def http_code(
     status: int | None, fields: ErrorFields, text: str, *, delay: float | None = None,
 ) -> HttpVerdict:
@@ -489,31 +508,17 @@ def http_code(
     if status is None:
         status = fields.http_status
     # -- structured codes that name the cause, whatever the status
-    if codes & _CONTEXT_CODES:
-        return HttpVerdict(FC.PROV_CONTEXT_TOO_LARGE, "code:context")
-    if codes & _CONTENT_CODES:
-        return HttpVerdict(FC.PROV_CONTENT_FILTERED, "code:content")
-    if codes & _QUOTA_CODES:
-        return HttpVerdict(FC.PROV_QUOTA, "code:quota")
-    if codes & _AUTH_CODES:
-        return HttpVerdict(FC.PROV_AUTH, "code:auth")
-    if codes & _MODEL_CODES:
-        return HttpVerdict(FC.PROV_MODEL_NOT_FOUND, "code:model")
-    if codes & _TOOL_CODES:
-        return HttpVerdict(FC.PROV_TOOL_USE_UNSUPPORTED, "code:tools")
+    for code_set, code, rule in _CODE_ROWS_FIRST:
+        if codes & code_set:
+            return HttpVerdict(code, rule)
     if "RESOURCE_EXHAUSTED" in codes or (status == 429 and fields.quota_failure):
         if fields.quota_failure and not _short_window(fields, delay, text):
             return HttpVerdict(FC.PROV_QUOTA, "google:quota_failure")
         return HttpVerdict(FC.PROV_RATE_LIMIT, "google:resource_exhausted")
-    if codes & _RATE_CODES:
-        # "rate_limit_exceeded" with a quota phrase is still a rate limit: the code decides
-        return HttpVerdict(FC.PROV_RATE_LIMIT, "code:rate_limit")
-    if codes & _OVERLOADED_CODES:
-        return HttpVerdict(FC.PROV_OVERLOADED, "code:overloaded")
-    if codes & _PERMISSION_CODES:
-        return HttpVerdict(FC.PROV_PERMISSION, "code:permission")
-    if codes & _TIMEOUT_CODES:
-        return HttpVerdict(FC.PROV_TIMEOUT, "code:timeout")
+    # "rate_limit_exceeded" with a quota phrase is still a rate limit: the code decides
+    for code_set, code, rule in _CODE_ROWS_AFTER_GOOGLE:
+        if codes & code_set:
+            return HttpVerdict(code, rule)
     # -- by status, with phrases only to split a status into its rows
     if status is not None:
         return _by_status(status, fields, codes, text, delay)
