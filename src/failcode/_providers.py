@@ -473,7 +473,6 @@ def _short_window(fields: ErrorFields, delay: float | None, text: str) -> bool:
     return any("perminute" in q.lower() or "persecond" in q.lower() for q in fields.quota_ids)
 
 
-
 # Structured provider codes that name the cause whatever the status, in order (first match
 # wins); Google's RESOURCE_EXHAUSTED is decided between the two tables.
 _CODE_ROWS_FIRST: Final[tuple[tuple[frozenset[str], FC, str], ...]] = (
