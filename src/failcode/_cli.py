@@ -71,6 +71,16 @@ def _load_catalog(spec: str | None) -> Catalog:
     raise _UsageError(msg)
 
 
+def _checked_catalog(spec: str | None) -> Catalog:
+    """The catalog; a declaration that breaks the registry's rules is a check failure (exit 1)."""
+    try:
+        return _load_catalog(spec)
+    except CatalogError as exc:
+        for problem in exc.problems:
+            click.echo(f"error: {problem}", err=True)
+        raise SystemExit(1) from None
+
+
 def _default_lock(catalog: Catalog) -> Path:
     module = sys.modules[catalog.codes.__module__]
     base = Path(module.__file__).parent if module.__file__ else Path.cwd()
@@ -118,12 +128,7 @@ def codes(ctx: click.Context, catalog_spec: str | None, as_json: bool) -> None:
               help="The lock file. Default: <prefix>-codes.lock.json beside the catalog module.")
 def codes_check(catalog_spec: str | None, lock_path: Path | None) -> None:
     """Fail (exit 1) when the enumeration breaks the lock or the registry's rules."""
-    try:
-        catalog = _load_catalog(catalog_spec)
-    except CatalogError as exc:
-        for problem in exc.problems:
-            click.echo(f"error: {problem}", err=True)
-        raise SystemExit(1) from None
+    catalog = _checked_catalog(catalog_spec)
     path = lock_path or _default_lock(catalog)
     if not path.exists():
         msg = f"no lock file at {path}; create it with `failcode codes lock`"
@@ -147,12 +152,7 @@ def codes_check(catalog_spec: str | None, lock_path: Path | None) -> None:
               help="The lock file. Default: <prefix>-codes.lock.json beside the catalog module.")
 def codes_lock(catalog_spec: str | None, lock_path: Path | None) -> None:
     """Record new codes (and newly retired ones) in the lock file; never rewrite old entries."""
-    try:
-        catalog = _load_catalog(catalog_spec)
-    except CatalogError as exc:
-        for problem in exc.problems:
-            click.echo(f"error: {problem}", err=True)
-        raise SystemExit(1) from None
+    catalog = _checked_catalog(catalog_spec)
     path = lock_path or _default_lock(catalog)
     old: dict[str, Any] | None = read_lock(path) if path.exists() else None
     try:

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["PLACEHOLDER", "REDACT_VERSION", "find_secrets", "redact"]
+__all__ = ["PLACEHOLDER", "REDACT_VERSION", "find_secrets", "redact", "redact_tree"]
 
 REDACT_VERSION = "r1"
 """Version id of the rule set; bump on any change to what is redacted."""
@@ -645,3 +645,17 @@ def redact(text: str | bytes) -> str:
         return "".join(parts)
     except Exception:  # noqa: BLE001 - failing closed: never hand back text that may hold a secret
         return PLACEHOLDER
+
+
+def redact_tree(value: Any) -> Any:
+    """:func:`redact` applied to every string inside nested dicts, lists and tuples (a JSON
+    document, a Sentry event); other values are returned as they are."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: redact_tree(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [redact_tree(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(redact_tree(item) for item in value)
+    return value

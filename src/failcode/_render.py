@@ -27,7 +27,7 @@ import msgspec
 
 from failcode._axes import Category, Severity
 from failcode._i18n import code_text, ui_text
-from failcode._redact import redact
+from failcode._redact import redact, redact_tree
 from failcode._registry import UnknownCodeError, lookup
 
 if TYPE_CHECKING:
@@ -434,23 +434,13 @@ def render_developer(
 # JSON
 
 
-def _redact_tree(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {key: _redact_tree(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redact_tree(item) for item in value]
-    return value
-
-
 def render_json(failure: Failure, *, indent: int | None = None) -> str:
     """The canonical record as JSON (:meth:`Failure.to_json`, same order), every string redacted.
 
     A record built through a code is already redacted, and then this equals ``to_json()``; the
     pass protects a record built by hand.
     """
-    data = _redact_tree(msgspec.json.decode(failure.to_json()))
+    data = redact_tree(msgspec.json.decode(failure.to_json()))
     text = msgspec.json.encode(data)
     if indent is not None:
         text = msgspec.json.format(text, indent=indent)

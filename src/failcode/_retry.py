@@ -188,9 +188,25 @@ class Attempt:
 
 
 class Retrying:
-    """A compiled retry policy: a decorator (sync or async) and an attempt loop.
+    """A compiled retry policy: a decorator (sync or async) and an attempt loop, deciding as
+    :func:`~failcode.decide` says. :func:`retry` and :func:`retrying` are this class.
 
-    Build it with :func:`retry` or :func:`retrying`; see there for the arguments.
+    ``@retry("provider")`` above a ``def`` or an ``async def``. The policy is compiled once, here.
+
+    Args:
+        operation: the operation class whose bounds apply (``provider``, ``device``...).
+        policy: the decision policy (default: failcode's defaults; load yours with
+            :func:`failcode.load_config`).
+        budget: the retry budget to spend; default: the process-wide one of ``policy``.
+        on_failure: called as ``on_failure(failure, decision)`` after every failed attempt.
+        surface: passed to the classifier (and used for unclassified failures).
+        critical: False marks the path non-critical (see ``Policy.continue_noncritical_defects``).
+        wrap: raise a FailureError from the original exception instead of re-raising it.
+        classify: ``(exc, surface) -> Failure | None`` replacing failcode's classifier.
+        clock: monotonic seconds for the deadline.
+        sleep: the sync sleep (tests inject one; :mod:`failcode.testing` turns sleeping off).
+        asleep: the async sleep.
+        rand: the jitter source, a float in [0, 1) per call.
     """
 
     __slots__ = ("asleep", "budget", "classify", "clock", "critical", "on_failure", "operation",
@@ -373,47 +389,7 @@ class Retrying:
                 call.delay = 0.0
 
 
-def retry(
-    operation: str = "default",
-    *,
-    policy: Policy | None = None,
-    budget: SharedBudget | None = None,
-    on_failure: Callable[[Failure, Decision], object] | None = None,
-    surface: str | None = None,
-    critical: bool = True,
-    wrap: bool = False,
-    classify: Callable[[BaseException, str | None], Failure | None] | None = None,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], object] = time.sleep,
-    asleep: Callable[[float], Awaitable[object]] = _asyncio_sleep,
-    rand: Callable[[], float] = random.random,
-) -> Retrying:
-    """Retry a function (sync or async) as :func:`~failcode.decide` says.
-
-    ``@retry("provider")`` above a ``def`` or an ``async def``. The policy is compiled once, here.
-
-    Args:
-        operation: the operation class whose bounds apply (``provider``, ``device``...).
-        policy: the decision policy (default: failcode's defaults; load yours with
-            :func:`failcode.load_config`).
-        budget: the retry budget to spend; default: the process-wide one of ``policy``.
-        on_failure: called as ``on_failure(failure, decision)`` after every failed attempt.
-        surface: passed to the classifier (and used for unclassified failures).
-        critical: False marks the path non-critical (see ``Policy.continue_noncritical_defects``).
-        wrap: raise a FailureError from the original exception instead of re-raising it.
-        classify: ``(exc, surface) -> Failure | None`` replacing failcode's classifier.
-        clock: monotonic seconds for the deadline.
-        sleep: the sync sleep (tests inject one; :mod:`failcode.testing` turns sleeping off).
-        asleep: the async sleep.
-        rand: the jitter source, a float in [0, 1) per call.
-
-    Returns:
-        A :class:`Retrying`, usable as a decorator and as an attempt loop.
-    """
-    return Retrying(operation, policy=policy, budget=budget, on_failure=on_failure,
-                    surface=surface, critical=critical, wrap=wrap, classify=classify, clock=clock,
-                    sleep=sleep, asleep=asleep, rand=rand)
-
-
+retry = Retrying
+"""``@retry("provider")``: build a :class:`Retrying` (see there for the arguments)."""
 retrying = retry
 """The same builder, named for the loop form: ``for attempt in retrying("provider"):``."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from failcode._failure import Failure, FailureError
-from failcode._redact import redact
+from failcode._redact import redact_tree
 
 __all__ = ["before_send", "failure_of_hint"]
 
@@ -35,24 +35,12 @@ def failure_of_hint(hint: dict[str, Any] | None) -> Failure | None:
     return None
 
 
-def _redact_tree(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {key: _redact_tree(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redact_tree(item) for item in value]
-    if isinstance(value, tuple):
-        return tuple(_redact_tree(item) for item in value)
-    return value
-
-
 def before_send(event: dict[str, Any], hint: dict[str, Any] | None) -> dict[str, Any]:
     """Set the fingerprint and tags of a failcode failure and redact every string of the event.
 
     Returns the event (never drops one).
     """
-    event = _redact_tree(event)
+    event = redact_tree(event)
     failure = failure_of_hint(hint)
     if failure is not None:
         event["fingerprint"] = [failure.signature]
