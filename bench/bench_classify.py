@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tenacity
 
 from _timing import interleaved, median_ratio
-from failcode._classify import classify
+from failcode.classification._classify import classify
 
 TARGET = 0.75
 DEPTH = 5

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from failcode import Category, Failure, Kind, Retryability, Severity
-from failcode._signature import SIGNATURE_VERSION, sign
+from failcode.signature._signature import SIGNATURE_VERSION, sign
 
 
 def record(code: str, kind: Kind, category: Category, error_class: str, *,

@@ -271,7 +271,7 @@ def test_report_renders_user_text_on_stderr() -> None:
 
 def test_report_json_writes_an_envelope_on_stdout() -> None:
     """With as_json the failure is one envelope line on stdout that decodes back."""
-    from failcode._envelope import decode
+    from failcode.record._envelope import decode
 
     err, out = _Stream(), _Stream()
     failure = FC.CMD_NOT_FOUND.failure(surface="shell.run", params={"program": "cargo"})
@@ -376,7 +376,7 @@ def test_click_app_renders_in_the_environment_language(tmp_path: Path) -> None:
 
 def test_click_app_json_is_an_envelope_on_stdout(tmp_path: Path) -> None:
     """--json prints one decodable envelope line on stdout and nothing on stderr."""
-    from failcode._envelope import decode
+    from failcode.record._envelope import decode
 
     result = _run(tmp_path, CLICK_APP, "missing", "--json")
     assert result.returncode == 2

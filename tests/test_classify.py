@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from failcode import FC, Cancelled, Failure, FailureError
-from failcode._classify import classify, classify_http, classify_text
+from failcode.classification._classify import classify, classify_http, classify_text
 from tests.provider_stub import closed_port
 
 if TYPE_CHECKING:

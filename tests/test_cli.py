@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from failcode._docs import render_docs
+from failcode.codes._docs import render_docs
 
 REPO = Path(__file__).resolve().parents[1]
 

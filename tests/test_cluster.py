@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from failcode._cluster import ClusterMatch, ClusterStateError, TemplateClusterer
+from failcode.signature._cluster import ClusterMatch, ClusterStateError, TemplateClusterer
 
 LOGHUB = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "loghub2k"
 
@@ -155,7 +155,7 @@ def test_state_round_trips_with_the_same_ids() -> None:
 def test_cluster_ids_do_not_depend_on_the_hash_seed() -> None:
     """Ids are the same in processes with different PYTHONHASHSEED."""
     code = (
-        "from failcode._cluster import TemplateClusterer as T\n"
+        "from failcode.signature._cluster import TemplateClusterer as T\n"
         "c = T()\n"
         "print([c.add(m).cluster_id for m in ['a b 1', 'user x gone', 'user y gone', 'z']])"
     )

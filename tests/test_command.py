@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from failcode import Failure
-from failcode._command import PURPOSES, from_command, parse_invocation
-from failcode._outcomes import Cancelled, NoMatch
+from failcode.classification._command import PURPOSES, from_command, parse_invocation
+from failcode.record._outcomes import Cancelled, NoMatch
 
 
 def test_unknown_purpose_is_rejected_naming_the_allowed_values() -> None:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from failcode import Failure
-from failcode._command import from_command
-from failcode._outcomes import Cancelled, NoMatch
+from failcode.classification._command import from_command
+from failcode.record._outcomes import Cancelled, NoMatch
 
 SESSIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "agent-sessions"
 _OPENHANDS_EXIT = re.compile(r"\[Command finished with exit code (\d+)\]")

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from failcode import Failure
-from failcode._catalog import FC
-from failcode._command import from_command
-from failcode._outcomes import Cancelled, NoMatch
+from failcode.classification._command import from_command
+from failcode.codes._catalog import FC
+from failcode.record._outcomes import Cancelled, NoMatch
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from failcode import FC
-from failcode._cli import main
-from failcode._config import (
+from failcode.cli._main import main
+from failcode.policy._config import (
     ConfigError,
     Section,
     Setting,
@@ -20,7 +20,7 @@ from failcode._config import (
     load_config,
     validate_toml,
 )
-from failcode._preflight import (
+from failcode.policy._preflight import (
     CredentialsFile,
     EnvVar,
     Module,

@@ -25,7 +25,7 @@ from failcode import (
     Route,
     Severity,
 )
-from failcode._decide import (
+from failcode.policy._decide import (
     Action,
     Budget,
     BudgetPolicy,

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from failcode import FC, Cancelled, Failure, NoMatch, PeerExited, RejectedAction, Veto
-from failcode._envelope import EnvelopeError, decode, encode, encode_end, read_envelopes
+from failcode.record._envelope import EnvelopeError, decode, encode, encode_end, read_envelopes
 from tests.strategies import failures
 
 outcomes = st.one_of(
@@ -112,7 +112,7 @@ def test_crashed_peer_process_over_a_real_pipe() -> None:
     child = textwrap.dedent("""
         import os, sys
         from failcode import FC
-        from failcode._envelope import encode
+        from failcode.record._envelope import encode
         f = FC.OS_KILLED.failure(surface="core", params={"program": "core", "signal": 9})
         sys.stdout.buffer.write(encode(f) + b"\\n")
         sys.stdout.flush()

@@ -10,7 +10,8 @@ import msgspec
 import pytest
 
 from failcode import FC, FC_CATALOG
-from failcode._i18n import (
+from failcode.codes._registry import template_fields
+from failcode.render._i18n import (
     DOMAIN,
     LOCALE_DIR,
     UI_TEXT,
@@ -20,11 +21,10 @@ from failcode._i18n import (
     message_id,
     ui_text,
 )
-from failcode._registry import template_fields
-from failcode._render import render_user
+from failcode.render._render import render_user
 
 SHIPPED = ("de",)
-REGENERATE = "python -m failcode._i18n update"
+REGENERATE = "python -m failcode.render._i18n update"
 GOLDEN = Path(__file__).parent / "golden" / "render"
 
 
@@ -56,7 +56,7 @@ def test_shipped_language_is_complete(language: str) -> None:
     missing = [msgid for msgid, _english in _required_ids() if catalog.gettext(msgid) == msgid]
     assert not missing, (f"{language} lacks {len(missing)} messages, e.g. {missing[:5]}; run "
                          f"`{REGENERATE}` and translate the empty or fuzzy entries of "
-                         f"src/failcode/locale/{language}/LC_MESSAGES/failcode.po")
+                         f"src/failcode/render/locale/{language}/LC_MESSAGES/failcode.po")
 
 
 @pytest.mark.parametrize("language", SHIPPED)
@@ -71,7 +71,7 @@ def test_translations_keep_the_placeholders(language: str) -> None:
 def test_english_po_matches_the_catalog() -> None:
     """The committed English .po is the extraction of the current catalog (not stale)."""
     _babel()
-    from failcode._i18n import extract_english
+    from failcode.render._i18n import extract_english
 
     committed = (LOCALE_DIR / "en" / "LC_MESSAGES" / "failcode.po").read_text(encoding="utf-8")
     assert committed == extract_english(), f"stale extraction: run `{REGENERATE}`"
@@ -81,7 +81,7 @@ def test_english_po_matches_the_catalog() -> None:
 def test_committed_mo_is_compiled_from_the_po(language: str) -> None:
     """Each committed .mo is exactly what its .po compiles to."""
     _babel()
-    from failcode._i18n import compiled_mo
+    from failcode.render._i18n import compiled_mo
 
     mo = LOCALE_DIR / language / "LC_MESSAGES" / "failcode.mo"
     assert mo.read_bytes() == compiled_mo(language), f"stale .mo: run `{REGENERATE}`"

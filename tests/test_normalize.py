@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from failcode._normalize import (
+from failcode.signature._normalize import (
     CUT_MARKER,
     MAX_CHARS,
     NORMALIZE_VERSION,

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from failcode import FC, FailureError
-from failcode._decide import (
+from failcode.policy._decide import (
     Action,
     BudgetPolicy,
     Decision,
@@ -25,7 +25,7 @@ from failcode._decide import (
     Rule,
     SharedBudget,
 )
-from failcode._retry import decision_of, retry
+from failcode.policy._retry import decision_of, retry
 
 TASKS = 1000
 CLIENTS = 25

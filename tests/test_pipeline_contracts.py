@@ -203,7 +203,7 @@ def test_every_fc_code_maps_to_a_valid_agent_error(spec: FC) -> None:
 
 
 def _fields(spec: FC) -> list[str]:
-    from failcode._registry import template_fields
+    from failcode.codes._registry import template_fields
 
     names = list(template_fields(spec.spec.message))
     if spec.spec.remedy:

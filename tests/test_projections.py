@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 
 from failcode import FC, Category, EntityRef, Failure, Kind, Outcome
-from failcode._projections import (
+from failcode.record._projections import (
     AFKError,
     AirError,
     ProjectionError,

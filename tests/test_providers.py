@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from failcode import FC, Failure
-from failcode._classify import RULES, classify, classify_http, classify_text
+from failcode.classification._classify import RULES, classify, classify_http, classify_text
 from tests.provider_stub import SCENARIOS, ProviderStub, closed_port
 
 if TYPE_CHECKING:

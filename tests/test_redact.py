@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from failcode._redact import PLACEHOLDER, REDACT_VERSION, find_secrets, redact
+from failcode.signature._redact import PLACEHOLDER, REDACT_VERSION, find_secrets, redact
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -20,8 +20,8 @@ from failcode import (
     UnknownCodeError,
     lookup,
 )
-from failcode._registry import check_lock, update_lock
-from failcode._signature import SIGNATURE_VERSION
+from failcode.codes._registry import check_lock, update_lock
+from failcode.signature._signature import SIGNATURE_VERSION
 from tests.afk_catalog import AFK, AFK_AREAS, AFKCode
 
 

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from failcode import FC, Category, EntityRef, Failure, FailureError, Kind, Severity
-from failcode._render import (
+from failcode.boundary import problem
+from failcode.render._render import (
     Channel,
     SeverityGate,
     Visibility,
@@ -24,7 +25,6 @@ from failcode._render import (
     visibility,
     visible,
 )
-from failcode.boundary import problem
 from tests._records import record
 
 

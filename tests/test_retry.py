@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from failcode import FC, Failure, FailureError
-from failcode._adapters import stamina_hook, tenacity_strategies
-from failcode._decide import Action, BudgetPolicy, Decision, Policy, RetryClass, SharedBudget
-from failcode._retry import decision_of, retry, retrying
+from failcode.policy._adapters import stamina_hook, tenacity_strategies
+from failcode.policy._decide import Action, BudgetPolicy, Decision, Policy, RetryClass, SharedBudget
+from failcode.policy._retry import decision_of, retry, retrying
 from failcode.testing import is_testing, set_testing
 
 POLICY = Policy(classes={"fast": RetryClass(max_attempts=4, initial_delay_s=0.5,

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from failcode import FC, Kind
-from failcode._signature import SIGNATURE_VERSION, explain_signature, sign
+from failcode.signature._signature import SIGNATURE_VERSION, explain_signature, sign
 
 GOLDEN = Path(__file__).with_name("golden") / "signatures.json"
 
@@ -74,7 +74,7 @@ def test_format_matches_seed_000() -> None:
 
 def test_version_names_the_normalization() -> None:
     """The signature version includes the normalization rules' version."""
-    from failcode._normalize import NORMALIZE_VERSION
+    from failcode.signature._normalize import NORMALIZE_VERSION
 
     assert SIGNATURE_VERSION.endswith(NORMALIZE_VERSION)
 
@@ -169,7 +169,7 @@ def test_signature_is_stable_across_processes() -> None:
     import subprocess
     import sys
 
-    code = ("from failcode._signature import sign; print(sign('build_error', 'cpp.build', "
+    code = ("from failcode import sign; print(sign('build_error', 'cpp.build', "
             "'undefined_reference', 'src/foo.cpp', message='undefined reference to x').value)")
     outputs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
