@@ -6,14 +6,12 @@ Run with ``-s`` to see the distribution of outcomes and codes per framework.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
-import pytest
-
 from failcode import Cancelled, Failure, NoMatch, from_command
+from tests._needs import missing
 from tests._paths import SHARED
 
 if TYPE_CHECKING:
@@ -25,9 +23,7 @@ _OPENHANDS_EXIT = re.compile(r"\[Command finished with exit code (\d+)\]")
 
 def _require_sessions() -> Path:
     if not SESSIONS.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"agent-sessions data missing at {SESSIONS}")
-        pytest.skip(f"agent-sessions data not present at {SESSIONS}")
+        missing(f"agent-sessions data not present at {SESSIONS}")
     return SESSIONS
 
 

@@ -31,6 +31,7 @@ from failcode import (
 )
 from failcode.boundary import problem
 from failcode.render._render import format_traceback
+from tests._needs import need_module
 from tests._records import record
 
 
@@ -90,7 +91,7 @@ def test_huge_detail_is_cut_and_the_cut_said() -> None:
 
 def test_rich_form_renders_the_same_text() -> None:
     """The rich panel holds the heading and the remedy."""
-    pytest.importorskip("rich")
+    need_module("rich")
     from rich.console import Console
 
     console = Console(width=200, record=True, color_system=None)

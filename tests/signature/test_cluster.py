@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from failcode import ClusterMatch, ClusterStateError, TemplateClusterer
+from tests._needs import missing
 from tests._paths import SHARED
 
 if TYPE_CHECKING:
@@ -27,9 +28,7 @@ LOGHUB = SHARED / "data" / "loghub2k"
 def loghub_dir() -> Path:
     """The Loghub-2k sample, or a skip (a failure on CI, where it must be present)."""
     if not (LOGHUB / "formats.json").exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Loghub-2k data missing at {LOGHUB}")
-        pytest.skip("Loghub-2k data not present")
+        missing("Loghub-2k data not present")
     return LOGHUB
 
 
