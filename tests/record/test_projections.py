@@ -99,6 +99,18 @@ def test_air_error_round_trips(record: Failure) -> None:
     assert from_air_error(to_air_error(record)) == record
 
 
+@pytest.mark.parametrize("own", [None, "x", 0])
+def test_air_error_keeps_a_metadata_key_named_failcode(own: Any) -> None:
+    """A record's own ``metadata["failcode"]`` survives the AirError round trip (a random CI
+    run found it overwritten by the projection's own key)."""
+    record = rich_failure()
+    record = Failure.from_dict({**record.to_dict(),
+                                "metadata": {**record.metadata, "failcode": own}})
+    back = from_air_error(to_air_error(record))
+    assert back.metadata["failcode"] == own
+    assert back == record
+
+
 def test_foreign_air_error_does_not_convert_back() -> None:
     """An AirError not made by failcode has no code or category: a clear ProjectionError."""
     foreign: dict[str, Any] = {"error_id": "x", "kind": "build_error", "severity": "error",

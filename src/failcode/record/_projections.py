@@ -17,7 +17,9 @@ cause_refs           ``cause_refs`` (omitted when empty)
 user_action          ``remedy`` (omitted when None)
 metadata             ``metadata``, plus the fields AirError has no place for under
                      the key ``"failcode"`` (code, category, class, surface, ...), so
-                     :func:`from_air_error` gives the same Failure back
+                     :func:`from_air_error` gives the same Failure back (a
+                     ``metadata["failcode"]`` of the record's own travels inside it,
+                     as ``shadowed_metadata``, and comes back to its place)
 ===================  ==============================================================
 
 Seed 003 (AFK): ``code, category, message, cause, remedy, recoverable, context``. Seed 003 has
@@ -110,6 +112,9 @@ _FAILCODE_ONLY = ("code", "category", "error_class", "surface", "location", "par
                   "recoverable", "context", "signature_version", "evidence_refs")
 
 
+_SHADOWED = "shadowed_metadata"
+
+
 def to_air_error(failure: Failure) -> AirError:
     """The Failure as seed 000's ``AirError`` (see the module docstring for the field map)."""
     air: AirError = {
@@ -129,7 +134,10 @@ def to_air_error(failure: Failure) -> AirError:
         air["user_action"] = failure.remedy
     record = failure.to_dict()
     metadata: dict[str, Any] = dict(record["metadata"])
-    metadata["failcode"] = {field: record[field] for field in _FAILCODE_ONLY}
+    extra = {field: record[field] for field in _FAILCODE_ONLY}
+    if "failcode" in metadata:  # the record's own key: kept inside, so nothing is overwritten
+        extra[_SHADOWED] = metadata["failcode"]
+    metadata["failcode"] = extra
     air["metadata"] = metadata
     return air
 
@@ -146,6 +154,9 @@ def from_air_error(air: AirError | dict[str, Any]) -> Failure:
     if not isinstance(extra, dict):
         msg = "this AirError has no metadata.failcode: only failcode-made AirErrors convert back"
         raise ProjectionError(msg)
+    extra = dict(extra)
+    if _SHADOWED in extra:
+        metadata["failcode"] = extra.pop(_SHADOWED)
     record: dict[str, Any] = {
         **extra,
         "error_id": air.get("error_id"),
