@@ -215,7 +215,7 @@ def _from_template(
             return None
     else:
         frozen_context = _EMPTY
-    record: Failure = template.__copy__()  # type: ignore[attr-defined] - msgspec.Struct has it
+    record: Failure = template.__copy__()  # type: ignore[attr-defined]  # msgspec.Struct has it
     force_setattr(record, "error_id", new_error_id())
     force_setattr(record, "cause", () if cause is None else cause_chain(cause))
     force_setattr(record, "context", frozen_context)
