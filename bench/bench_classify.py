@@ -40,8 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tenacity
 
 from _timing import interleaved, median_ratio
-from failcode import _build, _classify
-from failcode._classify import classify
+from failcode.classification import _classify
+from failcode.classification._classify import classify
+from failcode.codes import _build
 
 TARGET = 1.0
 DEPTH = 5

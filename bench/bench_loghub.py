@@ -68,9 +68,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from _timing import interleaved, median_ratio
-from failcode import _cluster
-from failcode._cluster import TemplateClusterer
-from failcode._normalize import _clear_caches, normalize_message
+from failcode.signature import _cluster
+from failcode.signature._cluster import TemplateClusterer
+from failcode.signature._normalize import _clear_caches, normalize_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Sequence
