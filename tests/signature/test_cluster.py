@@ -95,6 +95,24 @@ def test_different_constant_words_stay_apart(first: str, second: str) -> None:
     assert c.add(first).cluster_id != c.add(second).cluster_id
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        "login ok password=hunter2xyz for admin",
+        "calling api with Authorization: Bearer abcdefghijklmnopqrstuvwx now",
+        "token ghp_abcdefghijklmnopqrstuvwxyzABCDEF0123 rejected",
+    ],
+)
+def test_a_secret_never_reaches_a_template_or_the_state(message: str) -> None:
+    """A new cluster's template and the saved state hold no secret from its first message."""
+    c = TemplateClusterer()
+    template = c.add(message).template
+    state = c.to_json().decode()
+    for word in ("hunter2xyz", "abcdefghijklmnopqrstuvwx", "ghp_abcdefghijklmnop"):
+        assert word not in template
+        assert word not in state
+
+
 def test_different_token_counts_stay_apart() -> None:
     """Messages of different lengths never share a cluster."""
     c = TemplateClusterer()
@@ -178,8 +196,8 @@ def test_cluster_ids_do_not_depend_on_the_hash_seed() -> None:
 
 def _state(**over: object) -> bytes:
     base: dict[str, object] = {
-        "version": 1,
-        "normalize_version": "n1",
+        "version": 2,
+        "masking_version": "m1",
         "similarity": 0.6,
         "clusters": [{"id": "t1", "tokens": ["a", "<*>"], "size": 2}],
     }
@@ -194,7 +212,8 @@ def _state(**over: object) -> bytes:
         b"{",
         b"[]",
         b"null",
-        _state(version=2),
+        _state(version=1),
+        _state(version=3),
         _state(version="1"),
         _state(clusters=[{"id": "t1", "tokens": [], "size": 1}]),
         _state(clusters=[{"id": "t1", "tokens": ["a"], "size": 0}]),

@@ -27,6 +27,7 @@ blocker       ``metadata["blocker_class"]``          present and the kind is arc
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from typing import TYPE_CHECKING, Final, NamedTuple
 
@@ -121,11 +122,35 @@ def sign_value(
     ``message`` must already be redacted (the factory renders it from redacted params); the
     value equals ``sign(...).value`` for such a message.
     """
+    # the types too: 1, 1.0 and True are equal keys but render differently
+    static = (kind, surface, error_class, location, status, type(status), diagnostic,
+              type(diagnostic), blocker, type(blocker))
+    try:
+        prefixes = _prefixes.get(static)
+    except TypeError:  # an unhashable scalar: no cache
+        prefixes = None
+    if prefixes is None:
+        value = kind.value
+        # the key without its message part; both end where the message would go
+        head = _key(value, surface, _text(status), _text(diagnostic), error_class,
+                    location or None, "", None)
+        tail = _text(blocker) if kind in _BLOCKER_KINDS else None
+        prefixes = (head, "" if tail is None else f"\x1fblocker={tail}",
+                    f"{value}:{surface}:{error_class}:{location or 'none'}:")
+        if len(_prefixes) >= _PREFIX_CACHE_SIZE:
+            _prefixes.clear()
+        with contextlib.suppress(TypeError):
+            _prefixes[static] = prefixes
+    head, tail, shown = prefixes
     normalized = normalize_redacted(message) if message else ""
-    key = _key(kind.value, surface, _text(status), _text(diagnostic), error_class,
-               location or None, normalized,
-               _text(blocker) if kind in _BLOCKER_KINDS else None)
-    return f"{kind.value}:{surface}:{error_class}:{location or 'none'}:{_digest(key)}"
+    if normalized:
+        head = f"{head}\x1fmessage={normalized}"
+    return shown + _digest(head + tail)
+
+
+_PREFIX_CACHE_SIZE: Final = 4096
+_prefixes: dict[tuple[object, ...], tuple[str, str, str]] = {}
+"""The parts of the key and the value that do not depend on the message, per combination."""
 
 
 def sign(
