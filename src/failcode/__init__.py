@@ -12,6 +12,7 @@ boundaries. Codes live in catalogs declared as enumerations (:class:`CodeEnum`,
 import typing
 
 from failcode._axes import (
+    CATEGORY_RETRYABILITIES,
     KIND_DEFAULTS,
     Category,
     Kind,
@@ -263,6 +264,7 @@ __all__ = [
     "Attempt",
     "Budget",
     "BudgetPolicy",
+    "CATEGORY_RETRYABILITIES",
     "Cancelled",
     "Catalog",
     "CatalogError",

@@ -103,7 +103,7 @@ class FC(CodeEnum):
         example_params={"model": "o1-mini"}, since=_V)
     PROV_BAD_REQUEST = CodeSpec(
         code="FC-PROV-008", slug="provider-bad-request", kind=_K.PROVIDER_ERROR,
-        category=_C.DEFECT, error_class="bad_request", retryability=_R.RETRYABLE_AFTER_CHANGE,
+        category=_C.DEFECT, error_class="bad_request", retryability=_R.NOT_RETRYABLE,
         message="{provider} rejected the request as invalid.",
         impact="The request is malformed; sending it again fails the same way.",
         example="A 400 invalid_request_error: 'Unknown parameter: temprature'.",
@@ -188,7 +188,7 @@ class FC(CodeEnum):
         since=_V)
     OS_KILLED = CodeSpec(
         code="FC-OS-005", slug="process-killed", kind=_K.SYSTEM_ERROR,
-        category=_C.ENVIRONMENT, error_class="killed", retryability=_R.UNKNOWN,
+        category=_C.ENVIRONMENT, error_class="killed", retryability=_R.RETRYABLE_AFTER_CHANGE,
         message="The process {program} was killed by signal {signal}.",
         remedy="Check the system log for the reason (often the OOM killer or a supervisor).",
         impact="The step ended without a result.",

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Final, Self
 
 import msgspec
 
-from failcode._axes import KIND_DEFAULTS, Category, Kind, Retryability, Severity
+from failcode._axes import Category, Kind, Retryability, Severity, derived_retryability
 from failcode._frozen import FrozenDict, Scalar
 
 if TYPE_CHECKING:
@@ -114,7 +114,9 @@ class CodeSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """Everything one code means: the registry's unit, one per code.
 
     ``message`` and ``remedy`` are ``str.format`` templates over plain ``{name}`` fields, rendered
-    with the Failure's ``params``. ``retryability`` defaults to the kind's default. ``impact`` says
+    with the Failure's ``params``. ``retryability`` must be one the category allows
+    (:data:`~failcode.CATEGORY_RETRYABILITIES`); left unset, it is derived: the kind's default
+    when the category allows it, else the category's default. ``impact`` says
     why the failure matters; ``example`` describes a situation that produces it and
     ``example_params`` renders its templates (tests render every template with them).
     """
@@ -149,8 +151,8 @@ class CodeSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
     @property
     def effective_retryability(self) -> Retryability:
-        """``retryability``, or the kind's default when the spec leaves it unset."""
-        return self.retryability or KIND_DEFAULTS[self.kind].retryability
+        """``retryability``, or the one derived from the category (and kind) when unset."""
+        return self.retryability or derived_retryability(self.category, self.kind)
 
     @property
     def recoverable(self) -> bool:
@@ -246,7 +248,10 @@ class Catalog:
 
     Raises:
         CatalogError: listing every problem: a code not of the form ``PREFIX-AREA-NNN``, an
-            undeclared area, a duplicated code or slug, a user or environment code without a
+            undeclared area, a duplicated code or slug, a retryability the category does not
+            allow (transient: retryable; user: not_retryable or retryable_after_change;
+            environment: retryable_after_change or not_retryable; task: retryable_after_change
+            or unknown; defect: not_retryable), a user or environment code without a
             remedy template, a category the catalog does not allow, a malformed template, or
             example params that do not render the templates.
     """
@@ -335,6 +340,11 @@ class Catalog:
                 allowed = ", ".join(sorted(category.value for category in self.categories))
                 problems.append(f"{code}: category {spec.category.value} is not allowed in "
                                 f"catalog {self.prefix} (allowed: {allowed})")
+            if spec.retryability is not None and not spec.category.allows(spec.retryability):
+                allowed = " or ".join(r.value for r in spec.category.retryabilities)
+                problems.append(f"{code}: retryability {spec.retryability.value} contradicts "
+                                f"the {spec.category.value} category (allowed: {allowed}; "
+                                f"leave it unset to derive it from the category)")
             if spec.category.needs_remedy and not (spec.remedy and spec.remedy.strip()):
                 problems.append(f"{code}: the {spec.category.value} category needs a remedy "
                                 f"template")
