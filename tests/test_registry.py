@@ -270,7 +270,7 @@ def test_afk_codes_in_every_category_get_the_category_recovery() -> None:
     """The AFK catalog (one code per seed 003 category) derives each code's retryability."""
     by_category = {spec.category: spec.effective_retryability for spec in AFK}
     assert by_category == {
-        Category.USER: Retryability.RETRYABLE_AFTER_CHANGE,  # project_error / env_error: after a change
+        Category.USER: Retryability.RETRYABLE_AFTER_CHANGE,  # project/env kinds: after a change
         Category.TRANSIENT: Retryability.RETRYABLE,
         Category.ENVIRONMENT: Retryability.RETRYABLE_AFTER_CHANGE,
         Category.DEFECT: Retryability.NOT_RETRYABLE,

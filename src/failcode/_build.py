@@ -168,8 +168,8 @@ def build_failure(
 
 
 def clean_detail(detail: str | None) -> str | None:
-    """Redact a detail text and bound it (lines kept; a cut is marked)."""
-    if not detail:
+    """Redact a detail text and bound it (lines kept; a cut is marked); blank text is None."""
+    if not detail or not detail.strip():
         return None
     text = redact(detail[: MAX_DETAIL_CHARS * 2])
     if len(text) > MAX_DETAIL_CHARS:

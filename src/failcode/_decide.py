@@ -84,12 +84,11 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 
 from failcode._axes import KIND_DEFAULTS, Category, Kind, Outcome, Retryability, Route, Severity
+from failcode._failure import Failure, expect_failure
 from failcode._outcomes import NoMatch, RejectedAction
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    from failcode._failure import Failure
 
 __all__ = [
     "DEFAULT_CLASSES",
@@ -460,6 +459,17 @@ def _ladder(  # noqa: PLR0917 - private hot path; positional calls are cheaper
                     "blocked", _R.STUCK_LADDER, hints, budget)
 
 
+def _check_types(failure: object, history: object, policy: object, budget: object) -> None:
+    """Raise the TypeError that names the first argument of the wrong type (subclasses pass)."""
+    expect_failure(failure, "decide")
+    for argument, value, expected in (("history", history, History), ("policy", policy, Policy),
+                                      ("budget", budget, Budget)):
+        if not isinstance(value, expected) and not (argument == "budget" and value is None):
+            msg = (f"decide() expects {argument} to be a failcode.{expected.__name__}, got "
+                   f"{type(value).__name__}")
+            raise TypeError(msg)
+
+
 def _defect(failure: Failure, history: History, policy: Policy, hints: tuple[Hint, ...],
             budget: Budget) -> Decision:
     """Rule 6 for a defect, whatever its retryability: abort and report, never retry."""
@@ -509,7 +519,15 @@ def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot pat
 
     Returns:
         The decision; ``decision.budget`` is the budget after it (spent only by a rule-4 retry).
+
+    Raises:
+        TypeError: an argument is not of its type (a non-error outcome such as ``NoMatch`` is
+            never decided: it is counted by :class:`NoProgressMonitor`).
     """
+    if (failure.__class__ is not Failure or history.__class__ is not History
+            or policy.__class__ is not Policy
+            or (budget is not None and budget.__class__ is not Budget)):
+        _check_types(failure, history, policy, budget)
     if budget is None:
         budget = Budget(policy.budget.capacity, policy.budget.capacity)
     kind = failure.kind
@@ -550,9 +568,9 @@ def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot pat
         server: float | None = None
         if metadata:
             if metadata.get("should_retry") is False:
-                return _escalate(failure, policy, "rule 4 (retryable): the server said not to retry "
-                                 "(x-should-retry: false)", (*hints, Hint.SERVER_SAID_NO_RETRY),
-                                 budget)
+                return _escalate(failure, policy, "rule 4 (retryable): the server said not to "
+                                 "retry (x-should-retry: false)",
+                                 (*hints, Hint.SERVER_SAID_NO_RETRY), budget)
             value = metadata.get("retry_after_s")
             if value is not None and (value.__class__ is float or value.__class__ is int):
                 server = float(value)
@@ -577,8 +595,8 @@ def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot pat
                 delay = server
         started = history.started_at
         if started is not None and clock() + delay - started > bounds.deadline_s:
-            return _escalate(failure, policy, f"rule 4 (retryable): waiting {delay:.3g} s would pass "
-                             f"the {bounds.deadline_s:g} s deadline of operation class "
+            return _escalate(failure, policy, f"rule 4 (retryable): waiting {delay:.3g} s would "
+                             f"pass the {bounds.deadline_s:g} s deadline of operation class "
                              f"{history.operation!r}", (*hints, Hint.DEADLINE_EXCEEDED), budget,
                              server)
         cost = policy.budget.retry_cost

@@ -84,6 +84,10 @@ UI_TEXT: Final[Mapping[str, str]] = {
               "developer detail]",
     "ui.traceback": "Traceback (shown on request):",
     "ui.internal": "An unexpected error occurred.",
+    # a rejected action, fed back to the model (seed 003): short, no code, says what to do
+    "ui.rejected": "The action {action} was not carried out: {reason}. Choose a different "
+                   "action.",
+    "ui.rejected.bare": "The action {action} was not carried out. Choose a different action.",
     "ui.traceback_hint": "Set FAILCODE_TRACEBACK=1 to show the developer detail.",
 }
 """The renderer's own strings, by stable id (English source)."""

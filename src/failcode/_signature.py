@@ -31,6 +31,7 @@ import hashlib
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from failcode._axes import Kind
+from failcode._failure import expect_failure
 from failcode._normalize import NORMALIZE_VERSION, normalize_message, normalize_redacted
 
 if TYPE_CHECKING:
@@ -198,7 +199,11 @@ def explain_signature(failure: Failure) -> Signature:
 
     The returned ``value`` equals ``failure.signature`` when the record was signed by this
     version of the algorithm (``failure.signature_version == SIGNATURE_VERSION``).
+
+    Raises:
+        TypeError: ``failure`` is not a Failure.
     """
+    expect_failure(failure, "explain_signature")
     return sign(failure.kind, failure.surface, failure.error_class, failure.location,
                 message=failure.message, status=_metadata_status(failure),
                 diagnostic=failure.metadata.get("diagnostic"),
