@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Final
 from failcode._failure import MAX_CAUSE_DEPTH, MAX_MESSAGE_CHARS, CauseLink, Failure
 from failcode._frozen import FrozenDict, Scalar
 from failcode._redact import redact
-from failcode._registry import template_fields
+from failcode._registry import render_template, template_fields
 from failcode._signature import SIGNATURE_VERSION, sign_failure_fields
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def _clean_params(spec: CodeSpec, params: Mapping[str, Scalar]) -> FrozenDict:
 
 def _render(spec: CodeSpec, template_name: str, template: str, params: Mapping[str, Scalar]) -> str:
     try:
-        return template.format_map(params)
+        return render_template(spec.template(template_name, params) or template, params)
     except KeyError as exc:
         needed = ", ".join(template_fields(template))
         msg = (f"{spec.code} {template_name} template needs params {needed}; "

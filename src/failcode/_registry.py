@@ -110,6 +110,15 @@ def template_fields(template: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def render_template(template: str, params: Mapping[str, Any]) -> str:
+    """``template`` rendered with ``params``. A text param that ends the sentence with its own
+    mark (``did you mean x?``, ``disk full.``) keeps it, and the template's period is dropped."""
+    text = template.format_map(params)
+    if text.endswith(("..", "?.", "!.")) and not text.endswith("..."):
+        text = text[:-1]
+    return text
+
+
 class CodeSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Everything one code means: the registry's unit, one per code.
 
@@ -135,6 +144,13 @@ class CodeSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     severity: Severity = Severity.ERROR
     retryability: Retryability | None = None
     example_params: Mapping[str, Scalar] = msgspec.field(default_factory=FrozenDict)
+    optional: tuple[str, ...] = ()
+    """Params a caller may leave out (unknown provider, model, path...). A template that uses
+    one has a variant for each set of them that can be missing, in ``variants``."""
+    variants: Mapping[str, str] = msgspec.field(default_factory=FrozenDict)
+    """``"<field>.without.<name>[.<name>...]"`` (names sorted) -> the template used when those
+    optional params are missing, e.g. ``"message.without.provider"``: a whole sentence of its
+    own, never the main template with a hole in it."""
     docs_url: str | None = None
     retired: bool = False
     superseded_by: str | None = None
@@ -159,13 +175,31 @@ class CodeSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
         """Whether the agent can continue by itself: the transient and task categories."""
         return self.category in (Category.TRANSIENT, Category.TASK)
 
+    def template_key(self, field: str, params: Mapping[str, Any]) -> str:
+        """Which template of ``field`` renders ``params``: ``field`` itself, or the variant
+        ``field.without.<names>`` for the optional params that are missing (absent, None or
+        empty) among those the field's template uses."""
+        template = getattr(self, field)
+        if not self.optional or template is None:
+            return field
+        missing = sorted(name for name in self.optional
+                         if "{" + name + "}" in template
+                         and (params.get(name) is None or params.get(name) == ""))
+        return f"{field}.without.{'.'.join(missing)}" if missing else field
+
+    def template(self, field: str, params: Mapping[str, Any]) -> str | None:
+        """The English template of ``field`` (``message``, ``remedy``) that renders ``params``."""
+        key = self.template_key(field, params)
+        return getattr(self, field) if key == field else self.variants.get(key)
+
     def render_message(self, params: Mapping[str, Any]) -> str:
-        """The message template rendered with ``params``."""
-        return self.message.format_map(params)
+        """The message rendered with ``params`` (a variant when an optional param is missing)."""
+        return render_template(self.template("message", params) or self.message, params)
 
     def render_remedy(self, params: Mapping[str, Any]) -> str | None:
-        """The remedy template rendered with ``params`` (None when the code has none)."""
-        return None if self.remedy is None else self.remedy.format_map(params)
+        """The remedy rendered with ``params`` (None when the code has none)."""
+        template = self.template("remedy", params)
+        return None if template is None else render_template(template, params)
 
     def failure(
         self,
@@ -376,11 +410,58 @@ def _template_problems(spec: CodeSpec) -> list[str]:
         if missing:
             problems.append(f"{spec.code}: example_params lack {', '.join(missing)} "
                             f"used by the {field} template")
+    problems.extend(_variant_problems(spec))
     if not problems:
         rendered = spec.render_message(spec.example_params)
         if "\n" in rendered or len(rendered) > 300:
             problems.append(f"{spec.code}: the message must render to one line of at most "
                             f"300 characters")
+    return problems
+
+
+def _variant_keys(spec: CodeSpec) -> dict[str, str]:
+    """Every variant key the spec's optional params require -> the field it belongs to."""
+    import itertools  # noqa: PLC0415 - declaration time only
+
+    keys: dict[str, str] = {}
+    for field in ("message", "remedy"):
+        template = getattr(spec, field)
+        if template is None:
+            continue
+        used = sorted(name for name in spec.optional if "{" + name + "}" in template)
+        for size in range(1, len(used) + 1):
+            for missing in itertools.combinations(used, size):
+                keys[f"{field}.without.{'.'.join(missing)}"] = field
+    return keys
+
+
+def _variant_problems(spec: CodeSpec) -> list[str]:
+    problems: list[str] = []
+    try:
+        fields = set(template_fields(spec.message)) | set(
+            template_fields(spec.remedy) if spec.remedy else ())
+    except ValueError:
+        return problems  # the malformed template is reported on its own
+    problems.extend(f"{spec.code}: optional param {name!r} is used by no template"
+                    for name in spec.optional if name not in fields)
+    needed = _variant_keys(spec)
+    problems.extend(f"{spec.code}: variant {key!r} is missing (its optional params can be left "
+                    f"out)" for key in needed if key not in spec.variants)
+    for key, template in spec.variants.items():
+        if key not in needed:
+            problems.append(f"{spec.code}: variant {key!r} matches no optional params of a "
+                            f"template")
+            continue
+        missing = set(key.split(".without.", 1)[1].split("."))
+        try:
+            names = template_fields(template)
+        except ValueError as exc:
+            problems.append(f"{spec.code}: variant {key} {exc}")
+            continue
+        problems.extend(f"{spec.code}: variant {key!r} uses {{{name}}}, which it is for leaving "
+                        f"out" for name in names if name in missing)
+        problems.extend(f"{spec.code}: variant {key!r} uses {{{name}}}, which its template "
+                        f"does not" for name in names if name not in fields)
     return problems
 
 

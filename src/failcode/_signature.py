@@ -48,8 +48,11 @@ __all__ = [
     "sign",
 ]
 
-SIGNATURE_VERSION: Final = f"sig1.{NORMALIZE_VERSION}"
-"""Version id of the signature algorithm, including the normalization rules' version."""
+SIGNATURE_VERSION: Final = f"sig2.{NORMALIZE_VERSION}"
+"""Version id of the signature algorithm, including the normalization rules' version.
+
+sig2: an unclassified failure (FC-SYS-001) signs its exception's normalized message, through
+the message it now carries, so two different errors of one type are two signatures."""
 
 _BLOCKER_KINDS = frozenset({Kind.ARCHITECTURE_ERROR, Kind.POLICY_ERROR})
 
