@@ -96,7 +96,7 @@ def test_unknown_failures_of_one_type_with_different_messages_differ() -> None:
 def test_regenerating_golden_signatures_fails_the_run(monkeypatch: pytest.MonkeyPatch,
                                                       tmp_path: Path) -> None:
     """The regeneration switch writes the file and fails, so it never passes its own test."""
-    import tests.test_signature as this
+    import tests.test_signature as this  # noqa: PLW0406 - patching this module's GOLDEN path
 
     target = tmp_path / "signatures.json"
     monkeypatch.setattr(this, "GOLDEN", target)

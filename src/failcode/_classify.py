@@ -36,13 +36,24 @@ retryability come from the code, see ``failcode explain CODE``):
 - content policy refusal: ``content_filtered``, ``FC.PROV_CONTENT_FILTERED``
 - model output that does not parse (output surface): ``malformed_output``,
   ``FC.PROV_MALFORMED_OUTPUT``
-- pydantic ValidationError of an input: ``validation``, ``FC.DATA_INVALID_INPUT``
+- pydantic ValidationError: on a tool-argument surface (``tool_args``, ``tool.search.args``...)
+  a :class:`~failcode.RejectedAction` fed back to the model; on another model-output surface
+  ``malformed_output``, ``FC.PROV_MALFORMED_OUTPUT`` (transient: sample again); on any other
+  surface (user input, config, a request) ``validation``, ``FC.DATA_INVALID_INPUT`` (user)
+- AssertionError, an exception named as a failed invariant or contract, and a TypeError,
+  AttributeError or KeyError whose innermost frame is under the working directory: a defect,
+  ``FC.SYS_DEFECT`` (class ``assertion_failed``, ``invariant_failed``, ``type_error``,
+  ``attribute_error``, ``key_error``; ``metadata["frames"]`` the innermost frames as
+  ``module:function``)
+- FileNotFoundError raised by the process-spawning machinery (``subprocess``, ``asyncio``)
+  for the program itself: ``command_not_found``, ``FC.CMD_NOT_FOUND``
 - PermissionError, EACCES, EPERM, EROFS: ``permission_denied``, ``FC.OS_PERMISSION_DENIED``
 - FileNotFoundError, ENOENT, ENOTDIR: ``file_not_found``, ``FC.OS_FILE_NOT_FOUND``
 - ENOSPC, EDQUOT: ``disk_full``, ``FC.OS_DISK_FULL``
 - MemoryError, ENOMEM: ``out_of_memory``, ``FC.OS_OUT_OF_MEMORY``
 - ModuleNotFoundError: ``missing_module``, ``FC.CMD_MISSING_MODULE``
-- any other exception: ``unknown``, ``FC.SYS_UNKNOWN``
+- any other exception: ``unknown``, ``FC.SYS_UNKNOWN``, with the exception's message (redacted)
+  in its text and so in its signature
 - KeyboardInterrupt, asyncio / concurrent.futures CancelledError: a
   :class:`~failcode.Cancelled` outcome (signal 2 for KeyboardInterrupt).
 - a :class:`~failcode.FailureError`: its own Failure, ``context`` merged in.
@@ -98,7 +109,7 @@ import msgspec
 from failcode._catalog import FC
 from failcode._failure import MAX_CAUSE_DEPTH, Failure, FailureError
 from failcode._frozen import FrozenDict
-from failcode._outcomes import Cancelled
+from failcode._outcomes import Cancelled, RejectedAction
 from failcode._providers import (
     PROVIDER_NAMES,
     ErrorFields,
@@ -417,6 +428,33 @@ _NO_PROVIDER: Final = "the provider"
 """What the provider lookups return when no provider is known; never put in params."""
 
 
+_TOOL_ARG_PARTS: Final = frozenset({"tool_args", "tool_arguments", "tool_input", "tool_call",
+                                    "function_call", "function_args"})
+_TOOL_PARTS: Final = frozenset({"tool", "tools", "function", "functions"})
+_ARG_PARTS: Final = frozenset({"args", "arguments", "input", "call", "params"})
+
+
+def is_tool_argument_surface(surface: str) -> bool:
+    """A surface where a model proposes a tool call: a dotted part ``tool_args``,
+    ``tool_input``, ``tool_call``, ``function_call``..., or ``tool``/``function`` with
+    ``args``/``arguments``/``input``/``call``/``params`` (``tool.search.args``)."""
+    parts = set(surface.split("."))
+    return not _TOOL_ARG_PARTS.isdisjoint(parts) or (
+        not _TOOL_PARTS.isdisjoint(parts) and not _ARG_PARTS.isdisjoint(parts))
+
+
+def _rejected(exc: BaseException | None, text: str, surface: str,
+              context: Mapping[str, Scalar] | None) -> RejectedAction:
+    """A validation error of model-proposed tool arguments, as the RejectedAction fed back to
+    the model (seed 003: not an error, no code, counted toward no-progress)."""
+    from failcode._build import clean_text  # noqa: PLC0415 - the factory module, loaded anyway
+
+    problem, title = _validation_problem(exc, text)
+    return RejectedAction(action=clean_text(title or surface, 120),
+                          reason=clean_text(problem, 300) or "invalid arguments",
+                          context=FrozenDict(context) if context else FrozenDict())
+
+
 def _provider_for_surface(surface: str) -> str:
     if surface.startswith("llm."):
         slug = surface.split(".")[1]
@@ -730,6 +768,27 @@ def _os_params(code: FC, exc: BaseException | None, text: str) -> dict[str, Scal
     return {}
 
 
+_SPAWNERS: Final = ("subprocess", "asyncio.base_subprocess", "asyncio.unix_events",
+                    "asyncio.windows_events", "multiprocessing.popen_fork", "os")
+
+
+def _missing_program(exc: BaseException | None, last_frame: Any) -> str | None:
+    """The program's name when a FileNotFoundError was raised by the process-spawning machinery
+    for the program itself (``subprocess.run(["cargo", ...])`` with no cargo), else None: a
+    missing data file stays a missing file."""
+    if exc is None or last_frame is None:
+        return None
+    module = last_frame.f_globals.get("__name__", "")
+    if not (isinstance(module, str) and module.startswith(_SPAWNERS)):
+        return None
+    filename = _attr(exc, "filename")
+    if isinstance(filename, bytes):
+        filename = filename.decode("utf-8", "replace")
+    if not isinstance(filename, str) or not filename:
+        return None
+    return filename.rstrip("/").rsplit("/", 1)[-1][:200] or None
+
+
 def _operation(family: str, last_frame: Any, type_name: str) -> str:
     if last_frame is not None:
         with contextlib.suppress(Exception):
@@ -803,6 +862,12 @@ def _plan(  # noqa: PLR0917, PLR0915 - one branch per rule action, the table in 
         code = rule.code or FC.SYS_UNKNOWN
         slug, provider = _provider_of(family, exc, None, surface)
         metadata = {"rule": f"type:{code.spec.slug}"}
+        if code is FC.OS_FILE_NOT_FOUND:
+            program = _missing_program(exc, last_frame)
+            if program is not None:
+                return _Plan(3, FC.CMD_NOT_FOUND, {"program": program},
+                             {"rule": "type:command-not-found", "errno": errno_mod.ENOENT},
+                             None)
         if code.name.startswith("OS_"):
             err = _attr(exc, "errno")
             if type(err) is int:
@@ -813,11 +878,11 @@ def _plan(  # noqa: PLR0917, PLR0915 - one branch per rule action, the table in 
         return _Plan(3, code, _provider_params(code, provider, None), metadata,
                      f"llm.{slug}" if slug else None)
     if action == "module":
-        name = _attr(exc, "name") if exc is not None else None
-        if not isinstance(name, str) or not name:
+        found = _attr(exc, "name") if exc is not None else None
+        if not isinstance(found, str) or not found:
             match = _MODULE_RE.search(text[:_MAX_TEXT])
-            name = match.group(1) if match else None
-        return _Plan(3, FC.CMD_MISSING_MODULE, {"module": name} if name else {},
+            found = match.group(1) if match else None
+        return _Plan(3, FC.CMD_MISSING_MODULE, {"module": found} if found else {},
                      {"rule": "type:module"}, None)
     if action == "validation":
         problem, title = _validation_problem(exc, text)
@@ -1011,6 +1076,8 @@ def classify(
     Returns:
         A Failure per the module's table; :class:`~failcode.Cancelled` for
         ``KeyboardInterrupt`` and ``asyncio.CancelledError``; a
+        :class:`~failcode.RejectedAction` for a pydantic ValidationError on a tool-argument
+        surface (the model proposed invalid arguments: fed back to it, not an error); a
         :class:`~failcode.FailureError`'s own Failure (``context`` merged in).
 
     Never raises: anything unexpected degrades to ``FC.SYS_UNKNOWN`` (with
@@ -1047,6 +1114,8 @@ def _classify(
     cwd = _cwd()
     location, last_frame = _tb_location(exc.__traceback__, cwd)
     text = _safe_str(exc)
+    if rule.action == "validation" and surface is not None and is_tool_argument_surface(surface):
+        return _rejected(exc, text, surface, context)
     if rule.action == "unknown" and _duck_status(exc):
         rule = _HTTP
     best = _plan(rule, family, exc, _type_name(cls), text, surface, last_frame)
@@ -1096,7 +1165,7 @@ def classify_text(
     *,
     traceback: str | None = None,
     surface: str | None = None,
-) -> Failure | Cancelled:
+) -> Failure | Cancelled | RejectedAction:
     """Classify an exception known only as text: a log line, a transcript, a service request.
 
     Uses the same rule table as :func:`classify`, by type name (``openai.RateLimitError``,
@@ -1112,7 +1181,8 @@ def classify_text(
 
     Returns:
         A Failure; a :class:`~failcode.Cancelled` for ``KeyboardInterrupt`` /
-        ``CancelledError`` text. Never raises.
+        ``CancelledError`` text; a :class:`~failcode.RejectedAction` for a validation error
+        of tool arguments (as :func:`classify`). Never raises.
     """
     clean_surface = _clean_surface(surface)
     try:
@@ -1128,6 +1198,9 @@ def classify_text(
         if rule.action == "cancel":
             return Cancelled(reason=text.strip()[:300] or name,
                              signal=2 if name.endswith("KeyboardInterrupt") else None)
+        if (rule.action == "validation" and clean_surface is not None
+                and is_tool_argument_surface(clean_surface)):
+            return _rejected(None, text, clean_surface, None)
         if rule.action == "unknown" and clean_surface and is_provider_surface(clean_surface) \
                 and status_from_text(text) is not None:
             rule = _HTTP

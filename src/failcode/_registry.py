@@ -147,7 +147,7 @@ class CodeSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     optional: tuple[str, ...] = ()
     """Params a caller may leave out (unknown provider, model, path...). A template that uses
     one has a variant for each set of them that can be missing, in ``variants``."""
-    variants: Mapping[str, str] = msgspec.field(default_factory=FrozenDict)
+    variants: Mapping[str, str] = msgspec.field(default_factory=dict)
     """``"<field>.without.<name>[.<name>...]"`` (names sorted) -> the template used when those
     optional params are missing, e.g. ``"message.without.provider"``: a whole sentence of its
     own, never the main template with a hole in it."""
