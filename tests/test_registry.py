@@ -140,7 +140,7 @@ def test_factory_redacts_and_bounds_params() -> None:
     assert token not in record.message
     assert "\n" not in record.message
     assert len(record.message) <= 300
-    assert record.message.endswith("….")
+    assert record.message.endswith("… does not exist.")
 
 
 def test_factory_records_cause_chain() -> None:

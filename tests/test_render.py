@@ -90,8 +90,8 @@ def test_rich_form_renders_the_same_text() -> None:
     console = Console(width=200, record=True, color_system=None)
     console.print(render_rich(AUTH))
     out = console.export_text()
-    assert "error [FC-PROV-001]: OpenAI rejected the API credentials." in out
-    assert "Check the OpenAI API key" in out
+    assert "error [FC-PROV-001]: The API credentials for OpenAI were rejected." in out
+    assert "Check the API key for OpenAI" in out
 
 
 def test_developer_detail_has_chain_traceback_and_signature() -> None:

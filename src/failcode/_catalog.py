@@ -447,7 +447,7 @@ class FC(CodeEnum):
         code="FC-CFG-004", slug="config-broken-toml", kind=_K.PROJECT_ERROR,
         category=_C.USER, error_class="broken_toml", retryability=_R.RETRYABLE_AFTER_CHANGE,
         severity=_S.FATAL,
-        message="In {file} line {line}, the TOML is not valid: {problem}.",
+        message="In {file} line {line}, the file is not valid TOML: {problem}.",
         remedy="Fix the TOML syntax of {file} at line {line} ({problem}).",
         impact="No setting of the file can be read, so none is applied.",
         example="An array missing its closing bracket.",
