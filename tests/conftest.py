@@ -65,3 +65,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section("skipped under CI=true (a failure: the set-up must provide it)")
         for nodeid in _skipped:
             terminalreporter.line(nodeid)
+
+
+DEEP_EXAMPLES = int(os.environ.get("FAILCODE_DEEP_EXAMPLES", "2000"))
+"""Examples of a property test marked ``deep``: CI runs those in their own job
+(``pytest -m deep``), so a property sees far more than the default budget."""

@@ -214,6 +214,20 @@ def test_signature_differs_for_different_undefined_references(tmp_path: Path) ->
     assert len(signatures) == 2
 
 
+def test_undefined_reference_with_debug_info_names_the_repo_relative_source(
+        tmp_path: Path) -> None:
+    """ld naming the referencing source by absolute path and line (gcc -g, source given as an
+    absolute path) gives its location relative to the command's directory, without the line."""
+    root = write(tmp_path / "proj", {"src/main.c": "void f(void);\nint main(void) {\n"
+                                                   "  f();\n  return 0;\n}\n"})
+    compiled = run([tool("gcc"), "-g", "-c", str(root / "src" / "main.c"), "-o", "main.o"], root)
+    assert compiled.returncode == 0, compiled.stderr
+    linked = run([tool("gcc"), "main.o", "-o", "app"], root)
+    assert f"{root}/src/main.c:3: undefined reference".encode() in linked.stderr
+    failure = linked.failure("build")
+    assert (failure.error_class, failure.location) == ("undefined_reference", "src/main.c")
+
+
 # -- Rust: rustc and cargo ---------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def rust_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import string
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from msgspec.structs import force_setattr
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from failcode.record._axes import Retryability, Severity
     from failcode.record._failure import EntityRef
 
-__all__ = ["build_failure", "cause_chain", "clean_text", "template_fields"]
+__all__ = ["build_failure", "cause_chain", "clean_text", "render_template", "template_fields"]
 
 MAX_CAUSE_MESSAGE_CHARS: Final = 500
 MAX_DETAIL_CHARS: Final = 4000
@@ -90,7 +90,7 @@ def _clean_params(spec: CodeSpec, params: Mapping[str, Scalar]) -> FrozenDict:
 
 def _render(spec: CodeSpec, template_name: str, template: str, params: Mapping[str, Scalar]) -> str:
     try:
-        return template.format_map(params)
+        return render_template(spec.template(template_name, params) or template, params)
     except KeyError as exc:
         needed = ", ".join(template_fields(template))
         msg = (f"{spec.code} {template_name} template needs params {needed}; "
@@ -268,8 +268,8 @@ def _build_full(  # noqa: PLR0917 - build_failure's arguments, in its order
 
 
 def clean_detail(detail: str | None) -> str | None:
-    """Redact a detail text and bound it (lines kept; a cut is marked)."""
-    if not detail:
+    """Redact a detail text and bound it (lines kept; a cut is marked); blank text is None."""
+    if not detail or not detail.strip():
         return None
     text = redact(detail[: MAX_DETAIL_CHARS * 2])
     if len(text) > MAX_DETAIL_CHARS:
@@ -293,3 +293,12 @@ def template_fields(template: str) -> tuple[str, ...]:
         if name not in names:
             names.append(name)
     return tuple(names)
+
+
+def render_template(template: str, params: Mapping[str, Any]) -> str:
+    """``template`` rendered with ``params``. A text param that ends the sentence with its own
+    mark (``did you mean x?``, ``disk full.``) keeps it, and the template's period is dropped."""
+    text = template.format_map(params)
+    if text.endswith(("..", "?.", "!.")) and not text.endswith("..."):
+        text = text[:-1]
+    return text

@@ -32,6 +32,7 @@ import hashlib
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from failcode.record._axes import Kind
+from failcode.record._failure import expect_failure
 from failcode.signature._normalize import NORMALIZE_VERSION, normalize_message, normalize_redacted
 
 if TYPE_CHECKING:
@@ -48,8 +49,11 @@ __all__ = [
     "sign",
 ]
 
-SIGNATURE_VERSION: Final = f"sig1.{NORMALIZE_VERSION}"
-"""Version id of the signature algorithm, including the normalization rules' version."""
+SIGNATURE_VERSION: Final = f"sig2.{NORMALIZE_VERSION}"
+"""Version id of the signature algorithm, including the normalization rules' version.
+
+sig2: an unclassified failure (FC-SYS-001) signs its exception's normalized message, through
+the message it now carries, so two different errors of one type are two signatures."""
 
 _BLOCKER_KINDS = frozenset({Kind.ARCHITECTURE_ERROR, Kind.POLICY_ERROR})
 
@@ -223,7 +227,11 @@ def explain_signature(failure: Failure) -> Signature:
 
     The returned ``value`` equals ``failure.signature`` when the record was signed by this
     version of the algorithm (``failure.signature_version == SIGNATURE_VERSION``).
+
+    Raises:
+        TypeError: ``failure`` is not a Failure.
     """
+    expect_failure(failure, "explain_signature")
     return sign(failure.kind, failure.surface, failure.error_class, failure.location,
                 message=failure.message, status=_metadata_status(failure),
                 diagnostic=failure.metadata.get("diagnostic"),
