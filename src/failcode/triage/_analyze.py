@@ -121,8 +121,10 @@ def _segment_purpose(words: list[str]) -> str | None:
     if program in _LINT:
         return "static_analysis"
     if program == "git":
-        sub = next((a for a in args if not a.startswith("-")), None)
-        return "merge" if sub in _MERGE else None
+        rest = list(args)
+        while rest and rest[0].startswith("-"):  # git -C dir -c key=value merge ...
+            rest = rest[2:] if rest[0] in {"-C", "-c"} else rest[1:]
+        return "merge" if rest and rest[0] in _MERGE else None
     if program in _SUBCOMMANDS:
         sub = next((a for a in args if not a.startswith("-")), None)
         return _SUBCOMMANDS[program].get(sub or "")
@@ -363,10 +365,17 @@ _BY_CODE: Final = {"FC-DATA-002": "DATA_UNKNOWN_FORMAT", "FC-DATA-003": "DATA_MA
                    "FC-DATA-004": "DATA_EMPTY_INPUT", "FC-DATA-005": "DATA_UNREADABLE_INPUT"}
 
 
-def expand(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[Path, str]]:
-    """Files to triage: each path, directories walked in sorted order (hidden names skipped)."""
+def expand(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]],
+           ) -> list[tuple[Path, str]]:
+    """Files to triage: each path, directories walked in sorted order (hidden names skipped).
+
+    A ``(path, label)`` pair names a file in reports by ``label`` instead of its path.
+    """
     out: list[tuple[Path, str]] = []
     for raw in paths:
+        if isinstance(raw, tuple):
+            out.append(raw)
+            continue
         path = Path(raw)
         if path.is_dir():
             for root, dirs, files in os.walk(path):
@@ -378,12 +387,12 @@ def expand(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[Path, str]]:
     return out
 
 
-def triage(paths: Iterable[str | os.PathLike[str]], *,
+def triage(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
            progress: Callable[[int], None] | None = None) -> TriageResult:
     """Triage files and directories; see the module docstring for the rules.
 
     Args:
-        paths: files or directories (walked recursively).
+        paths: files or directories (walked recursively), or ``(path, label)`` pairs.
         progress: called with the number of bytes read, as reading goes.
 
     Returns:

@@ -34,7 +34,7 @@ def triage_command(paths: tuple[Path, ...], as_json: bool, html_file: Path | Non
         sample_paths,
     )
 
-    inputs = list(paths) if paths else sample_paths()
+    inputs: list[Path | tuple[Path, str]] = list(paths) if paths else list(sample_paths())
     total = sum(_size(path) for path, _ in expand(inputs))
     with Progress(total, enabled=sys.stderr.isatty() and not as_json) as progress:
         result = triage(inputs, progress=progress.advance)

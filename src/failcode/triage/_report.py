@@ -15,10 +15,11 @@ if TYPE_CHECKING:
 __all__ = ["Progress", "render_summary", "sample_paths"]
 
 
-def sample_paths() -> list[Path]:
-    """The sessions shipped with failcode (``failcode/triage/data``), for a first look."""
+def sample_paths() -> list[tuple[Path, str]]:
+    """The sessions shipped with failcode (``failcode/triage/data``), labelled
+    ``sample/<name>``, for a first look."""
     root = resources.files("failcode.triage") / "data"
-    return sorted(Path(str(item)) for item in root.iterdir()
+    return sorted((Path(str(item)), f"sample/{item.name}") for item in root.iterdir()
                   if item.is_file() and not item.name.startswith((".", "_")))
 
 
