@@ -109,7 +109,8 @@ def _segment_purpose(words: list[str]) -> str | None:
             program, args = args[1], args[2:]
         elif args:
             script = os.path.basename(args[0])
-            if script in {"runtests.py", "run_tests.py"} or script.startswith("test_"):
+            # a script the agent wrote (``python test_bug.py``) is not a test runner
+            if script in {"runtests.py", "run_tests.py"}:
                 return "test"
             if script == "manage.py" and "test" in args[1:2]:
                 return "test"

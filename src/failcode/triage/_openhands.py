@@ -23,7 +23,9 @@ Rules (about the format and the tool):
 - ``llm_completions``: one model call per file holding the whole conversation so far; a step
   is one ``tool`` message; ``execute_bash`` results end in ``[Command finished with exit code
   N]``. The session is named after the folder holding the file (OpenHands writes one folder per
-  instance); the call is not the last word, so the end is unknown.
+  instance); the call is not the last word, so the end is unknown. A bash result echoes the
+  command first and ends with notes (``[Python Interpreter: ...]``, the shell prompt, the exit
+  code): they are not the command's output.
 - ``infer_logs``: the harness's log. A session runs from one "for instance X" line to the
   next instance's. Each attempt the harness makes is a step; an attempt ends at the banner
   ``[The above error occurred. Retrying... (attempt k of N)]``. An attempt's ``ERROR`` lines,
@@ -304,6 +306,19 @@ def _tool_commands(calls: Iterable[object]) -> dict[str, tuple[str, str]]:
     return out
 
 
+_NOTES: Final = re.compile(r"^\[(?:Python Interpreter: [^\]]*|Command finished with exit code -?\d+"
+                           r"|The command .*)\]$|^\S*@\S+:\S* #\s*$")
+
+
+def _bash_output(content: str, command: str) -> str:
+    """The command's own output: OpenHands echoes the command first and appends notes
+    (the interpreter, the exit code, the shell prompt)."""
+    text = content.replace("\r\n", "\n")
+    if command and text.startswith(command):
+        text = text[len(command):]
+    return "\n".join(line for line in text.split("\n") if not _NOTES.match(line.strip()))
+
+
 def _tool_result(step: int, call: tuple[str, str], content: str) -> Event | None:
     name, command = call
     if content.startswith("ERROR:"):
@@ -311,9 +326,10 @@ def _tool_result(step: int, call: tuple[str, str], content: str) -> Event | None
     found = _EXIT.search(content[-400:])
     if found is not None:
         code = int(found.group(1))
+        output = _bash_output(content, command)
         if code == -1:
-            return Command(step, command, -1, content, running=True)
-        return Command(step, command, code, content)
+            return Command(step, command, -1, output, running=True)
+        return Command(step, command, code, output)
     if name == "execute_ipython_cell" or "Traceback (most recent call last)" in content:
         if "Traceback (most recent call last)" in content:
             return Command(step, command or name, 1, content)

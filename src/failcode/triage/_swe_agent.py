@@ -8,7 +8,7 @@ Rules (about the format and the tool):
   the file's stem. Each entry of ``trajectory`` is one step, numbered from 0.
 - SWE-agent records no exit status. A step's command failed when its observation shows what
   a shell shows for a failure: a Python traceback, ``command not found`` (exit 127), a
-  program's ``No such file or directory`` / ``cannot open``, a pytest summary with failures,
+  program's ``No such file (or directory)`` / ``cannot open``, a pytest summary with failures,
   or compiler ``error:`` lines; the reader then passes exit status 1 (127 for a missing
   program) with the observation as output.
 - A probe (``grep``, ``find``, ``rg``, ``ls``, ``test``, ``which``) whose observation is empty
@@ -58,7 +58,7 @@ _EDIT_LINT: Final = "Your proposed edit has introduced new syntax error"
 _NOT_FOUND: Final = re.compile(r"(?m)^(?:bash: (?:line \d+: )?)?(\S+): command not found$")
 _SHELL_FAILURE: Final = re.compile(
     r"(?m)^(?:\S+: )?(?:cannot (?:open|access|stat)|can't open) .{0,300}"
-    r"|^\S+: .{0,300}(?:No such file or directory|Permission denied|not a directory)\s*$"
+    r"|^\S+: .{0,300}(?:No such file(?: or directory)?|Permission denied|not a directory)\s*$"
     r"|^(?:=+ )?.{0,80}\b\d+ (?:failed|errors?)\b.{0,80}(?: in [\d.]+s)?(?: =+)?$"
     r"|^\S+?:\d+(?::\d+)?: (?:fatal )?error: "
     r"|^(?:error|fatal)(?:\[E\d+\])?: ")
