@@ -21,10 +21,9 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import interleaved  # noqa: E402
-
-from failcode.triage import triage  # noqa: E402
-from failcode.triage._analyze import triage_file  # noqa: E402
+from _timing import interleaved
+from failcode.triage import triage
+from failcode.triage._analyze import triage_file
 
 DATA = Path(__file__).parents[1] / ".." / "shared" / "data" / "agent-sessions"
 
@@ -63,11 +62,11 @@ def _big(path: Path, target: int = 100 * 1024 * 1024) -> int:
     """A mini-swe-agent trajectory of real-looking steps: passes, failures and probes."""
     steps = [("ls -la", 0, "total 8\n" + "drwxr-xr-x 2 u u 4096 a\n" * 20),
              ("python -m pytest tests/test_x.py -q", 1,
-              "F.\n=== FAILURES ===\nE   assert 1 == 2\ntests/test_x.py:3: AssertionError\n"
-              "1 failed, 1 passed in 0.02s\n"),
+              ("F.\n=== FAILURES ===\nE   assert 1 == 2\ntests/test_x.py:3: AssertionError\n"
+              "1 failed, 1 passed in 0.02s\n")),
              ("grep -rn absent src", 1, ""),
-             ("gcc -o app main.c", 1, "main.c:3:5: error: 'count' undeclared (first use in "
-                                      "this function)\n")]
+             ("gcc -o app main.c", 1, ("main.c:3:5: error: 'count' undeclared (first use in "
+                                      "this function)\n"))]
     with path.open("w") as out:
         out.write('{"info": {"exit_status": "Submitted", "mini_version": "bench"}, "messages": [')
         size, index = 0, 0

@@ -49,15 +49,16 @@ SESSIONS: list[tuple[str, dict[str, str], list[str | tuple[str, dict[str, str]]]
             "calc.py": "def add(a, b):\n    return a + b\n"}),
     ]),
     ("git-merge-conflict", {"notes.txt": "base\n"}, [
-        "git init -q -b main . && git add -A && git -c user.name=a -c user.email=a@x commit -qm base",
-        "git checkout -q -b feature && echo feature > notes.txt && "
-        "git -c user.name=a -c user.email=a@x commit -qam feature",
-        "git checkout -q main && echo main > notes.txt && "
-        "git -c user.name=a -c user.email=a@x commit -qam main",
+        ("git init -q -b main . && git add -A && "
+        "git -c user.name=a -c user.email=a@x commit -qm base"),
+        ("git checkout -q -b feature && echo feature > notes.txt && "
+        "git -c user.name=a -c user.email=a@x commit -qam feature"),
+        ("git checkout -q main && echo main > notes.txt && "
+        "git -c user.name=a -c user.email=a@x commit -qam main"),
         "git -c user.name=a -c user.email=a@x merge feature",  # conflict
         "test -f MERGE_DONE",                                  # probe: absent
-        "git checkout --theirs notes.txt && git add notes.txt && "
-        "git -c user.name=a -c user.email=a@x commit -qm merged",
+        ("git checkout --theirs notes.txt && git add notes.txt && "
+        "git -c user.name=a -c user.email=a@x commit -qm merged"),
         "cat missing-file.txt",                                # a plain command failure
     ]),
 ]

@@ -112,7 +112,7 @@ class AiderReader:
             yield from self._close_step(session)
             yield SessionEnd(session.step + 1, "unknown", session.name)
 
-    def _line(self, session: _Session, line: str) -> Iterator[Event]:  # noqa: PLR0912
+    def _line(self, session: _Session, line: str) -> Iterator[Event]:
         if line.startswith("#### "):
             yield from self._close_step(session)
             session.step += 1
@@ -152,7 +152,7 @@ class AiderReader:
             if other is not None:
                 yield from self._flush_provider(session)
                 split = split_exception(other.group("rest"))
-                type_name, message = split if split else ("AiderError", other.group("rest"))
+                type_name, message = split or ("AiderError", other.group("rest"))
                 yield ErrorText(session.at(), "agent", type_name, message,
                                 evidence=body[:200], timestamp=session.stamp)
                 return

@@ -17,18 +17,17 @@ Rules (about failures, whatever the format):
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Final
 
 from failcode import (
     FC,
-
     Failure,
     Kind,
-    NoMatch,
     RejectedAction,
     classify_text,
     from_command,
@@ -73,7 +72,7 @@ _LINT: Final = frozenset({
     "pycodestyle", "black", "isort", "clippy-driver", "golangci-lint", "tslint", "stylelint",
 })  # fmt: skip
 _MERGE: Final = frozenset({"merge", "rebase", "cherry-pick", "pull", "am", "revert"})
-_SUBCOMMANDS: Final = {
+_SUBCOMMANDS: Final[dict[str, dict[str, str | None]]] = {
     "cargo": {"test": "test", "build": "build", "check": "build", "run": "build",
               "clippy": "static_analysis"},
     "go": {"test": "test", "build": "build", "vet": "static_analysis"},
@@ -94,7 +93,7 @@ def _words(segment: str) -> list[str]:
 
 
 def _segment_purpose(words: list[str]) -> str | None:
-    while words and ("=" in words[0] and not words[0].startswith("=") or
+    while words and (("=" in words[0] and not words[0].startswith("=")) or
                      words[0] in _WRAPPERS or words[0] in {"run", "-m"} or
                      (words[0].startswith("-") and len(words) > 1)):
         words = words[1:]
@@ -102,13 +101,13 @@ def _segment_purpose(words: list[str]) -> str | None:
             words = words[1:]
     if not words:
         return None
-    program = os.path.basename(words[0])
+    program = PurePosixPath(words[0]).name
     args = words[1:]
     if re.match(r"^python\d*(?:\.\d+)?$", program):
         if len(args) >= 2 and args[0] == "-m":
             program, args = args[1], args[2:]
         elif args:
-            script = os.path.basename(args[0])
+            script = PurePosixPath(args[0]).name
             # a script the agent wrote (``python test_bug.py``) is not a test runner
             if script in {"runtests.py", "run_tests.py"}:
                 return "test"
@@ -187,7 +186,7 @@ class _Session:
         self.failures: dict[tuple[int | None, str], FailureEntry] = {}
         self.outcomes: list[OutcomeEntry] = []
 
-    def add_failure(self, step: int | None, source: str, evidence: str, failure: Failure,
+    def add_failure(self, step: int | None, source: str, evidence: str, failure: Failure, *,
                     repeats: int, timestamp: float | None) -> FailureEntry:
         key = (step, failure.signature)
         entry = self.failures.get(key)
@@ -204,7 +203,8 @@ class _Session:
         evidence = _evidence(event.command or "(no command)")
         if event.source == "harness":
             failure = _harness(ErrorText(event.step, "harness", "HarnessError", event.output))
-            self.add_failure(event.step, "harness", evidence, failure, 1, event.timestamp)
+            self.add_failure(event.step, "harness", evidence, failure, repeats=1,
+                             timestamp=event.timestamp)
             return
         purpose = event.purpose or infer_purpose(event.command)
         result = from_command(event.command or "sh", event.exit_code, event.output,
@@ -212,7 +212,8 @@ class _Session:
         if result is None:
             return
         if isinstance(result, Failure):
-            self.add_failure(event.step, event.source, evidence, result, 1, event.timestamp)
+            self.add_failure(event.step, event.source, evidence, result, repeats=1,
+                             timestamp=event.timestamp)
         else:
             self.outcomes.append(OutcomeEntry(event.step, event.source, evidence, result))
 
@@ -222,7 +223,7 @@ class _Session:
             return None
         evidence = event.evidence or f"{event.type_name}: {first_line(event.message)}"
         entry = self.add_failure(event.step, event.source, redact(evidence)[:EVIDENCE_CHARS],
-                                 failure, event.repeats, event.timestamp)
+                                 failure, repeats=event.repeats, timestamp=event.timestamp)
         return entry.failure
 
     def end(self, event: SessionEnd, path: str, fmt: str, default: str) -> SessionResult:
@@ -232,10 +233,7 @@ class _Session:
             if failure is not None:
                 same = [e for e in self.failures.values()
                         if e.failure.signature == failure.signature]
-                if same:
-                    ended = same[-1].failure
-                else:
-                    ended = self.error(event.error)
+                ended = same[-1].failure if same else self.error(event.error)
         failures = sorted(self.failures.values(),
                           key=lambda e: (e.step is None, e.step or 0))
         return SessionResult(event.name or self.name or default, path, fmt, event.steps,
@@ -250,7 +248,7 @@ def _loops(failures: Iterable[FailureEntry]) -> list[Loop]:
     loops = []
     for signature, found in steps.items():
         ordered = sorted(set(found))
-        consecutive = any(b - a == 1 for a, b in zip(ordered, ordered[1:], strict=False))
+        consecutive = any(b - a == 1 for a, b in itertools.pairwise(ordered))
         if len(ordered) >= 3 or consecutive:
             loops.append(Loop(signature, tuple(ordered)))
     return sorted(loops, key=lambda loop: loop.steps[0])
@@ -303,24 +301,24 @@ def triage_file(path: Path, label: str, *, progress: Callable[[int], None] | Non
             if not head.strip():
                 code, problem = ("FC-DATA-004", "") if not head else (
                     "FC-DATA-002", "only white space")
-                return _failed(label, None, code, problem, size), sessions
+                return _failed(label, None, code, problem, size=size), sessions
             if _is_binary(head):
                 return _failed(label, None, "FC-DATA-002", "binary data, not a session log",
-                               size), sessions
+                               size=size), sessions
             reader = detect(head)
             if reader is None:
                 problem = "no reader recognises its content; supported: " + ", ".join(FORMATS)
-                return _failed(label, None, "FC-DATA-002", problem, size), sessions
+                return _failed(label, None, "FC-DATA-002", problem, size=size), sessions
             try:
                 _read(reader.read(_Counting(raw, progress, head), label),  # type: ignore[arg-type]
                       label, reader.name, sessions)
             except InputError as exc:
-                return _failed(label, reader.name, exc.code, exc.problem, size,
-                               len(sessions)), sessions
+                return _failed(label, reader.name, exc.code, exc.problem, size=size,
+                               sessions=len(sessions)), sessions
             return InputResult(label, reader.name, len(sessions), size=size), sessions
     except OSError as exc:
         problem = exc.strerror or type(exc).__name__
-        return _failed(label, None, "FC-DATA-005", problem.lower(), 0), sessions
+        return _failed(label, None, "FC-DATA-005", problem.lower(), size=0), sessions
 
 
 def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult]) -> None:
@@ -355,7 +353,7 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult])
         raise
 
 
-def _failed(label: str, fmt: str | None, code: str, problem: str, size: int,
+def _failed(label: str, fmt: str | None, code: str, problem: str, *, size: int,
             sessions: int = 0) -> InputResult:
     failure = FC[_BY_CODE[code]].failure(surface="triage.input",
                                          params={"path": label[:200], "problem": problem[:200]})

@@ -32,7 +32,7 @@ from failcode.triage._events import (
     SessionStart,
 )
 from failcode.triage._lines import lines
-from failcode.triage._text import first_line
+from failcode.triage._text import as_dict, as_str, first_line
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -51,7 +51,7 @@ _API_ERROR: Final = re.compile(r"API Error:?\s*(?:(\d{3})\s*)?(.*)", re.DOTALL)
 def _stamp(value: object) -> float | None:
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+            return datetime.fromisoformat(value).timestamp()
         except ValueError:
             return None
     return None
@@ -103,7 +103,7 @@ class ClaudeCodeReader:
                 started = True
                 yield SessionStart(None)
             stamp = _stamp(entry.get("timestamp"))
-            message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+            message = as_dict(entry.get("message"))
             content = message.get("content")
             if entry.get("type") == "assistant":
                 if entry.get("isApiErrorMessage"):
@@ -137,8 +137,7 @@ class ClaudeCodeReader:
         refusal = _REFUSAL.search(text)
         if refusal is not None:
             return Rejected(step, name, first_line(refusal.group(1)), stamp)
-        command = tool_input.get("command") if isinstance(tool_input.get("command"), str) \
-            else ""
+        command = as_str(tool_input.get("command"))
         if name == "Bash" or command:
             found = _EXIT.match(text)
             if found is not None:

@@ -50,8 +50,8 @@ def _bars(title: str, rows: list[tuple[str, int, str]], *, width: int = 680) -> 
     largest = max(value for _, value, _ in rows) or 1
     label_w, bar_w, row_h = 400, width - 460, 20
     height = row_h * len(rows) + 10
-    parts = [f'<svg role="img" aria-label="{escape(title)}" width="{width}" '
-             f'height="{height}" viewBox="0 0 {width} {height}">']
+    parts = [(f'<svg role="img" aria-label="{escape(title)}" width="{width}" '
+             f'height="{height}" viewBox="0 0 {width} {height}">')]
     for index, (label, value, colour) in enumerate(rows):
         y = 5 + index * row_h
         length = max(2, round(bar_w * value / largest))
@@ -78,8 +78,8 @@ def _timeline(result: TriageResult, *, width: int = 520, height: int = 140) -> s
         counts[min(buckets - 1, int((stamp - start) / span * buckets))] += 1
     top = max(counts)
     bar = (width - 40) / buckets
-    parts = [f'<svg role="img" aria-label="{title}" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}">']
+    parts = [(f'<svg role="img" aria-label="{title}" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}">')]
     for index, count in enumerate(counts):
         h = round((height - 30) * count / top)
         parts.append(f'<rect x="{20 + index * bar:.1f}" y="{height - 20 - h}" '
@@ -141,7 +141,7 @@ def render_html(result: TriageResult) -> str:
         f"nothing · {counts.get('rejected_action', 0)} rejected actions (outcomes, not "
         "failures)</p>"
         '<div class="grid">'
-        + _bars("Blame: category × kind", blame) + _bars("Top signatures", signatures)
+        + _bars("Blame: category x kind", blame) + _bars("Top signatures", signatures)
         + _bars("Loops per session", loops) + _timeline(result) + "</div>"
         + f"<h2>Inputs</h2><table><tr><th>input</th><th>format</th><th>sessions</th>"
         f"<th>error</th></tr>{inputs}</table>"

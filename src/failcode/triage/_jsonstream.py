@@ -124,7 +124,7 @@ class JsonStream:
 
     def _error(self, exc: json.JSONDecodeError) -> InputError:
         at = self._consumed + exc.pos
-        if self._eof and exc.pos >= len(self._buf) - 2 or exc.msg.startswith("Unterminated"):
+        if (self._eof and exc.pos >= len(self._buf) - 2) or exc.msg.startswith("Unterminated"):
             return InputError(_MALFORMED, f"the JSON ends early at character {at} (truncated?)")
         return InputError(_MALFORMED, f"invalid JSON at character {at}: {exc.msg}")
 
@@ -135,14 +135,14 @@ class JsonStream:
             for _ in self.items():
                 pass
         elif char == "{":
-            for _ in self.keys():
+            for _ in self.members():
                 self.skip()
         else:
             self.value()
 
-    def keys(self) -> Iterator[str]:
+    def members(self) -> Iterator[str]:
         """Walk an object: yield each key; the caller consumes its value (``value``,
-        ``items``, ``keys`` or ``skip``) before asking for the next key."""
+        ``items``, ``members`` or ``skip``) before asking for the next key."""
         self._expect("{", "'{'")
         if self._peek() == "}":
             self._pos += 1

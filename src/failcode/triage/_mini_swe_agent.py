@@ -37,7 +37,7 @@ from failcode.triage._events import (
     SessionStart,
 )
 from failcode.triage._jsonstream import JsonStream
-from failcode.triage._text import exception_line, split_exception
+from failcode.triage._text import as_dict, exception_line, split_exception
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -76,7 +76,7 @@ def session_end_error(status: str, exception_str: str, traceback: str | None) ->
         type_name, message, _ = found
     else:
         split = split_exception(exception_str.split("\n", 1)[0])
-        type_name, message = split if split else (status, exception_str)
+        type_name, message = split or (status, exception_str)
     if not message:
         message = exception_str
     text = f"{type_name} {message} {(traceback or '')[-4000:]}"
@@ -105,7 +105,7 @@ class MiniSweAgentReader:
         steps = 0
         exit_message: dict[str, Any] | None = None
         yield SessionStart()
-        for key in doc.keys():
+        for key in doc.members():
             if key == "info":
                 value = doc.value()
                 info = value if isinstance(value, dict) else {}
@@ -166,7 +166,7 @@ class MiniSweAgentReader:
     @staticmethod
     def _step(step: int, command: str, message: dict[str, Any]) -> Command:
         content = _text(message.get("content"))
-        extra = message.get("extra") if isinstance(message.get("extra"), dict) else {}
+        extra = as_dict(message.get("extra"))
         code = extra.get("returncode")
         if type(code) is not int:
             found = _RETURNCODE.search(content[:4096])

@@ -52,7 +52,14 @@ from failcode.triage._events import (
 from failcode.triage._jsonstream import JsonStream
 from failcode.triage._lines import lines
 from failcode.triage._swe_agent import shell_failed
-from failcode.triage._text import TRACEBACK_START, exception_line, first_line, split_exception
+from failcode.triage._text import (
+    TRACEBACK_START,
+    as_dict,
+    as_str,
+    exception_line,
+    first_line,
+    split_exception,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -63,7 +70,8 @@ __all__ = ["OpenHandsReader"]
 _NOT_STEPS: Final = frozenset({"null", "recall", "agent_state_changed", "agent_condensation"})
 _LOG_LINE: Final = re.compile(
     r"^(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(?P<ms>\d{3}) - (?P<level>[A-Z]+) - (?P<msg>.*)$")
-_INSTANCE: Final = re.compile(r"for instance (?P<name>[\w.\-]+)|^Error in instance \[(?P<err>[^\]]+)\]")
+_INSTANCE: Final = re.compile(
+    r"for instance (?P<name>[\w.\-]+)|^Error in instance \[(?P<err>[^\]]+)\]")
 _RETRY: Final = re.compile(r"Retrying\.\.\. \(attempt (\d+) of (\d+)\)")
 _EXIT: Final = re.compile(r"\[Command finished with exit code (-?\d+)\]")
 _RUNTIME_ID: Final = re.compile(r"^\[runtime [^\]]*\]\s*")
@@ -93,11 +101,11 @@ def _record_end(steps: int, name: str | None, error: object, finished: bool) -> 
     if isinstance(error, str) and error.strip():
         text = error.strip()
         split = split_exception(text.split("\n", 1)[0])
-        type_name, message = split if split else ("Error", text)
+        type_name, message = split or ("Error", text)
         if "maximum iteration" in text or "max iteration" in text:
             failure = ErrorText(None, "agent", type_name, message, limit="iteration")
             return SessionEnd(steps, "limit", name, failure)
-        if "budget" in text.lower() or "cost" in text.lower() and "exceed" in text.lower():
+        if "budget" in text.lower() or ("cost" in text.lower() and "exceed" in text.lower()):
             failure = ErrorText(None, "agent", type_name, message, limit="cost")
             return SessionEnd(steps, "limit", name, failure)
         source = _source_of(type_name) if split else "agent"
@@ -118,7 +126,7 @@ class _Stream:
         self.state: str | None = None
         self.commands: dict[object, str] = {}
 
-    def feed(self, event: dict[str, Any]) -> Event | None:  # noqa: PLR0911 - one row each
+    def feed(self, event: dict[str, Any]) -> Event | None:
         action = event.get("action")
         if isinstance(action, str):
             if action == "finish":
@@ -130,7 +138,7 @@ class _Stream:
         kind = event.get("observation")
         if not isinstance(kind, str):
             return None
-        extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
+        extras = as_dict(event.get("extras"))
         if kind == "agent_state_changed":
             state = extras.get("agent_state")
             self.state = state if isinstance(state, str) else self.state
@@ -138,13 +146,12 @@ class _Stream:
             return None
         step = self.steps
         self.steps += 1
-        content = event.get("content") if isinstance(event.get("content"), str) else ""
+        content = as_str(event.get("content"))
         stamp = _stamp(event.get("timestamp"))
         if kind == "run":
-            metadata = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+            metadata = as_dict(extras.get("metadata"))
             code = metadata.get("exit_code", extras.get("exit_code"))
-            command = extras.get("command") if isinstance(extras.get("command"), str) else \
-                self.commands.get(event.get("cause"), "")
+            command = as_str(extras.get("command")) or self.commands.get(event.get("cause"), "")
             code = code if type(code) is int else None
             if code == -1:
                 note = str(metadata.get("suffix", "")) + content[-300:]
@@ -157,7 +164,7 @@ class _Stream:
             return Rejected(step, f"{kind} {extras.get('path', '')}".strip(), reason, stamp)
         if kind == "run_ipython":
             if TRACEBACK_START in content or "Traceback (most recent call last)" in content:
-                code_text = extras.get("code") if isinstance(extras.get("code"), str) else ""
+                code_text = as_str(extras.get("code"))
                 return Command(step, code_text or "ipython", 1, content, stamp)
             return None
         if kind == "error":
@@ -194,7 +201,7 @@ class OpenHandsReader:
 
     def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
         """Dispatch on the shape the first bytes show."""
-        head = stream.peek(65536)[:65536]
+        head: bytes = stream.peek(65536)[:65536]  # type: ignore[attr-defined]
         text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
         if text.startswith(b"["):
             yield from self._events_array(stream, label)
@@ -248,9 +255,9 @@ class OpenHandsReader:
         yield SessionStart(name)
         steps = 0
         stamp: float | None = None
-        for key in doc.keys():
+        for key in doc.members():
             if key == "messages" and doc.peek() == "[":
-                commands: dict[str, str] = {}
+                commands: dict[str, tuple[str, str]] = {}
                 for message in doc.items():
                     if not isinstance(message, dict):
                         continue
@@ -288,7 +295,7 @@ def _tool_commands(calls: Iterable[object]) -> dict[str, tuple[str, str]]:
     for call in calls:
         if not isinstance(call, dict):
             continue
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        function = as_dict(call.get("function"))
         name = str(function.get("name", ""))
         arguments = function.get("arguments")
         parsed: Any = None
@@ -330,13 +337,12 @@ def _tool_result(step: int, call: tuple[str, str], content: str) -> Event | None
         if code == -1:
             return Command(step, command, -1, output, running=True)
         return Command(step, command, code, output)
-    if name == "execute_ipython_cell" or "Traceback (most recent call last)" in content:
-        if "Traceback (most recent call last)" in content:
-            return Command(step, command or name, 1, content)
+    if "Traceback (most recent call last)" in content:  # an IPython cell or a script
+        return Command(step, command or name, 1, content)
     if name == "execute_bash":
-        code = shell_failed(content)
-        if code is not None:
-            return Command(step, command, code, content)
+        failed = shell_failed(content)
+        if failed is not None:
+            return Command(step, command, failed, content)
     return None
 
 

@@ -38,7 +38,7 @@ from failcode.triage._events import (
 )
 from failcode.triage._jsonstream import JsonStream
 from failcode.triage._mini_swe_agent import _stem, session_end_error
-from failcode.triage._text import TRACEBACK_START, first_line
+from failcode.triage._text import TRACEBACK_START, as_str, first_line
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -97,7 +97,7 @@ class SweAgentReader:
         info: dict[str, Any] = {}
         steps = 0
         yield SessionStart()
-        for key in doc.keys():
+        for key in doc.members():
             if key == "info":
                 value = doc.value()
                 info = value if isinstance(value, dict) else {}
@@ -116,8 +116,8 @@ class SweAgentReader:
 
     @staticmethod
     def _step(step: int, entry: dict[str, Any]) -> Event | None:
-        action = entry.get("action") if isinstance(entry.get("action"), str) else ""
-        output = entry.get("observation") if isinstance(entry.get("observation"), str) else ""
+        action = as_str(entry.get("action"))
+        output = as_str(entry.get("observation"))
         program = _program(action)
         text = output.strip()
         if text.startswith(_EDIT_LINT):
@@ -125,8 +125,7 @@ class SweAgentReader:
         if program in _SPECIAL:
             if program in _SPECIAL_SEARCH and text.startswith("No matches found"):
                 return Command(step, action.strip(), 1, "")
-            if text.startswith(("Usage:", "No file open", "Error: ")) or \
-                    text.startswith(f"{program}: "):
+            if text.startswith(("Usage:", "No file open", "Error: ", f"{program}: ")):
                 return Rejected(step, first_line(action), first_line(text))
             return None
         if program in _PROBES and (not text or text.startswith(_NO_OUTPUT)):

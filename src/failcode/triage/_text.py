@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["TRACEBACK_START", "exception_line", "first_line", "split_exception"]
+__all__ = ["TRACEBACK_START", "as_dict", "as_str", "exception_line", "first_line",
+           "split_exception"]
 
 TRACEBACK_START: Final = "Traceback (most recent call last):"
 # ``pkg.mod.ErrorName: message`` or a bare ``pkg.ErrorName`` as the last line of a traceback
@@ -49,3 +50,13 @@ def first_line(text: str, limit: int = 200) -> str:
         if line.strip():
             return line.strip()[:limit]
     return ""
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (logs are not always well formed)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_str(value: object) -> str:
+    """``value`` when it is a string, else ""."""
+    return value if isinstance(value, str) else ""
