@@ -12,8 +12,9 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_LINE", "lines"]
 
-MAX_LINE: Final = 64 * 1024 * 1024
-"""The longest line held at once (bytes): 64 MiB."""
+MAX_LINE: Final = 32 * 1024 * 1024
+"""The longest line held at once (bytes): 32 MiB."""
+_CHUNK: Final = 1024 * 1024
 
 
 def lines(stream: BinaryIO, *, max_line: int = MAX_LINE, strict: bool = True,
@@ -26,14 +27,26 @@ def lines(stream: BinaryIO, *, max_line: int = MAX_LINE, strict: bool = True,
     """
     number = 0
     while True:
-        raw = stream.readline(max_line + 1)
+        raw = stream.readline(_CHUNK)
         if not raw:
             return
         number += 1
-        if len(raw) > max_line:
-            msg = (f"line {number} is longer than {max_line // (1024 * 1024)} MiB; expected "
-                   "text lines")
-            raise InputError("FC-DATA-003", msg)
+        if not raw.endswith(b"\n") and len(raw) == _CHUNK:
+            # a long line: gather it in pieces, so a line that never ends costs at most
+            # max_line bytes (one readline(max_line) would hold it twice while joining)
+            parts, size = [raw], len(raw)
+            while not parts[-1].endswith(b"\n"):
+                piece = stream.readline(_CHUNK)
+                if not piece:
+                    break
+                size += len(piece)
+                if size > max_line:
+                    msg = (f"line {number} is longer than {max_line // (1024 * 1024)} MiB; "
+                           "expected text lines")
+                    raise InputError("FC-DATA-003", msg)
+                parts.append(piece)
+            raw = b"".join(parts)
+            del parts
         try:
             text = raw.decode("utf-8", "strict" if strict else "replace")
         except UnicodeDecodeError as exc:
