@@ -343,7 +343,7 @@ def test_cli_exits_0_when_every_input_is_read(tmp_path: Path) -> None:
 
 
 _BIG_SCRIPT = r"""
-import json, resource, sys
+import json, sys
 from pathlib import Path
 from failcode.triage import triage
 path = Path(sys.argv[1])
@@ -352,7 +352,9 @@ with path.open("wb") as out:
     out.write(head * 2000)
     out.truncate(2 * 1024 ** 3)          # the rest is a hole: 2 GiB of NUL bytes, no newline
 item = triage([path]).inputs[0]
-rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# the peak of this process's own memory (ru_maxrss would carry the forking parent's peak)
+status = Path("/proc/self/status").read_text()
+rss_mib = int(next(l for l in status.splitlines() if l.startswith("VmHWM:")).split()[1]) / 1024
 print(json.dumps({"code": item.error_code, "format": item.format, "rss_mib": rss_mib,
                   "message": item.error_message}))
 """
