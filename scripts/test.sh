@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything the tests need, then run them: the README's test command and CI's.
 # Installs the real tools the command-classification tests run (compilers, git, make, node,
-# TypeScript) when they are missing, installs the package with its test extras into the active
+# TypeScript, Chromium for the HTML report test) when they are missing, installs the package with its test extras into the active
 # Python environment (use a virtual environment), then runs pytest; extra arguments go to
 # pytest. (.ci/run adds ruff and mypy.)
 set -euo pipefail
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 # program -> Debian package; apt-get runs once, and only when something is missing.
 declare -A packages=(
   [gcc]=gcc [g++]=g++ [make]=make [git]=git [javac]=default-jdk-headless [node]=nodejs
-  [npm]=npm [rustc]=rustc [cargo]=cargo [clang]=clang [mvn]=maven
+  [npm]=npm [rustc]=rustc [cargo]=cargo [clang]=clang [mvn]=maven [chromium]=chromium
 )
 missing=()
 for program in "${!packages[@]}"; do

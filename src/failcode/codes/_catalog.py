@@ -559,6 +559,14 @@ class FC(CodeEnum):
         example="A replay command given a trace path from another machine.",
         example_params={"path": "traces/run-17.json"}, since=_V)
 
+    LIFE_AGENT_LIMIT = CodeSpec(
+        code="FC-LIFE-009", slug="agent-limit-reached", kind=_K.AGENT_ERROR, category=_C.TASK,
+        error_class="limit_reached", retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The agent stopped at its {limit} limit.",
+        impact="The task is unfinished; the same run hits the same limit again.",
+        example="An agent that used all 50 of its iterations without submitting.",
+        example_params={"limit": "iteration"}, since=_V)
+
     # -- DATA --------------------------------------------------------------------------------
     DATA_INVALID_INPUT = CodeSpec(
         code="FC-DATA-001", slug="invalid-input", kind=_K.USER_ERROR, category=_C.USER,
@@ -568,6 +576,42 @@ class FC(CodeEnum):
         impact="The step cannot start with this input.",
         example="A pydantic ValidationError: a required field is missing.",
         example_params={"problem": "field 'goal' is required"}, since=_V)
+
+    DATA_UNKNOWN_FORMAT = CodeSpec(
+        code="FC-DATA-002", slug="unknown-input-format", kind=_K.USER_ERROR, category=_C.USER,
+        error_class="unknown_format", retryability=_R.NOT_RETRYABLE,
+        message="The file {path} is not in a format failcode can read: {problem}.",
+        remedy="Pass a file in one of the supported formats ({problem}); the file was skipped.",
+        impact="Nothing in this input is analysed; the other inputs still are.",
+        example="A PNG image passed to failcode triage.",
+        example_params={"path": "runs/screenshot.png", "problem": "binary data"}, since=_V)
+    DATA_MALFORMED_INPUT = CodeSpec(
+        code="FC-DATA-003", slug="malformed-input", kind=_K.USER_ERROR, category=_C.USER,
+        error_class="malformed", retryability=_R.NOT_RETRYABLE,
+        message="The file {path} is malformed: {problem}.",
+        remedy="Check that {path} was written completely and not edited ({problem}); what came "
+               "before the damage was kept.",
+        impact="The input is read only up to the damage; later steps are missing.",
+        example="A session log cut off in the middle of a JSON object.",
+        example_params={"path": "runs/a.traj.json", "problem": "the JSON ends early at byte 4096"},
+        since=_V)
+    DATA_EMPTY_INPUT = CodeSpec(
+        code="FC-DATA-004", slug="empty-input", kind=_K.USER_ERROR, category=_C.USER,
+        error_class="empty", retryability=_R.NOT_RETRYABLE,
+        message="The file {path} is empty.",
+        remedy="Pass the session log itself; {path} has no bytes (was it still being written?).",
+        impact="Nothing in this input is analysed; the other inputs still are.",
+        example="A log file created but never written by a crashed agent.",
+        example_params={"path": "runs/session.jsonl"}, since=_V)
+    DATA_UNREADABLE_INPUT = CodeSpec(
+        code="FC-DATA-005", slug="unreadable-input", kind=_K.ENV_ERROR,
+        category=_C.ENVIRONMENT, error_class="unreadable",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The file {path} cannot be read: {problem}.",
+        remedy="Make {path} readable by this user ({problem}), then run again.",
+        impact="Nothing in this input is analysed; the other inputs still are.",
+        example="A log file owned by root, read by an unprivileged user.",
+        example_params={"path": "runs/session.jsonl", "problem": "permission denied"}, since=_V)
 
     # -- SYS --------------------------------------------------------------------------------
     SYS_UNKNOWN = CodeSpec(
@@ -593,6 +637,16 @@ class FC(CodeEnum):
         example_params={"function": "app.orders:total", "exception": "AssertionError",
                         "error": "the total went negative"},
         since="0.2.0")
+
+    SYS_HARNESS_FAILED = CodeSpec(
+        code="FC-SYS-003", slug="harness-failed", kind=_K.SYSTEM_ERROR,
+        category=_C.ENVIRONMENT, error_class="harness_failed",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The harness or runtime around the agent failed: {problem}.",
+        remedy="Fix the harness or runtime ({problem}), then run the session again.",
+        impact="The agent could not work at all in this attempt; it did nothing wrong itself.",
+        example="A remote sandbox that refuses to start for an evaluation run.",
+        example_params={"problem": "unable to start runtime (HTTP 400)"}, since=_V)
 
 
 FC_CATALOG: Final = Catalog(
