@@ -63,7 +63,7 @@ class SqliteBackend:
             self._connection = sqlite3.connect(
                 self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
             self._connection.execute("PRAGMA journal_mode=WAL").fetchall()
-            self._connection.execute("PRAGMA synchronous=FULL")
+            self._connection.execute("PRAGMA synchronous=NORMAL")
             self._connection.execute("PRAGMA foreign_keys=OFF")
         except (sqlite3.Error, OSError) as exc:
             failure = self.failure(exc, writing=True)
