@@ -32,12 +32,11 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _timing import interleaved  # noqa: E402
-
-from failcode import FC  # noqa: E402
-from failcode.events import Event, failure_event, new_event_id, read_events  # noqa: E402
-from failcode.store import open_store  # noqa: E402
-from failcode.store._ingest import EVENT_COLUMNS, event_row  # noqa: E402 - the rows, exactly
+from _timing import interleaved
+from failcode import FC
+from failcode.events import Event, failure_event, new_event_id, read_events
+from failcode.store import open_store
+from failcode.store._ingest import EVENT_COLUMNS, event_row
 
 T0_MINUTES = 0
 

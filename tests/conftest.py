@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import os
+import secrets
+from typing import TYPE_CHECKING
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 # The machines are shared and noisy: Hypothesis' per-example deadline is a timing assertion.
 settings.register_profile("failcode", deadline=None,
@@ -15,12 +22,6 @@ settings.load_profile("ci" if os.environ.get("CI") == "true" else "failcode")
 
 
 # -- the event store's backends: a fresh SQLite file, or a fresh schema on the test server ---
-
-import secrets  # noqa: E402 - the store fixtures' own imports
-from collections.abc import Iterator  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
 
 BACKENDS = ("sqlite", "postgresql")
 

@@ -17,12 +17,12 @@ from failcode import (
     Action,
     Cancelled,
     FailureError,
+    History,
     NoMatch,
     PeerExited,
     RejectedAction,
     Veto,
     decide,
-    History,
     retry,
 )
 from failcode.events import (
@@ -116,7 +116,8 @@ def test_decision_event_is_named_by_its_action(action: Action) -> None:
     made = decision_event(f, msgspec.structs.replace(real, action=action))
     assert made.event == DECISION_EVENTS[action]
     assert made.failure is not None
-    assert made.decision is not None and made.decision.action is action
+    assert made.decision is not None
+    assert made.decision.action is action
 
 
 def test_a_naive_time_is_refused() -> None:
@@ -204,7 +205,8 @@ def test_retry_hook_emits_every_failed_attempt_with_its_decision() -> None:
     with set_testing(True, attempts=3), pytest.raises(FailureError):
         broken()
     assert [e.event for e in sink.events] == ["tool.failed"] * len(sink.events)
-    assert sink.events and all(e.decision is not None and e.session == "s-3"
+    assert sink.events
+    assert all(e.decision is not None and e.session == "s-3"
                                for e in sink.events)
 
 
@@ -247,4 +249,5 @@ def test_remedy_event_redacts_the_remedy_text() -> None:
     """A remedy mentioning a secret is stored redacted."""
     made = remedy_event("sig", f"export GITHUB_TOKEN={SECRET}", worked=True,
                         ts=T0 + timedelta(hours=1))
-    assert made.remedy is not None and SECRET not in made.remedy.remedy
+    assert made.remedy is not None
+    assert SECRET not in made.remedy.remedy

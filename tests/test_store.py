@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from failcode import FC, Veto, render_developer
+from failcode import Veto, render_developer
 from failcode.events import outcome_event, remedy_event
 from failcode.store import SCHEMA_VERSION, StoreError, open_store
 from tests.conftest import fresh_url, pg_server_url
@@ -173,7 +173,8 @@ def test_history_pages_a_signatures_events_newest_first(store_url: str) -> None:
     with open_store(store_url) as store:
         store.append(batch)
         found = store.history(batch[0].signature or "", limit=2, offset=1)
-    assert found.diagnostic is not None and found.diagnostic.count == 5
+    assert found.diagnostic is not None
+    assert found.diagnostic.count == 5
     assert [e.event_id for e in found.events] == [batch[3].event_id, batch[2].event_id]
 
 
@@ -203,8 +204,8 @@ def test_outcomes_are_counted_not_diagnosed(store_url: str) -> None:
 
 def _load_v1(url: str) -> None:
     script = (FIXTURES / "store_v1.sql").read_text(encoding="utf-8")
-    statements = [s for s in script.split(";\n") if s.strip()
-                  and not s.strip().startswith("--") or "CREATE" in s or "INSERT" in s]
+    statements = [s for s in script.split(";\n") if (s.strip()
+                  and not s.strip().startswith("--")) or "CREATE" in s or "INSERT" in s]
     if url.startswith("sqlite"):
         path = Path(url[len("sqlite:///"):])
         path.parent.mkdir(parents=True, exist_ok=True)

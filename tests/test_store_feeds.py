@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from click.testing import CliRunner
@@ -13,11 +13,21 @@ from click.testing import CliRunner
 from failcode import FC, FailureError, Policy, RetryClass, retry
 from failcode._cli import main
 from failcode.events import EventHandler, JsonlSink, failure_hook, read_events
-from failcode.pipeline import AgentError, AgentErrorCode, AgentInput, PipelineRun, Verdict
-from failcode.pipeline import PipelineStopped, Phase
+from failcode.pipeline import (
+    AgentError,
+    AgentErrorCode,
+    AgentInput,
+    Phase,
+    PipelineRun,
+    PipelineStopped,
+    Verdict,
+)
 from failcode.store import open_store
 from failcode.testing import set_testing
 from tests.store_events import event, failure
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MODEL = {"provider": "local", "model": "m", "seed": 1}
 TASK = AgentInput(task_goal="g", context_id="c")

@@ -71,7 +71,7 @@ def test_four_writers_at_once(store_url: str) -> None:
     open_store(store_url).close()
     processes = [_writer(store_url, f"w{n}", 10_000, 500) for n in range(4)]
     for process in processes:
-        out, err = process.communicate(timeout=300)
+        _out, err = process.communicate(timeout=300)
         assert process.returncode == 0, err
     with open_store(store_url) as store:
         assert store.fetch("SELECT count(*), count(DISTINCT event_id) FROM events") == [

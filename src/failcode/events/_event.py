@@ -12,7 +12,6 @@ can leave the process.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
@@ -35,6 +34,8 @@ from failcode import (
 from failcode.events._ids import new_event_id
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from failcode import Decision
 
 __all__ = [
@@ -377,7 +378,7 @@ def decision_event(
     failure it is about travels with it. Other arguments as for :func:`failure_event`.
     """
     wire = _wire_decision(decision)
-    assert wire is not None  # noqa: S101 - a decision was passed
+    assert wire is not None
     return failure_event(failure, event=event or DECISION_EVENTS[wire.action], session=session,
                          step=step, source=source, decision=wire, evidence_refs=evidence_refs,
                          ts=ts, event_id=event_id)
@@ -404,7 +405,8 @@ def outcome_event(
         event or OUTCOME_EVENTS[type(outcome)], ts=ts, event_id=event_id,
         session=session if session is not None else _context_str(context, "session"),
         step=step if step is not None else _context_step(context), source=source,
-        evidence_refs=evidence_refs, outcome=_redacted(outcome, NonErrorOutcome))
+        evidence_refs=evidence_refs,
+        outcome=_redacted(outcome, NonErrorOutcome))  # type: ignore[arg-type]
 
 
 def remedy_event(

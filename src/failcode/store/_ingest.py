@@ -114,7 +114,8 @@ def ingest(tx: Tx, events: Sequence[Event], clusters: ClustererState) -> int:
     return len(batch)
 
 
-def _aggregate(tx: Tx, batch: list[tuple[int, str, Event]], clusters: ClustererState) -> None:
+def _aggregate(tx: Tx, batch: list[tuple[int, str, Event]],  # noqa: PLR0915 - one pass, one order
+               clusters: ClustererState) -> None:
     lock = tx.lock
     event_counts: Counter[str] = Counter()
     sigs: dict[str, list[Any]] = {}
@@ -254,7 +255,7 @@ def replay_remedies(tx: Tx, remedies: Sequence[tuple[int, Event]]) -> None:
     attempts: dict[tuple[str, str], list[tuple[int, bool]]] = {}
     for ts, event in remedies:
         remedy = event.remedy
-        assert remedy is not None  # noqa: S101 - the caller passes remedy events only
+        assert remedy is not None
         attempts.setdefault((remedy.signature, remedy.remedy), []).append((ts, remedy.worked))
     keys = sorted(attempts)
     insert_new(tx, "remedies", ("signature", "remedy", "tried", "worked", "failed",

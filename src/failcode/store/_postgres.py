@@ -75,15 +75,15 @@ class PostgresBackend:
             # one direct connection first: its error says why (the pool's only times out)
             psycopg.connect(url, connect_timeout=timeout, autocommit=True).close()
         except psycopg.Error as exc:
-            raise StoreError(self.failure(exc, writing=False)) from None
+            raise StoreError(self._opening(exc)) from None
         self._pool = ConnectionPool(url, min_size=1, max_size=max_connections, open=False,
                                     timeout=timeout_s, kwargs={"connect_timeout": timeout},
                                     name="failcode-store")
         try:
             self._pool.open(wait=True, timeout=timeout_s)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the pool's errors are classified below
             self._pool.close()
-            raise StoreError(self.failure(exc, writing=False)) from None
+            raise StoreError(self._opening(exc)) from None
 
     @contextmanager
     def write(self) -> Iterator[_Tx]:
@@ -97,7 +97,7 @@ class PostgresBackend:
         except (errors.DeadlockDetected, errors.SerializationFailure):
             raise Retry from None
 
-    def lock_schema(self, tx: _Tx) -> None:
+    def lock_schema(self, tx: Any) -> None:
         """Serialize concurrent migrations (an advisory lock held until commit)."""
         tx.run("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
 
@@ -112,7 +112,8 @@ class PostgresBackend:
         return bool(rows)
 
     def failure(self, exc: BaseException, *, writing: bool) -> Failure | None:
-        """The FC-STORE failure of a psycopg or pool error (None for anything else)."""
+        """The FC-STORE failure of a psycopg or pool error (FC-STORE-011 for anything
+        else raised while opening)."""
         psycopg = self._psycopg
         errors = psycopg.errors
         url = self.url
@@ -147,6 +148,10 @@ class PostgresBackend:
             return FC.STORE_WRITE_FAILED.failure(surface=surface, params={
                 "url": url, "problem": problem})
         return None
+
+    def _opening(self, exc: BaseException) -> Failure:
+        return self.failure(exc, writing=False) or FC.STORE_WRITE_FAILED.failure(
+            surface="store.postgresql", params={"url": self.url, "problem": _first_line(exc)})
 
     def close(self) -> None:
         self._pool.close()

@@ -9,6 +9,7 @@ is shared, so both backends run the same statements and answer with the same res
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -351,7 +352,8 @@ class Store:
         """Run one read query (``?`` placeholders) and return its rows: the connection the
         query functions of :mod:`failcode.store` take."""
         with self._classified(writing=False), self.backend.read() as tx:
-            return tx.run(sql, params)
+            rows: list[tuple[Any, ...]] = tx.run(sql, params)
+            return rows
 
     @property
     def dialect(self) -> str:
@@ -416,8 +418,6 @@ class Retry(Exception):  # noqa: N818 - a signal between a backend and the store
 def _close_at_exit(ref: weakref.ReferenceType[Store]) -> None:
     store = ref()
     if store is not None and not store._closed:
-        try:
+        with contextlib.suppress(Exception):  # at exit nothing can report it any more
             store.close()
-        except Exception:  # noqa: BLE001, S110 - at exit nothing can report it any more
-            pass
 
