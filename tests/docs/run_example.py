@@ -42,7 +42,7 @@ def _scope(namespace: dict[str, Any]) -> dict[str, Any]:
 
 def _check(namespace: dict[str, Any], line: int, value: object, expected: str) -> None:
     try:
-        wanted = eval(expected, _scope(namespace))  # noqa: S307 - the docs' own expressions
+        wanted = eval(expected, _scope(namespace))
     except Exception:  # noqa: BLE001 - not an expression: compare the text
         if str(value) != expected:
             msg = f"line {line}: shows {expected!r}, but the value is {value!r} (str {value!s})"
@@ -57,7 +57,7 @@ class _Shows(ast.NodeTransformer):
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
 
-    def visit_Expr(self, node: ast.Expr) -> ast.AST:  # noqa: N802 - ast's naming
+    def visit_Expr(self, node: ast.Expr) -> ast.AST:
         match = _SHOWS.search(self.lines[(node.end_lineno or node.lineno) - 1])
         if match is None:
             return node
@@ -81,7 +81,7 @@ def main() -> int:
     code = compile(tree, where, "exec")
     namespace: dict[str, Any] = {"__name__": "__main__", "__check__": _check}
     try:
-        exec(code, namespace)  # noqa: S102 - running the example is the point
+        exec(code, namespace)
     except ExampleError as exc:
         print(f"{where}: {exc}", file=sys.stderr)
         return 1
