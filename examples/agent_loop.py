@@ -26,6 +26,7 @@ every step ended well.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -196,7 +197,7 @@ def main() -> int:
         work = Path(name)
         (work / "calc.py").write_text(BUGGY)
         (work / "test_calc.py").write_text(TESTS)
-        python = sys.executable  # -B: no bytecode cache, so an edited module is read again
+        python = sys.executable
         results = []
 
         # 1. look for TODO markers: grep exits 1 when it finds nothing
@@ -216,9 +217,11 @@ def main() -> int:
         # 3. the tests fail on the bug; the agent fixes calc.py and runs them again
         def fix_the_bug(failure: Failure) -> tuple[Change, list[str]] | None:
             (work / "calc.py").write_text(BUGGY.replace("a - b", "a + b"))
-            return Change.WORKSPACE, [python, "-B", "test_calc.py"]
+            # the edit keeps the file's size and second: drop the bytecode py_compile cached
+            shutil.rmtree(work / "__pycache__", ignore_errors=True)
+            return Change.WORKSPACE, [python, "test_calc.py"]
 
-        results.append(attempt("test", [python, "-B", "test_calc.py"], purpose="test", cwd=work,
+        results.append(attempt("test", [python, "test_calc.py"], purpose="test", cwd=work,
                                fix=fix_the_bug))
 
         # 4. ask the model for a summary: rate-limited first, then answered

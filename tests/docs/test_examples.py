@@ -4,7 +4,8 @@ Conventions for documentation authors (checked here, implemented in run_example.
 
 - Every fenced block tagged ``python`` runs on its own, in a fresh interpreter, in an empty
   temporary working directory, as a user would run it after copying it into a file. Blocks of
-  other languages (``toml``, ``console``, untagged) are not run.
+  other languages (``toml``, ``text``, untagged) are not run, nor is a block that only includes
+  a file (``--8<-- "examples/agent_loop.py"``): that file is run by its own test.
 - ``EXPR  # -> EXPECTED`` shows a value: the expression's value must equal ``EXPECTED`` read as
   Python (failcode's public names are in scope, so ``Kind.DEPENDENCY_ERROR`` works without an
   import); when ``EXPECTED`` is not Python (``# -> FC-CMD-001``), ``str(value)`` must equal it.
@@ -63,6 +64,8 @@ def examples_of(text: str, page: str) -> list[Example]:
             output = following["body"]
         indent = len(block["indent"])
         body = "".join(line[indent:] + "\n" for line in block["body"].splitlines())
+        if body.strip().startswith("--8<--") and len(body.strip().splitlines()) == 1:
+            continue  # a snippet include: the included file has its own test
         found.append(Example(page, text.count("\n", 0, block.start()) + 1, body, output))
     return found
 
