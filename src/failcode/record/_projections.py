@@ -186,8 +186,8 @@ def to_worker_result(failure: Failure, status: Outcome | None = None) -> WorkerR
     """The Failure as seed 000's ``WorkerResult``.
 
     ``status`` defaults to the kind's task outcome (:data:`~failcode.KIND_DEFAULTS`); pass a
-    Decision's outcome when there is one. A success has no WorkerResult error, so ``status`` is one of failed, blocked,
-    cancelled.
+    Decision's outcome when there is one. A success has no WorkerResult error, so ``status`` is
+    one of failed, blocked, cancelled.
     """
     outcome = Outcome(status) if status is not None else KIND_DEFAULTS[failure.kind].outcome
     return {"status": outcome.value, "error": to_air_error(failure)}
