@@ -144,10 +144,11 @@ def test_json_error_outside_model_output_is_unknown() -> None:
 
 
 def test_any_other_exception_is_unknown() -> None:
-    """An exception no row knows is unknown, naming its type."""
-    failure = _failure(classify(_raised(lambda: {}["missing"])))
+    """An exception no row knows is unknown, naming its type and keeping its message."""
+    failure = _failure(classify(_raised(lambda: int("twelve"))))
     assert failure.code == FC.SYS_UNKNOWN
-    assert failure.params["exception"] == "KeyError"
+    assert failure.params["exception"] == "ValueError"
+    assert "twelve" in failure.message
 
 
 def test_keyboard_interrupt_is_cancelled() -> None:
@@ -459,3 +460,180 @@ def test_location_of_a_raise_in_the_repository() -> None:
     """An exception raised in this file is located here, repo-relative (run from the repo)."""
     exc = _raised(lambda: {}["k"])
     assert _failure(classify(exc)).location == "tests/classification/test_classify.py"
+
+
+# -- a missing program, whichever way it is run (item: command_not_found) --------------------------
+
+def test_subprocess_run_of_a_missing_program_is_command_not_found(tmp_path: Any) -> None:
+    """subprocess.run raising FileNotFoundError for the program is FC-CMD-001, like exit 127."""
+    import subprocess
+
+    program = "failcode-no-such-program"
+    try:
+        subprocess.run([program, "--version"], check=False, cwd=tmp_path)
+    except FileNotFoundError as exc:
+        failure = classify(exc)
+    assert isinstance(failure, Failure)
+    assert (failure.code, failure.error_class, failure.category.value) == (
+        "FC-CMD-001", "command_not_found", "environment")
+    assert failure.params["program"] == program
+
+
+def test_subprocess_with_a_missing_data_file_stays_file_not_found(tmp_path: Any) -> None:
+    """A program that exists but opens a missing file is a missing file, not a missing program."""
+    import subprocess
+    import sys
+
+    missing = tmp_path / "data.csv"
+    result = subprocess.run([sys.executable, "-c", f"open({str(missing)!r})"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 1
+    failure = classify_text("FileNotFoundError", result.stderr.strip().splitlines()[-1])
+    assert isinstance(failure, Failure)
+    assert failure.code == "FC-OS-002"
+    try:
+        with missing.open():
+            pass
+    except FileNotFoundError as exc:
+        live = classify(exc)
+    assert isinstance(live, Failure)
+    assert live.code == "FC-OS-002"
+
+
+# -- unknown failures keep what tells them apart -------------------------------------------------
+
+def _unknown(message: str) -> Failure:
+    def boom() -> None:
+        raise RuntimeError(message)
+    return _failure(classify(_raised(boom)))
+
+
+def test_two_runtime_errors_from_one_file_are_two_signatures() -> None:
+    """Different messages of one type at one location sign differently; volatile parts do not."""
+    locked = _unknown("database is locked")
+    exhausted = _unknown("worker pool exhausted")
+    assert locked.location == exhausted.location
+    assert locked.signature != exhausted.signature
+    assert _unknown("timeout after 1234 ms").signature == _unknown(
+        "timeout after 99 ms").signature
+
+
+def test_unknown_user_text_shows_the_redacted_message() -> None:
+    """The user sees the exception's message, with secrets redacted."""
+    from failcode import render_user
+
+    secret = "sk-proj-" + "q9w8e7r6t5" * 4
+    text = render_user(_unknown(f"login failed with key {secret}"))
+    assert "login failed with key" in text
+    assert "q9w8e7r6t5" not in text
+
+
+def test_classify_text_unknowns_of_one_type_differ_by_message() -> None:
+    """Through classify_text too, every RuntimeError no longer collides."""
+    a = _failure(classify_text("RuntimeError", "database is locked"))
+    b = _failure(classify_text("RuntimeError", "worker pool exhausted"))
+    assert a.signature != b.signature
+    assert "database is locked" in a.message
+
+
+# -- defects (seed 003: the agent is wrong) -------------------------------------------------------
+
+def _own_defect(make: Any) -> Failure:
+    return _failure(classify(_raised(make)))
+
+
+@pytest.mark.parametrize(("make", "error_class"), [
+    (lambda: _assert_positive(-1), "assertion_failed"),
+    (lambda: {}["missing"], "key_error"),
+    (lambda: _attribute_of(None), "attribute_error"),
+    (lambda: len(5), "type_error"),  # type: ignore[arg-type]
+], ids=["assert", "key", "attribute", "type"])
+def test_defects_in_own_code_are_category_defect(make: Any, error_class: str) -> None:
+    """AssertionError anywhere and Type/Attribute/KeyError raised in the caller's own code are
+    defects: never retried, with module:function frames and no line number in the location."""
+    failure = _own_defect(make)
+    assert (failure.code, failure.category.value, failure.error_class) == (
+        "FC-SYS-002", "defect", error_class)
+    assert failure.location == "tests/classification/test_classify.py"
+    frames = str(failure.metadata["frames"])
+    assert "tests.classification.test_classify:" in frames
+    assert not any(ch.isdigit() for ch in str(failure.location))
+    from failcode import History, decide
+
+    assert decide(failure, History()).action.value == "abort"
+
+
+def _attribute_of(value: Any) -> Any:
+    return value.upper()
+
+
+def _assert_positive(value: int) -> None:
+    assert value > 0, "value must be positive"
+
+
+def test_failing_invariant_type_is_a_defect() -> None:
+    """An exception named as a failed invariant or contract is a defect wherever raised."""
+    class InvariantViolation(Exception):  # noqa: N818 - the name under test
+        pass
+
+    def check() -> None:
+        raise InvariantViolation("balance < 0")
+    assert _own_defect(check).category.value == "defect"
+
+
+def test_key_error_raised_outside_own_code_is_not_a_defect() -> None:
+    """A KeyError raised inside the standard library is not the caller's defect."""
+    import os
+
+    failure = _failure(classify(_raised(lambda: os.environ["FAILCODE_SURELY_UNSET_VAR"])))
+    assert failure.code == FC.SYS_UNKNOWN
+
+
+def test_classify_text_recognizes_a_defect_from_its_traceback(tmp_path: Any,
+                                                              monkeypatch: Any) -> None:
+    """A traceback whose innermost frame is under the working directory makes a defect."""
+    monkeypatch.chdir(tmp_path)
+    tb = (f'Traceback (most recent call last):\n  File "{tmp_path}/app/orders.py", line 12, '
+          f'in total\n    total.check()\n')
+    failure = _failure(classify_text("TypeError", "unsupported operand", traceback=tb))
+    assert (failure.code, failure.location) == ("FC-SYS-002", "app/orders.py")
+    assert failure.metadata["frames"] == "orders:total"
+    outside = _failure(classify_text("TypeError", "unsupported operand",
+                                     traceback='  File "/usr/lib/python3/x.py", line 1, in f\n'))
+    assert outside.code == FC.SYS_UNKNOWN
+
+
+# -- validation errors by who produced the input ---------------------------------------------------
+
+def _validation_error() -> BaseException:
+    from pydantic import BaseModel
+
+    class SearchArgs(BaseModel):
+        limit: int
+
+    return _raised(lambda: SearchArgs.model_validate({"limit": "many"}))
+
+
+@pytest.mark.parametrize("surface", ["tool_args", "tool.search.args", "agent.tool.arguments",
+                                     "llm.tool_call"])
+def test_validation_of_tool_arguments_is_fed_back_to_the_model(surface: str) -> None:
+    """Model-proposed tool arguments that fail validation are a RejectedAction, not a Failure."""
+    from failcode import RejectedAction
+
+    outcome = classify(_validation_error(), surface=surface)
+    assert isinstance(outcome, RejectedAction)
+    assert outcome.action == "SearchArgs"
+    assert "limit" in outcome.reason
+
+
+@pytest.mark.parametrize("surface", ["user.input", "config.load", "api.request", None])
+def test_validation_of_user_input_stays_a_user_failure(surface: str | None) -> None:
+    """The same error on a user-input surface is a user failure that waits for a person."""
+    failure = _failure(classify(_validation_error(), surface=surface))
+    assert (failure.code, failure.category.value) == ("FC-DATA-001", "user")
+
+
+def test_validation_of_model_output_is_sampled_again() -> None:
+    """On a model-output surface that is not a tool call it stays malformed output (transient)."""
+    failure = _failure(classify(_validation_error(), surface="llm.output"))
+    assert (failure.code, failure.category.value) == ("FC-PROV-014", "transient")

@@ -6,14 +6,12 @@ Run with ``-s`` to see the distribution of outcomes and codes per framework.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
-import pytest
-
 from failcode import Cancelled, Failure, NoMatch, from_command
+from tests._needs import missing
 from tests._paths import SHARED
 
 if TYPE_CHECKING:
@@ -25,9 +23,7 @@ _OPENHANDS_EXIT = re.compile(r"\[Command finished with exit code (\d+)\]")
 
 def _require_sessions() -> Path:
     if not SESSIONS.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"agent-sessions data missing at {SESSIONS}")
-        pytest.skip(f"agent-sessions data not present at {SESSIONS}")
+        missing(f"agent-sessions data not present at {SESSIONS}")
     return SESSIONS
 
 
@@ -81,13 +77,37 @@ def _distribution(rows: list[tuple[str, int, str, bool]]) -> Counter[str]:
     counts: Counter[str] = Counter()
     for command, code, output, timed_out in rows:
         result = from_command(command, code, output, "", cwd="/testbed", timed_out=timed_out)
-        if isinstance(result, Failure):
-            counts[f"{result.code} {result.error_class}"] += 1
-        elif isinstance(result, (NoMatch, Cancelled)):
-            counts[type(result).__name__] += 1
-        else:
-            counts[repr(result)] += 1
+        assert isinstance(result, (Failure, NoMatch, Cancelled)), (command, result)
+        key = (f"{result.code} {result.error_class}" if isinstance(result, Failure)
+               else type(result).__name__)
+        counts[key] += 1
     return counts
+
+
+# grep's manual: "the exit status is 0 if a line is selected, 1 if no lines were selected, and 2
+# if an error occurred". A lone grep (no pipe, no &&/;) that exits 1 with no output found nothing.
+_LONE_GREP = re.compile(r"^\s*(?:cd \S+ && )?grep\b[^|;&<>`$]*$")
+
+
+def _expected_by_the_tools_manuals(command: str, code: int, output: str) -> str | None:
+    """What the tool's own documentation says a step is, or None when it does not say."""
+    if _LONE_GREP.match(command) and code == 1 and not output.strip():
+        return "NoMatch"
+    if "Traceback (most recent call last):" in output and re.match(r"^\s*python", command):
+        return "Failure"
+    return None
+
+
+def _check_rows_against_the_manuals(rows: list[tuple[str, int, str, bool]]) -> int:
+    checked = 0
+    for command, code, output, timed_out in rows:
+        expected = _expected_by_the_tools_manuals(command, code, output)
+        if expected is None or timed_out:
+            continue
+        result = from_command(command, code, output, "", cwd="/testbed")
+        assert type(result).__name__ == expected, (command, code, output[:200], result)
+        checked += 1
+    return checked
 
 
 def test_mini_swe_agent_failing_commands_classify_and_probes_are_no_match() -> None:
@@ -98,9 +118,9 @@ def test_mini_swe_agent_failing_commands_classify_and_probes_are_no_match() -> N
     print(f"\nmini-swe-agent: {len(rows)} non-zero exits")  # the -s report
     for key, count in counts.most_common():
         print(f"  {count:4d}  {count / len(rows):6.1%}  {key}")
-    # measured: 60 of these 169 (35.5%) are grep/xargs-grep probes that found nothing
-    assert counts["NoMatch"] / len(rows) >= 0.34
-    assert "None" not in counts
+    # every step whose tool's manual says what it is (a lone grep finding nothing, a python
+    # run that printed a traceback) is classified that way
+    assert _check_rows_against_the_manuals(rows) >= 20
     # the timeouts the harness recorded are timeouts, whatever exit code it reported
     assert counts["FC-CMD-004 timeout"] == sum(1 for row in rows if row[3])
 
@@ -113,4 +133,4 @@ def test_openhands_failing_commands_classify() -> None:
     print(f"\nopenhands: {len(rows)} non-zero exits")  # the -s report
     for key, count in counts.most_common():
         print(f"  {count:4d}  {count / len(rows):6.1%}  {key}")
-    assert "None" not in counts
+    assert _check_rows_against_the_manuals(rows) >= 1

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from failcode import FC, Cancelled, Failure, NoMatch, from_command
+from tests._needs import missing
 from tests._paths import REPO
 
 
@@ -30,9 +31,7 @@ def tool(name: str) -> str:
             return str(candidate)
     found = shutil.which(name)
     if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{name} is not installed; scripts/test.sh installs it")
-        pytest.skip(f"{name} is not installed (scripts/test.sh installs it)")
+        missing(f"{name} is not installed (scripts/test.sh installs it)")
     return found
 
 
@@ -215,6 +214,20 @@ def test_signature_differs_for_different_undefined_references(tmp_path: Path) ->
     assert len(signatures) == 2
 
 
+def test_undefined_reference_with_debug_info_names_the_repo_relative_source(
+        tmp_path: Path) -> None:
+    """ld naming the referencing source by absolute path and line (gcc -g, source given as an
+    absolute path) gives its location relative to the command's directory, without the line."""
+    root = write(tmp_path / "proj", {"src/main.c": "void f(void);\nint main(void) {\n"
+                                                   "  f();\n  return 0;\n}\n"})
+    compiled = run([tool("gcc"), "-g", "-c", str(root / "src" / "main.c"), "-o", "main.o"], root)
+    assert compiled.returncode == 0, compiled.stderr
+    linked = run([tool("gcc"), "main.o", "-o", "app"], root)
+    assert f"{root}/src/main.c:3: undefined reference".encode() in linked.stderr
+    failure = linked.failure("build")
+    assert (failure.error_class, failure.location) == ("undefined_reference", "src/main.c")
+
+
 # -- Rust: rustc and cargo ---------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def rust_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
@@ -291,13 +304,16 @@ def test_javac_syntax_error(javac_runs: dict[str, Run]) -> None:
 
 
 def test_maven_compile_failure(tmp_path: Path) -> None:
-    """mvn's [ERROR] file:[line,col] lines give the class and file (needs cached plugins)."""
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        pytest.skip("mvn is not installed (scripts/test.sh does not install it: slow, online)")
-    plugins = Path.home() / ".m2" / "repository" / "org" / "apache" / "maven" / "plugins"
-    if not (plugins / "maven-compiler-plugin").is_dir():
-        pytest.skip("maven cannot compile offline here (its plugins are not cached)")
+    """mvn's [ERROR] file:[line,col] lines give the class and file (a real offline build).
+
+    Debian packages Maven's plugins for offline builds (maven-debian-helper and
+    libmaven-compiler-plugin-java, which scripts/test.sh installs): its settings file points
+    Maven at that local repository, so no network is needed.
+    """
+    mvn = tool("mvn")
+    settings = Path("/etc/maven/settings-debian.xml")
+    if not settings.is_file():
+        missing("Debian's offline Maven settings are not installed (maven-debian-helper)")
     write(tmp_path, {
         "pom.xml": """\
             <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -308,13 +324,12 @@ def test_maven_compile_failure(tmp_path: Path) -> None:
             """,
         "src/main/java/t/A.java": "package t;\nclass A { int f() { return missingValue; } }\n",
     })
-    result = run([mvn, "-o", "-q", "-B", "compile"], tmp_path)
-    output = result.stdout + result.stderr
-    if b"cannot find symbol" not in output:
-        pytest.skip("maven cannot compile offline here (its plugins are not cached)")
+    result = run([mvn, "-o", "-q", "-B", "-s", str(settings), "compile"], tmp_path)
+    assert b"cannot find symbol" in result.stdout + result.stderr
     failure = result.failure("build")
     assert failure.error_class == "undeclared_identifier"
     assert failure.location == "src/main/java/t/A.java"
+    assert failure.surface == "java.build"
 
 
 # -- TypeScript, node, npm ----------------------------------------------------------------------

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from failcode import (
+    CATEGORY_RETRYABILITIES,
     FC,
     FC_CATALOG,
     SIGNATURE_VERSION,
@@ -18,6 +19,7 @@ from failcode import (
     Failure,
     Kind,
     RetiredCodeError,
+    Retryability,
     UnknownCodeError,
     lookup,
 )
@@ -138,7 +140,7 @@ def test_factory_redacts_and_bounds_params() -> None:
     assert token not in record.message
     assert "\n" not in record.message
     assert len(record.message) <= 300
-    assert record.message.endswith("….")
+    assert record.message.endswith("… does not exist.")
 
 
 def test_factory_records_cause_chain() -> None:
@@ -223,3 +225,59 @@ def test_factory_redacts_secrets_spanning_template_and_param() -> None:
                 "expected": "a reference such as $VAR"})
     assert "hunter2x" not in record.message
     assert "hunter2x" not in (record.remedy or "")
+
+
+# -- category and retryability (DESIGN.md "Category and retryability") -------------------------
+
+_ILLEGAL_PAIRS = [
+    (category, retryability) for category in Category for retryability in Retryability
+    if retryability not in CATEGORY_RETRYABILITIES[category]
+]
+
+
+@pytest.mark.parametrize(("category", "retryability"), _ILLEGAL_PAIRS)
+def test_declaring_refuses_a_retryability_the_category_forbids(
+        category: Category, retryability: Retryability) -> None:
+    """A code whose retryability contradicts its category is refused, naming both."""
+    remedy = "Do something." if category.needs_remedy else None
+    with pytest.raises(CatalogError, match=rf"TST-A-001: retryability {retryability.value} "
+                                           rf"contradicts the {category.value} category"):
+        declare(spec(category=category, retryability=retryability, remedy=remedy))
+
+
+@pytest.mark.parametrize(("category", "kind", "expected"), [
+    (Category.TRANSIENT, Kind.SYSTEM_ERROR, Retryability.RETRYABLE),
+    (Category.DEFECT, Kind.AGENT_ERROR, Retryability.NOT_RETRYABLE),
+    (Category.DEFECT, Kind.COMMAND_ERROR, Retryability.NOT_RETRYABLE),
+    (Category.USER, Kind.ENV_ERROR, Retryability.RETRYABLE_AFTER_CHANGE),
+    (Category.USER, Kind.PROVIDER_ERROR, Retryability.NOT_RETRYABLE),
+    (Category.ENVIRONMENT, Kind.UNKNOWN_ERROR, Retryability.RETRYABLE_AFTER_CHANGE),
+    (Category.TASK, Kind.USER_ERROR, Retryability.RETRYABLE_AFTER_CHANGE),
+    (Category.TASK, Kind.COMMAND_ERROR, Retryability.UNKNOWN),
+])
+def test_unset_retryability_is_derived_within_the_category(
+        category: Category, kind: Kind, expected: Retryability) -> None:
+    """Unset, the retryability is the kind's default if the category allows it, else the
+    category's default."""
+    remedy = "Do something." if category.needs_remedy else None
+    catalog = declare(spec(category=category, kind=kind, remedy=remedy))
+    declared = next(iter(catalog))
+    assert declared.effective_retryability is expected
+    assert declared.failure(surface="t", params={"thing": "x"}).retryability is expected
+
+
+def test_afk_codes_in_every_category_get_the_category_recovery() -> None:
+    """The AFK catalog (one code per seed 003 category) derives each code's retryability."""
+    by_category = {spec.category: spec.effective_retryability for spec in AFK}
+    assert by_category == {
+        Category.USER: Retryability.RETRYABLE_AFTER_CHANGE,  # project/env kinds: after a change
+        Category.TRANSIENT: Retryability.RETRYABLE,
+        Category.ENVIRONMENT: Retryability.RETRYABLE_AFTER_CHANGE,
+        Category.DEFECT: Retryability.NOT_RETRYABLE,
+    }
+
+
+@pytest.mark.parametrize("member", list(FC), ids=lambda m: m.value)
+def test_every_fc_code_pairs_category_and_retryability_legally(member: FC) -> None:
+    """failcode's own codes obey the category rule."""
+    assert member.spec.category.allows(member.spec.effective_retryability)

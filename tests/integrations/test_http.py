@@ -12,12 +12,13 @@ import pytest
 
 from failcode import FC, FailureError, Veto
 from failcode.boundary import OutcomeError
+from tests._needs import need_module
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-fastapi = pytest.importorskip("fastapi")
-pydantic = pytest.importorskip("pydantic")
+fastapi = need_module("fastapi")
+pydantic = need_module("pydantic")
 
 
 class Task(pydantic.BaseModel):  # type: ignore[name-defined,misc]
@@ -131,7 +132,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     """uvicorn serving the app on 127.0.0.1 in a thread; yields its base URL."""
-    uvicorn = pytest.importorskip("uvicorn")
+    uvicorn = need_module("uvicorn")
     port = _free_port()
     config = uvicorn.Config(_app(), host="127.0.0.1", port=port, log_level="critical",
                             lifespan="off")

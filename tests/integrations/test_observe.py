@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from failcode import FC, FailureError
+from tests._needs import need_module
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -22,7 +23,7 @@ RATE = FC.PROV_RATE_LIMIT.failure(surface="llm.complete", params={"provider": "O
 @pytest.fixture
 def spans() -> Iterator[tuple[Any, Any]]:
     """A tracer of a real SDK provider and its in-memory exporter."""
-    pytest.importorskip("opentelemetry.sdk")
+    need_module("opentelemetry.sdk")
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -157,7 +158,7 @@ def test_log_filter_sets_empty_fields_without_failure(
 
 def test_structlog_processor_adds_fields() -> None:
     """The structlog processor adds the fields in a real structlog pipeline."""
-    structlog = pytest.importorskip("structlog")
+    structlog = need_module("structlog")
     from failcode.integrations.logs import failcode_processor
 
     with structlog.testing.capture_logs(processors=[failcode_processor]) as logs:
@@ -173,7 +174,7 @@ def test_structlog_processor_adds_fields() -> None:
 @pytest.fixture
 def sentry_events() -> Iterator[list[dict[str, Any]]]:
     """sentry-sdk initialised with failcode's before_send and a capturing transport."""
-    sentry_sdk = pytest.importorskip("sentry_sdk")
+    sentry_sdk = need_module("sentry_sdk")
     from sentry_sdk.transport import Transport
 
     from failcode.integrations.sentry import before_send
@@ -210,7 +211,7 @@ def test_sentry_fingerprint_is_the_signature(sentry_events: list[dict[str, Any]]
 
 def test_artifact_round_trips_and_needs_the_key(tmp_path: Path) -> None:
     """An encrypted artifact decrypts with its key, and not with another."""
-    pytest.importorskip("cryptography")
+    need_module("cryptography")
     from failcode.integrations.artifact import (
         ArtifactError,
         generate_key,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from failcode.pipeline import (
     read_input,
     run_cli,
 )
+from tests._needs import missing
 from tests._paths import REPO, TESTS
 
 if TYPE_CHECKING:
@@ -188,9 +188,7 @@ def client() -> Any:
     try:
         import fastapi  # noqa: F401
     except ImportError:
-        if os.environ.get("CI") == "true":
-            pytest.fail("fastapi is missing (the fastapi extra)")
-        pytest.skip("fastapi is not installed")
+        missing("fastapi is not installed")
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
 

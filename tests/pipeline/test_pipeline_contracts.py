@@ -6,7 +6,7 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -26,6 +26,7 @@ from failcode.pipeline import (
     decide_agent_error,
 )
 from tests._records import record
+from tests.conftest import DEEP_EXAMPLES
 
 _A = AgentErrorCode
 
@@ -111,16 +112,32 @@ agent_errors = st.builds(
         transient=True if code is _A.TRANSIENT else (flag if code is _A.TIMEOUT else False)),
     st.sampled_from(list(AgentErrorCode)),
     st.text(min_size=1, max_size=AGENT_MESSAGE_CHARS + 40).filter(lambda s: s.strip()),
-    st.none() | st.text(max_size=200),
+    # blank and control-character-only text is what a fixed 100-example budget rarely draws
+    st.none() | st.text(max_size=200) | st.text(alphabet=" \t\r\n\x0b\x0c\x1c\x85\u2028",
+                                                 min_size=1, max_size=4),
     st.booleans())
 
 
-@given(agent_errors)
-def test_agent_error_failure_round_trip_is_lossless(error: AgentError) -> None:
-    """AgentError -> Failure -> AgentError gives the same AgentError."""
+def _round_trips(error: AgentError) -> None:
     failure = agent_error_to_failure(error)
     assert agent_error_from_failure(failure) == error
     assert agent_code_for(failure) == (error.code, error.transient)
+
+
+@given(agent_errors)
+@example(AgentError(code=AgentErrorCode.FATAL, message="x", detail="\r"))
+@example(AgentError(code=AgentErrorCode.TIMEOUT, message="x", detail=" \n\t"))
+def test_agent_error_failure_round_trip_is_lossless(error: AgentError) -> None:
+    """AgentError -> Failure -> AgentError gives the same AgentError."""
+    _round_trips(error)
+
+
+@pytest.mark.deep
+@settings(max_examples=DEEP_EXAMPLES, derandomize=False)
+@given(agent_errors)
+def test_agent_error_failure_round_trip_deep(error: AgentError) -> None:
+    """The round trip holds over a large example budget (the ``deep`` CI job)."""
+    _round_trips(error)
 
 
 @given(agent_errors)

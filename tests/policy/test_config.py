@@ -80,7 +80,7 @@ def test_bad_value_is_refused_with_file_line_key_value_range(
     problems = caught.value.problems
     assert [p.code for p in problems] == [code.value]
     message = problems[0].message
-    assert message.startswith(f"{path} line {line}: ")
+    assert message.startswith(f"In {path} line {line}, ")
     for part in parts:
         assert part in message
     assert problems[0].remedy
@@ -158,7 +158,7 @@ def test_config_check_exits_1_with_the_messages(tmp_path: Path) -> None:
     path = write(tmp_path, "[ladder]\nchange_repeats = 101\n")
     result = CliRunner().invoke(main, ["config", "check", str(path)])
     assert result.exit_code == 1
-    assert f"{path} line 2: ladder.change_repeats = 101 is invalid" in result.output
+    assert f"In {path} line 2, ladder.change_repeats = 101 is invalid" in result.output
 
 
 def test_config_check_exits_0_with_the_effective_policy(tmp_path: Path) -> None:

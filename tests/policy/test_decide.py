@@ -39,6 +39,7 @@ from failcode import (
     decide,
 )
 from failcode import DecisionRule as Rule
+from tests.afk_catalog import AFKCode
 
 
 class TDC(CodeEnum):
@@ -59,6 +60,11 @@ class TDC(CodeEnum):
         error_class="bad_result", retryability=Retryability.NOT_RETRYABLE,
         message="The worker returned an invalid result.", impact="The step failed.",
         example="A result missing its status.", since="0.1.0")
+    TOOL_DEFECT = CodeSpec(
+        code="TDC-DEC-005", slug="tdc-tool-defect", kind=Kind.TOOL_ERROR,
+        category=Category.DEFECT, error_class="tool_crashed",
+        message="The tool crashed on valid input.", impact="The step failed.",
+        example="A tool raising IndexError on an empty list.", since="0.1.0")
     WORKSPACE = CodeSpec(
         code="TDC-DEC-004", slug="tdc-workspace", kind=Kind.WORKSPACE_ERROR,
         category=Category.ENVIRONMENT, error_class="worktree_failed",
@@ -78,7 +84,7 @@ PARAMS: dict[Any, dict[str, Any]] = {
     FC.DATA_INVALID_INPUT: {"problem": "goal missing"}, FC.SYS_UNKNOWN: {"exception": "E"},
     FC.GIT_MERGE_CONFLICT: {"path": "src/a.py"}, FC.OS_TIMEOUT: {"operation": "read"},
     TDC.ARCH: {"name": "api"}, TDC.PERM: {"program": "rm"}, TDC.DEFECT: {},
-    TDC.WORKSPACE: {"name": "w1"},
+    TDC.WORKSPACE: {"name": "w1"}, TDC.TOOL_DEFECT: {},
 }
 
 
@@ -274,7 +280,7 @@ def test_rule_4_never_sleeps_past_the_deadline() -> None:
 
 @pytest.mark.parametrize(("code", "overrides", "outcome"), [
     (FC.TEST_FAILED, {}, Outcome.FAILED),                       # task
-    (FC.PROV_RATE_LIMIT, {"retryability": Retryability.RETRYABLE_AFTER_CHANGE},
+    (FC.OS_TIMEOUT, {"retryability": Retryability.RETRYABLE_AFTER_CHANGE},
      Outcome.FAILED),                                            # transient
     (FC.PROV_AUTH, {}, Outcome.BLOCKED),                         # user
     (FC.CMD_NOT_FOUND, {}, Outcome.BLOCKED),                     # environment
@@ -500,3 +506,80 @@ def test_monitor_counts_one_signature_not_all_failures() -> None:
     assert monitor.observe(make(FC.TEST_FAILED)) is None
     assert monitor.observe(make(FC.CMD_NOT_FOUND)) is None
     assert monitor.observe(make(FC.TEST_FAILED)) is not None
+
+
+# -- category drives recovery (seed 003's Recovery table, with an AFK-style catalog) -----------
+
+_AFK_PARAMS: dict[Any, dict[str, Any]] = {
+    AFKCode.PERC_CAPTURE_FULLSCREEN: {"window": "Factorio"},
+    AFKCode.PERC_DEVICE_BUSY: {},
+    AFKCode.CFG_OUT_OF_RANGE: {"key": "k", "value": 500, "low": 1, "high": 20},
+    AFKCode.GUI_OVERLAY_DRIVER: {"feature": "layered windows"},
+    AFKCode.LOOP_STATE_MISMATCH: {},
+}
+
+
+@pytest.mark.parametrize(("code", "action", "outcome"), [
+    (AFKCode.PERC_CAPTURE_FULLSCREEN, Action.RETRY_AFTER_CHANGE, Outcome.BLOCKED),  # user: wait
+    (AFKCode.CFG_OUT_OF_RANGE, Action.RETRY_AFTER_CHANGE, Outcome.BLOCKED),         # user: wait
+    (AFKCode.PERC_DEVICE_BUSY, Action.RETRY, Outcome.FAILED),                 # transient: backoff
+    (AFKCode.GUI_OVERLAY_DRIVER, Action.RETRY_AFTER_CHANGE, Outcome.BLOCKED),  # environment
+    (AFKCode.LOOP_STATE_MISMATCH, Action.ABORT, Outcome.FAILED),               # defect: loudly
+], ids=lambda v: getattr(v, "value", None))
+def test_afk_category_decides_the_recovery_family(code: Any, action: Action,
+                                                   outcome: Outcome) -> None:
+    """Each seed 003 category gets its recovery: user waits, transient retries, environment
+    stops for a fix, defect aborts."""
+    decision = decide(code.failure(surface="afk.loop", params=_AFK_PARAMS[code]), History())
+    assert (decision.action, decision.outcome) == (action, outcome)
+
+
+@pytest.mark.parametrize("history", [
+    History(), History().changed(Change.COMMAND), History(attempts=1, signatures={"x": 1}),
+], ids=["first", "after_a_change", "later"])
+@pytest.mark.parametrize("retryability", list(Retryability))
+def test_a_defect_is_never_retried(history: History, retryability: Retryability) -> None:
+    """A defect aborts and is reported whatever retryability its record carries and whatever
+    changed."""
+    failure = AFKCode.LOOP_STATE_MISMATCH.failure(surface="afk.loop", retryability=retryability)
+    decision = decide(failure, history)
+    assert decision.action is Action.ABORT
+    assert decision.rule is Rule.NOT_RETRYABLE
+
+
+def test_a_repeated_defect_is_aborted_not_laddered() -> None:
+    """The same defect again is aborted again, never put on the stuck ladder."""
+    failure = make(TDC.DEFECT)
+    history = History().after(failure).after(failure)
+    assert decide(failure, history).action is Action.ABORT
+
+
+def test_tool_error_default_aborts_while_an_unknown_tool_failure_is_diagnosed_once() -> None:
+    """Seed 000's "retry once" is the unknown retryability of task failures; a tool defect
+    (tool_error's default category) is never retried."""
+    assert KIND_DEFAULTS[Kind.TOOL_ERROR].category is Category.DEFECT
+    tool_defect = make(TDC.TOOL_DEFECT)
+    assert decide(tool_defect, History()).action is Action.ABORT
+    unknown = make(FC.SYS_UNKNOWN)
+    first = decide(unknown, History())
+    assert (first.action, first.route) == (Action.RETRY, Route.DEBUGGER)
+    assert decide(unknown, History().after(unknown)).action is Action.ESCALATE
+
+
+# -- fallback availability (seed 000 §7) ---------------------------------------------------------
+
+@pytest.mark.parametrize(("fallbacks", "outcome"), [
+    ((), Outcome.BLOCKED), (("claude-sonnet",), Outcome.FAILED),
+])
+@pytest.mark.parametrize(("code", "history"), [
+    (FC.PROV_RATE_LIMIT, History(attempts=10)),          # retries exhausted: escalate
+    (FC.PROV_MODEL_NOT_FOUND, History()),                 # model capability: change needed
+    (FC.PROV_AUTH, History()),                            # provider auth: after a change
+], ids=lambda v: getattr(v, "value", "h"))
+def test_provider_stop_outcome_follows_fallback_availability(
+        code: Any, history: History, fallbacks: tuple[str, ...], outcome: Outcome) -> None:
+    """A provider or model failure that stops is failed when a fallback model exists, blocked
+    when none does."""
+    decision = decide(make(code), history, Policy(fallback_models=fallbacks))
+    assert not decision.retries
+    assert decision.outcome is outcome

@@ -12,8 +12,6 @@ import contextvars
 from collections import Counter
 from typing import Any
 
-import pytest
-
 from failcode import (
     FC,
     Action,
@@ -28,6 +26,7 @@ from failcode import (
     retry,
 )
 from failcode import DecisionRule as Rule
+from tests._needs import need_module
 
 TASKS = 1000
 CLIENTS = 25
@@ -77,7 +76,7 @@ class StubProvider:
 
 async def outage(policy: Policy) -> dict[str, Any]:
     """Run TASKS concurrent calls through one retry helper; return what happened."""
-    httpx = pytest.importorskip("httpx")
+    httpx = need_module("httpx")
     stub = StubProvider()
     url = await stub.start()
     decisions: list[Decision] = []

@@ -24,6 +24,7 @@ from failcode import (
     tenacity_strategies,
 )
 from failcode.testing import is_testing, set_testing
+from tests._needs import need_module
 
 POLICY = Policy(classes={"fast": RetryClass(max_attempts=4, initial_delay_s=0.5,
                                             max_delay_s=2.0)})
@@ -229,7 +230,7 @@ def test_set_testing_rejects_zero_attempts() -> None:
 
 def test_tenacity_trio_follows_the_decision() -> None:
     """tenacity.Retrying with failcode's retry/wait/stop retries retryables, stops at the bound."""
-    tenacity = pytest.importorskip("tenacity")
+    tenacity = need_module("tenacity")
     slept: list[float] = []
     decisions: list[Decision] = []
     trio = tenacity_strategies("fast", policy=POLICY, budget=SharedBudget(POLICY),
@@ -250,7 +251,7 @@ def test_tenacity_trio_follows_the_decision() -> None:
 
 def test_stamina_hook_follows_the_decision() -> None:
     """stamina.retry(on=hook) retries as failcode decides; the scope keeps the history."""
-    stamina = pytest.importorskip("stamina")
+    stamina = need_module("stamina")
     waits: list[float] = []
     hook = stamina_hook("fast", policy=POLICY, budget=SharedBudget(POLICY),
                         on_failure=lambda f, d: waits.append(d.delay_s))

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from failcode import KIND_DEFAULTS, Category, Kind, Outcome, Retryability, Route, Severity
+from failcode import (
+    CATEGORY_RETRYABILITIES,
+    KIND_DEFAULTS,
+    Category,
+    Kind,
+    Outcome,
+    Retryability,
+    Route,
+    Severity,
+)
 
 SEED_000_KINDS = [
     "user_error", "project_error", "env_error", "dependency_error", "permission_error",
@@ -23,7 +32,7 @@ DESIGN_DEFAULTS = {
                          ("doctor", "permission_engine"), "blocked"),
     "permission_error": ("user", "retryable_after_change",
                          ("permission_engine", "main_agent"), "blocked"),
-    "tool_error": ("defect", "unknown", ("scheduler", "debugger"), "failed"),
+    "tool_error": ("defect", "not_retryable", ("scheduler", "debugger"), "failed"),
     "command_error": ("task", "unknown", ("scheduler", "debugger"), "failed"),
     "build_error": ("task", "retryable_after_change", ("executor", "debugger"), "failed"),
     "test_error": ("task", "retryable_after_change", ("executor", "debugger"), "failed"),
@@ -35,8 +44,8 @@ DESIGN_DEFAULTS = {
                                ("scheduler", "provider_selector"), "failed"),
     "context_error": ("task", "retryable_after_change", ("context_assembler", "compactor"),
                       "failed"),
-    "agent_error": ("defect", "retryable_after_change", ("scheduler",), "failed"),
-    "scheduler_error": ("defect", "unknown", ("main_agent", "developer"), "blocked"),
+    "agent_error": ("task", "retryable_after_change", ("scheduler",), "failed"),
+    "scheduler_error": ("defect", "not_retryable", ("main_agent", "developer"), "blocked"),
     "workspace_error": ("environment", "retryable_after_change", ("scheduler",), "failed"),
     "merge_error": ("task", "retryable_after_change",
                     ("scheduler", "debugger", "architecture_designer"), "failed"),
@@ -92,3 +101,28 @@ def test_kind_defaults_are_read_only() -> None:
 def test_remedy_categories_are_user_and_environment() -> None:
     """Seed 003: the remedy is mandatory for the user and environment categories only."""
     assert {c for c in Category if c.needs_remedy} == {Category.USER, Category.ENVIRONMENT}
+
+
+# DESIGN.md "Category and retryability": who acts fixes the recovery family
+DESIGN_PAIRS = {
+    "transient": {"retryable"},
+    "user": {"not_retryable", "retryable_after_change"},
+    "environment": {"retryable_after_change", "not_retryable"},
+    "task": {"retryable_after_change", "unknown"},
+    "defect": {"not_retryable"},
+}
+
+
+@pytest.mark.parametrize("category", list(Category))
+def test_category_allows_exactly_the_design_retryabilities(category: Category) -> None:
+    """Each category allows exactly the retryabilities DESIGN.md pairs with it."""
+    allowed = {r.value for r in CATEGORY_RETRYABILITIES[category]}
+    assert allowed == DESIGN_PAIRS[category.value]
+    assert {r.value for r in Retryability if category.allows(r)} == allowed
+
+
+@pytest.mark.parametrize("kind", list(Kind))
+def test_kind_defaults_pair_category_and_retryability_legally(kind: Kind) -> None:
+    """No kind's default pairs a category with a retryability the category forbids."""
+    defaults = kind.defaults
+    assert defaults.retryability.value in DESIGN_PAIRS[defaults.category.value]

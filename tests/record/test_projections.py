@@ -11,7 +11,11 @@ from failcode import (
     FC,
     AFKError,
     AirError,
+    Cancelled,
+    Catalog,
     Category,
+    CodeEnum,
+    CodeSpec,
     EntityRef,
     Failure,
     Kind,
@@ -99,6 +103,18 @@ def test_air_error_round_trips(record: Failure) -> None:
     assert from_air_error(to_air_error(record)) == record
 
 
+@pytest.mark.parametrize("own", [None, "x", 0])
+def test_air_error_keeps_a_metadata_key_named_failcode(own: Any) -> None:
+    """A record's own ``metadata["failcode"]`` survives the AirError round trip (a random CI
+    run found it overwritten by the projection's own key)."""
+    record = rich_failure()
+    record = Failure.from_dict({**record.to_dict(),
+                                "metadata": {**record.metadata, "failcode": own}})
+    back = from_air_error(to_air_error(record))
+    assert back.metadata["failcode"] == own
+    assert back == record
+
+
 def test_foreign_air_error_does_not_convert_back() -> None:
     """An AirError not made by failcode has no code or category: a clear ProjectionError."""
     foreign: dict[str, Any] = {"error_id": "x", "kind": "build_error", "severity": "error",
@@ -174,3 +190,50 @@ def test_task_failure_has_no_afk_form() -> None:
     record = FC.BUILD_FAILED.failure(surface="cpp.build", params={"program": "gcc"})
     with pytest.raises(ProjectionError, match="category task, which seed 003 errors cannot"):
         to_afk_error(record)
+
+
+# -- WorkerResult status rules (seed 000 §7) -------------------------------------------------------
+
+class _Arch(CodeEnum):
+    """An architecture blocker code for the guard."""
+
+    PLAN_IMPOSSIBLE = CodeSpec(
+        code="TPJ-ARCH-001", slug="tpj-plan-impossible", kind=Kind.ARCHITECTURE_ERROR,
+        category=Category.USER, error_class="interface_mismatch",
+        message="The plan needs an interface that does not exist.",
+        remedy="Redesign the plan.", impact="The task cannot be done as planned.",
+        example="A plan calling a removed API.", since="0.1.0")
+
+
+_ARCH_CATALOG = Catalog("TPJ", areas={"ARCH": "architecture"}, codes=_Arch)
+
+
+@pytest.mark.parametrize("status", [Outcome.FAILED, "failed"])
+def test_an_architecture_blocker_never_becomes_an_ordinary_failed_result(
+        status: Outcome | str) -> None:
+    """Projecting an architecture blocker as ``failed`` is refused."""
+    failure = _Arch.PLAN_IMPOSSIBLE.failure(surface="plan.check")
+    with pytest.raises(ProjectionError, match="never an ordinary failed result"):
+        to_worker_result(failure, status)
+
+
+def test_an_architecture_blocker_defaults_to_blocked() -> None:
+    """Without a status, an architecture blocker is a blocked WorkerResult."""
+    failure = _Arch.PLAN_IMPOSSIBLE.failure(surface="plan.check")
+    assert to_worker_result(failure)["status"] == "blocked"
+
+
+@pytest.mark.parametrize("signal", [None, 2])
+def test_a_cancelled_outcome_is_a_cancelled_worker_result(signal: int | None) -> None:
+    """A Cancelled outcome projects to status cancelled with its reason, not an error."""
+    result = to_worker_result(Cancelled(reason="stopped by the user", signal=signal))
+    assert result["status"] == "cancelled"
+    assert result["reason"] == "stopped by the user"
+    assert "error" not in result
+    assert result.get("signal") == signal
+
+
+def test_a_cancelled_outcome_cannot_be_given_another_status() -> None:
+    """A cancellation is never reported as failed or blocked."""
+    with pytest.raises(ProjectionError, match="cancelled WorkerResult"):
+        to_worker_result(Cancelled(reason="stop"), Outcome.FAILED)

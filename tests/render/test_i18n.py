@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gettext
-import os
 
 import msgspec
 import pytest
@@ -20,6 +19,7 @@ from failcode.render._i18n import (
     message_id,
     ui_text,
 )
+from tests._needs import missing
 from tests._paths import TESTS
 
 SHIPPED = ("de",)
@@ -31,9 +31,7 @@ def _babel() -> None:
     try:
         import babel  # noqa: F401
     except ImportError:
-        if os.environ.get("CI") == "true":
-            pytest.fail("babel is not installed")
-        pytest.skip("babel is not installed")
+        missing("babel is not installed")
 
 
 def _catalog(language: str) -> gettext.GNUTranslations:
@@ -92,11 +90,11 @@ def test_available_languages_lists_the_shipped_ones() -> None:
 
 
 @pytest.mark.parametrize(("locale", "expected"), [
-    ("de", "OpenAI hat die API-Zugangsdaten abgelehnt."),
-    ("de_DE.UTF-8", "OpenAI hat die API-Zugangsdaten abgelehnt."),
-    ("de-AT", "OpenAI hat die API-Zugangsdaten abgelehnt."),
-    ("fr", "OpenAI rejected the API credentials."),
-    (None, "OpenAI rejected the API credentials."),
+    ("de", "Die API-Zugangsdaten für OpenAI wurden abgelehnt."),
+    ("de_DE.UTF-8", "Die API-Zugangsdaten für OpenAI wurden abgelehnt."),
+    ("de-AT", "Die API-Zugangsdaten für OpenAI wurden abgelehnt."),
+    ("fr", "The API credentials for OpenAI were rejected."),
+    (None, "The API credentials for OpenAI were rejected."),
 ])
 def test_code_text_follows_the_locale(locale: str | None, expected: str) -> None:
     """A code's message renders in the locale, falling back to English for other languages."""
@@ -104,9 +102,18 @@ def test_code_text_follows_the_locale(locale: str | None, expected: str) -> None
 
 
 def test_missing_param_renders_visibly() -> None:
-    """A field the params lack renders as {field} instead of raising."""
-    assert code_text(FC.PROV_AUTH.spec, "message", {}, "de") == (
-        "{provider} hat die API-Zugangsdaten abgelehnt.")
+    """A required field the params lack renders as {field} instead of raising."""
+    assert code_text(FC.CMD_NOT_FOUND.spec, "message", {}, "de") == (
+        "Das Programm {program} ist nicht installiert oder nicht im PATH.")
+
+
+@pytest.mark.parametrize(("locale", "expected"), [
+    (None, "The provider rejected the API credentials."),
+    ("de", "Der Anbieter hat die API-Zugangsdaten abgelehnt."),
+])
+def test_missing_optional_param_renders_its_variant(locale: str | None, expected: str) -> None:
+    """An optional param left out selects the code's variant sentence in every language."""
+    assert code_text(FC.PROV_AUTH.spec, "message", {}, locale) == expected
 
 
 @pytest.mark.parametrize(("environ", "expected"), [

@@ -31,6 +31,7 @@ from failcode import (
 )
 from failcode.boundary import problem
 from failcode.render._render import format_traceback
+from tests._needs import need_module
 from tests._records import record
 
 
@@ -90,14 +91,14 @@ def test_huge_detail_is_cut_and_the_cut_said() -> None:
 
 def test_rich_form_renders_the_same_text() -> None:
     """The rich panel holds the heading and the remedy."""
-    pytest.importorskip("rich")
+    need_module("rich")
     from rich.console import Console
 
     console = Console(width=200, record=True, color_system=None)
     console.print(render_rich(AUTH))
     out = console.export_text()
-    assert "error [FC-PROV-001]: OpenAI rejected the API credentials." in out
-    assert "Check the OpenAI API key" in out
+    assert "error [FC-PROV-001]: The API credentials for OpenAI were rejected." in out
+    assert "Check the API key for OpenAI" in out
 
 
 def test_developer_detail_has_chain_traceback_and_signature() -> None:
@@ -243,3 +244,48 @@ def test_no_form_contains_a_secret_of_a_hand_built_record(secret: str) -> None:
     error = _raise_chain(failure)
     for name, text in _forms(failure, error).items():
         assert secret not in text, name
+
+
+# -- a rejected action, fed back to the model (seed 003) -------------------------------------------
+
+@given(st.text(min_size=1, max_size=120), st.text(max_size=2000))
+def test_rejected_action_instruction_is_short_code_free_and_one_line(action: str,
+                                                                      reason: str) -> None:
+    """The instruction for the model is one short line with no failure code or severity."""
+    from failcode import RejectedAction, render_rejected_action
+
+    text = render_rejected_action(RejectedAction(action=action, reason=reason))
+    assert "\n" not in text
+    assert len(text) <= 400
+    assert "FC-" not in text
+    assert not text.startswith(("error", "fatal", "warning"))
+    assert text.endswith("Choose a different action.")
+
+
+def test_rejected_action_instruction_names_the_action_and_the_reason() -> None:
+    """The model learns which action was refused and why."""
+    from failcode import RejectedAction, render_rejected_action
+
+    text = render_rejected_action(RejectedAction(action="click(900, 40)",
+                                                 reason="the target is outside the window"))
+    assert "click(900, 40)" in text
+    assert "the target is outside the window" in text
+
+
+def test_rejected_action_instruction_redacts_secrets() -> None:
+    """A secret in the rejected action never goes back into the model's context."""
+    from failcode import RejectedAction, render_rejected_action
+
+    secret = "sk-proj-" + "a1b2c3d4e5" * 4
+    text = render_rejected_action(RejectedAction(action=f"login --key {secret}",
+                                                 reason=f"key {secret} is not allowed"))
+    assert "a1b2c3d4e5" not in text
+
+
+def test_rejected_action_instruction_is_localized() -> None:
+    """The instruction follows the model's language like the user text."""
+    from failcode import RejectedAction, render_rejected_action
+
+    text = render_rejected_action(RejectedAction(action="jump", reason="no floor"), locale="de")
+    assert "jump" in text
+    assert "Choose" not in text

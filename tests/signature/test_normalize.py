@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
@@ -13,6 +12,7 @@ from hypothesis import strategies as st
 
 from failcode import NORMALIZE_VERSION, PLACEHOLDERS, normalize_message
 from failcode.signature._normalize import CUT_MARKER, MAX_CHARS
+from tests._needs import missing
 from tests._paths import SHARED
 
 if TYPE_CHECKING:
@@ -24,9 +24,7 @@ LOGHUB = SHARED / "data" / "loghub2k"
 def loghub_dir() -> Path:
     """The Loghub-2k sample, or a skip (a failure on CI, where it must be present)."""
     if not (LOGHUB / "formats.json").exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Loghub-2k data missing at {LOGHUB}")
-        pytest.skip("Loghub-2k data not present")
+        missing("Loghub-2k data not present")
     return LOGHUB
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from failcode import FC, SIGNATURE_VERSION, Kind, explain_signature, sign
+from failcode import FC, SIGNATURE_VERSION, Failure, Kind, classify_text, explain_signature, sign
 from tests._paths import TESTS
 
 GOLDEN = TESTS / "golden" / "signatures.json"
@@ -45,19 +45,64 @@ def signed(case: dict[str, Any]) -> str:
                 diagnostic=case.get("diagnostic"), blocker=case.get("blocker")).value
 
 
+# Records as the classifiers build them (unknown failures sign their message, sig2 on).
+GOLDEN_TEXT_CASES: list[tuple[str, str]] = [
+    ("RuntimeError", "database is locked"),
+    ("RuntimeError", "worker pool exhausted"),
+    ("RuntimeError", ""),
+    ("ValueError", "database is locked"),
+]
+
+
+def signed_text(case: tuple[str, str]) -> str:
+    """The signature classify_text gives one golden unknown failure."""
+    failure = classify_text(*case)
+    assert isinstance(failure, Failure)
+    return failure.signature
+
+
+def _current() -> dict[str, Any]:
+    return {"version": SIGNATURE_VERSION,
+            "signatures": [signed(case) for case in GOLDEN_CASES],
+            "unknown_signatures": [signed_text(case) for case in GOLDEN_TEXT_CASES]}
+
+
 def test_golden_signatures_are_pinned() -> None:
     """Signatures of the golden cases never change within one SIGNATURE_VERSION."""
     if os.environ.get("FAILCODE_REGEN_GOLDEN") == "1":
-        GOLDEN.write_text(json.dumps({"version": SIGNATURE_VERSION, "signatures": [
-            signed(case) for case in GOLDEN_CASES]}, indent=2) + "\n")
+        GOLDEN.write_text(json.dumps(_current(), indent=2) + "\n")
+        pytest.fail(f"wrote {GOLDEN.name}: review its diff, then run again without "
+                    "FAILCODE_REGEN_GOLDEN (regenerating never passes a run)")
     golden = json.loads(GOLDEN.read_text())
     assert golden["version"] == SIGNATURE_VERSION, (
         f"SIGNATURE_VERSION is {SIGNATURE_VERSION} but the golden file pins "
         f"{golden['version']}: regenerate with FAILCODE_REGEN_GOLDEN=1 once the new version "
         f"is deliberate")
-    assert [signed(case) for case in GOLDEN_CASES] == golden["signatures"], (
+    current = _current()
+    assert (current["signatures"], current["unknown_signatures"]) == (
+        golden["signatures"], golden["unknown_signatures"]), (
         "signatures changed without a new SIGNATURE_VERSION: a change to the components or to "
         "normalization must bump the version (never silently regroup history)")
+
+
+def test_unknown_failures_of_one_type_with_different_messages_differ() -> None:
+    """Two different RuntimeErrors are two signatures; the same one on any run is one."""
+    a, b, c = (signed_text(case) for case in GOLDEN_TEXT_CASES[:3])
+    assert len({a, b, c}) == 3
+    assert signed_text(GOLDEN_TEXT_CASES[0]) == a
+
+
+def test_regenerating_golden_signatures_fails_the_run(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Any) -> None:
+    """The regeneration switch writes the file and fails, so it never passes its own test."""
+    import tests.signature.test_signature as this  # noqa: PLW0406 - patching GOLDEN
+
+    target = tmp_path / "signatures.json"
+    monkeypatch.setattr(this, "GOLDEN", target)
+    monkeypatch.setenv("FAILCODE_REGEN_GOLDEN", "1")
+    with pytest.raises(pytest.fail.Exception, match="review its diff"):
+        this.test_golden_signatures_are_pinned()
+    assert json.loads(target.read_text())["version"] == SIGNATURE_VERSION
 
 
 def test_format_matches_seed_000() -> None:

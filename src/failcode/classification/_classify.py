@@ -36,13 +36,24 @@ retryability come from the code, see ``failcode explain CODE``):
 - content policy refusal: ``content_filtered``, ``FC.PROV_CONTENT_FILTERED``
 - model output that does not parse (output surface): ``malformed_output``,
   ``FC.PROV_MALFORMED_OUTPUT``
-- pydantic ValidationError of an input: ``validation``, ``FC.DATA_INVALID_INPUT``
+- pydantic ValidationError: on a tool-argument surface (``tool_args``, ``tool.search.args``...)
+  a :class:`~failcode.RejectedAction` fed back to the model; on another model-output surface
+  ``malformed_output``, ``FC.PROV_MALFORMED_OUTPUT`` (transient: sample again); on any other
+  surface (user input, config, a request) ``validation``, ``FC.DATA_INVALID_INPUT`` (user)
+- AssertionError, an exception named as a failed invariant or contract, and a TypeError,
+  AttributeError or KeyError whose innermost frame is under the working directory: a defect,
+  ``FC.SYS_DEFECT`` (class ``assertion_failed``, ``invariant_failed``, ``type_error``,
+  ``attribute_error``, ``key_error``; ``metadata["frames"]`` the innermost frames as
+  ``module:function``)
+- FileNotFoundError raised by the process-spawning machinery (``subprocess``, ``asyncio``)
+  for the program itself: ``command_not_found``, ``FC.CMD_NOT_FOUND``
 - PermissionError, EACCES, EPERM, EROFS: ``permission_denied``, ``FC.OS_PERMISSION_DENIED``
 - FileNotFoundError, ENOENT, ENOTDIR: ``file_not_found``, ``FC.OS_FILE_NOT_FOUND``
 - ENOSPC, EDQUOT: ``disk_full``, ``FC.OS_DISK_FULL``
 - MemoryError, ENOMEM: ``out_of_memory``, ``FC.OS_OUT_OF_MEMORY``
 - ModuleNotFoundError: ``missing_module``, ``FC.CMD_MISSING_MODULE``
-- any other exception: ``unknown``, ``FC.SYS_UNKNOWN``
+- any other exception: ``unknown``, ``FC.SYS_UNKNOWN``, with the exception's message (redacted)
+  in its text and so in its signature
 - KeyboardInterrupt, asyncio / concurrent.futures CancelledError: a
   :class:`~failcode.Cancelled` outcome (signal 2 for KeyboardInterrupt).
 - a :class:`~failcode.FailureError`: its own Failure, ``context`` merged in.
@@ -112,7 +123,7 @@ from failcode.classification._providers import (
 from failcode.codes._catalog import FC
 from failcode.record._failure import MAX_CAUSE_DEPTH, Failure, FailureError
 from failcode.record._frozen import FrozenDict
-from failcode.record._outcomes import Cancelled
+from failcode.record._outcomes import Cancelled, RejectedAction
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -413,6 +424,37 @@ def is_model_output_surface(surface: str) -> bool:
     return is_provider_surface(surface) or not _OUTPUT_PARTS.isdisjoint(surface.split("."))
 
 
+_NO_PROVIDER: Final = "the provider"
+"""What the provider lookups return when no provider is known; never put in params."""
+
+
+_TOOL_ARG_PARTS: Final = frozenset({"tool_args", "tool_arguments", "tool_input", "tool_call",
+                                    "function_call", "function_args"})
+_TOOL_PARTS: Final = frozenset({"tool", "tools", "function", "functions"})
+_ARG_PARTS: Final = frozenset({"args", "arguments", "input", "call", "params"})
+
+
+def is_tool_argument_surface(surface: str) -> bool:
+    """A surface where a model proposes a tool call: a dotted part ``tool_args``,
+    ``tool_input``, ``tool_call``, ``function_call``..., or ``tool``/``function`` with
+    ``args``/``arguments``/``input``/``call``/``params`` (``tool.search.args``)."""
+    parts = set(surface.split("."))
+    return not _TOOL_ARG_PARTS.isdisjoint(parts) or (
+        not _TOOL_PARTS.isdisjoint(parts) and not _ARG_PARTS.isdisjoint(parts))
+
+
+def _rejected(exc: BaseException | None, text: str, surface: str,
+              context: Mapping[str, Scalar] | None) -> RejectedAction:
+    """A validation error of model-proposed tool arguments, as the RejectedAction fed back to
+    the model (seed 003: not an error, no code, counted toward no-progress)."""
+    from failcode.codes._build import clean_text  # noqa: PLC0415 - the factory module, loaded anyway
+
+    problem, title = _validation_problem(exc, text)
+    return RejectedAction(action=clean_text(title or surface, 120),
+                          reason=clean_text(problem, 300) or "invalid arguments",
+                          context=FrozenDict(context) if context else FrozenDict())
+
+
 def _provider_for_surface(surface: str) -> str:
     if surface.startswith("llm."):
         slug = surface.split(".")[1]
@@ -585,6 +627,8 @@ class _Plan(NamedTuple):
     metadata: dict[str, Scalar]
     surface: str | None
     """The default surface this evidence implies (``llm.openai``, ``http``...)."""
+    error_class: str | None = None
+    """A refinement of the code's class for this occurrence."""
 
 
 _STRENGTH: Final = {"unknown": 0, "sdk": 1, "chain": 1, "connection": 2}
@@ -593,10 +637,11 @@ _STRENGTH: Final = {"unknown": 0, "sdk": 1, "chain": 1, "connection": 2}
 def _provider_params(code: FC, provider: str, model: str | None) -> dict[str, Scalar]:
     fields = code.spec.message + (code.spec.remedy or "")
     params: dict[str, Scalar] = {}
-    if "{provider}" in fields:
+    # an unknown provider or model is left out: the code's variant says "the provider"
+    if "{provider}" in fields and provider != _NO_PROVIDER:
         params["provider"] = provider
-    if "{model}" in fields:
-        params["model"] = model or "(unknown)"
+    if "{model}" in fields and model:
+        params["model"] = model
     if "{expected}" in fields:
         params["expected"] = "JSON"
     if "{operation}" in fields:
@@ -714,13 +759,34 @@ def _os_params(code: FC, exc: BaseException | None, text: str) -> dict[str, Scal
         if isinstance(path, bytes):
             path = path.decode("utf-8", "replace")
         if path is None:
-            return {"path": "(unknown path)"}
+            return {}  # the code's variant names no path
         path = str(path)[:1000]
         cwd = _loc_cwd[0] or _cwd()
         if cwd != "/" and path.startswith(cwd + "/"):
             path = path[len(cwd) + 1:]  # the same file in another checkout or temp dir
         return {"path": path}
     return {}
+
+
+_SPAWNERS: Final = ("subprocess", "asyncio.base_subprocess", "asyncio.unix_events",
+                    "asyncio.windows_events", "multiprocessing.popen_fork", "os")
+
+
+def _missing_program(exc: BaseException | None, last_frame: Any) -> str | None:
+    """The program's name when a FileNotFoundError was raised by the process-spawning machinery
+    for the program itself (``subprocess.run(["cargo", ...])`` with no cargo), else None: a
+    missing data file stays a missing file."""
+    if exc is None or last_frame is None:
+        return None
+    module = last_frame.f_globals.get("__name__", "")
+    if not (isinstance(module, str) and module.startswith(_SPAWNERS)):
+        return None
+    filename = _attr(exc, "filename")
+    if isinstance(filename, bytes):
+        filename = filename.decode("utf-8", "replace")
+    if not isinstance(filename, str) or not filename:
+        return None
+    return filename.rstrip("/").rsplit("/", 1)[-1][:200] or None
 
 
 def _operation(family: str, last_frame: Any, type_name: str) -> str:
@@ -754,8 +820,8 @@ def _plan(  # noqa: PLR0917, PLR0915 - one branch per rule action, the table in 
         if is_provider_surface(eff_surface):
             code = FC.PROV_TIMEOUT if timeout else FC.PROV_CONNECTION
             known = slug is not None or (http is not None and http.host is not None)
-            params: dict[str, Scalar] = {
-                "provider": provider if known else _provider_for_surface(eff_surface)}
+            name = provider if known else _provider_for_surface(eff_surface)
+            params: dict[str, Scalar] = {} if name == _NO_PROVIDER else {"provider": name}
         else:
             code = FC.OS_TIMEOUT if timeout else FC.OS_CONNECTION
             host = http.host if http is not None else None
@@ -775,7 +841,7 @@ def _plan(  # noqa: PLR0917, PLR0915 - one branch per rule action, the table in 
         if verdict.code is not FC.SYS_UNKNOWN:
             return _Plan(2, verdict.code, _provider_params(verdict.code, provider, None),
                          {"rule": verdict.rule}, f"llm.{slug}" if slug else None)
-        return _Plan(1, FC.SYS_UNKNOWN, {"exception": type_name}, {"rule": "type:sdk"},
+        return _Plan(1, FC.SYS_UNKNOWN, _unknown_params(type_name, text), {"rule": "type:sdk"},
                      f"llm.{slug}" if slug else None)
     if action == "oserror":
         err = _attr(exc, "errno") if exc is not None else None
@@ -790,11 +856,18 @@ def _plan(  # noqa: PLR0917, PLR0915 - one branch per rule action, the table in 
             if err in _ERRNO_TIMEOUT or err in _ERRNO_CONN:
                 sub = _TIMEOUT if err in _ERRNO_TIMEOUT else _CONN
                 return _plan(sub, family, exc, type_name, text, surface, last_frame)
-        return _Plan(0, FC.SYS_UNKNOWN, {"exception": type_name}, {"rule": "none"}, None)
+        return _Plan(0, FC.SYS_UNKNOWN, _unknown_params(type_name, text), {"rule": "none"},
+                     None)
     if action == "code":
         code = rule.code or FC.SYS_UNKNOWN
         slug, provider = _provider_of(family, exc, None, surface)
         metadata = {"rule": f"type:{code.spec.slug}"}
+        if code is FC.OS_FILE_NOT_FOUND:
+            program = _missing_program(exc, last_frame)
+            if program is not None:
+                return _Plan(3, FC.CMD_NOT_FOUND, {"program": program},
+                             {"rule": "type:command-not-found", "errno": errno_mod.ENOENT},
+                             None)
         if code.name.startswith("OS_"):
             err = _attr(exc, "errno")
             if type(err) is int:
@@ -805,12 +878,12 @@ def _plan(  # noqa: PLR0917, PLR0915 - one branch per rule action, the table in 
         return _Plan(3, code, _provider_params(code, provider, None), metadata,
                      f"llm.{slug}" if slug else None)
     if action == "module":
-        name = _attr(exc, "name") if exc is not None else None
-        if not isinstance(name, str) or not name:
+        found = _attr(exc, "name") if exc is not None else None
+        if not isinstance(found, str) or not found:
             match = _MODULE_RE.search(text[:_MAX_TEXT])
-            name = match.group(1) if match else "(unknown)"
-        return _Plan(3, FC.CMD_MISSING_MODULE, {"module": name}, {"rule": "type:module"},
-                     None)
+            found = match.group(1) if match else None
+        return _Plan(3, FC.CMD_MISSING_MODULE, {"module": found} if found else {},
+                     {"rule": "type:module"}, None)
     if action == "validation":
         problem, title = _validation_problem(exc, text)
         if surface is not None and is_model_output_surface(surface):
@@ -822,7 +895,8 @@ def _plan(  # noqa: PLR0917, PLR0915 - one branch per rule action, the table in 
         if surface is not None and is_model_output_surface(surface):
             return _Plan(3, FC.PROV_MALFORMED_OUTPUT, {"expected": "JSON"},
                          {"rule": "type:json+output"}, None)
-        return _Plan(0, FC.SYS_UNKNOWN, {"exception": type_name}, {"rule": "type:json"}, None)
+        return _Plan(0, FC.SYS_UNKNOWN, _unknown_params(type_name, text), {"rule": "type:json"},
+                     None)
     if action == "chain":
         code = rule.code or FC.SYS_UNKNOWN
         slug, provider = _provider_of(family, exc, None, surface)
@@ -831,7 +905,89 @@ def _plan(  # noqa: PLR0917, PLR0915 - one branch per rule action, the table in 
             return _http_plan(_http(http_status), family, None, text, surface, None)
         return _Plan(1, code, _provider_params(code, provider, None), {"rule": "type:chain"},
                      f"llm.{slug}" if slug else ("http" if family in _HTTP_FAMILIES else None))
-    return _Plan(0, FC.SYS_UNKNOWN, {"exception": type_name}, {"rule": "none"}, None)
+    return _Plan(0, FC.SYS_UNKNOWN, _unknown_params(type_name, text), {"rule": "none"}, None)
+
+
+def _unknown_params(type_name: str, text: str) -> dict[str, Scalar]:
+    """An unclassified failure keeps its type and its message (redacted by the factory), so two
+    different errors of one type are two signatures and the user sees what went wrong."""
+    error = text.strip()[:_MAX_TEXT]
+    return {"exception": type_name, "error": error} if error else {"exception": type_name}
+
+
+# -- defects (seed 003: the agent is wrong) ---------------------------------------------------
+
+_DEFECT_ALWAYS: Final = frozenset({"AssertionError"})
+_DEFECT_IN_OWN_CODE: Final = frozenset({"TypeError", "AttributeError", "KeyError"})
+_INVARIANT_RE: Final = re.compile(
+    r"(?:Invariant|Contract|Precondition|Postcondition)\w*(?:Error|Violation|Failure)$"
+    r"|ViolationError$")
+_MAX_FRAMES: Final = 10
+_DEFECT_CLASSES: Final = {"AssertionError": "assertion_failed", "TypeError": "type_error",
+                          "AttributeError": "attribute_error", "KeyError": "key_error"}
+
+
+def _defect_name(names: list[str]) -> str | None:
+    """The defect type among an exception's MRO names (own type first), or None."""
+    for name in names:
+        if name in _DEFECT_ALWAYS or _INVARIANT_RE.search(name):
+            return name
+    return None
+
+
+def _frames_of_tb(tb: TracebackType | None) -> list[tuple[str, str, str]]:
+    """(filename, module, function) of every frame, outermost first (bounded)."""
+    frames: list[tuple[str, str, str]] = []
+    steps = 0
+    while tb is not None and steps < 1000:
+        frame = tb.tb_frame
+        module = frame.f_globals.get("__name__", "")
+        frames.append((frame.f_code.co_filename, module if isinstance(module, str) else "",
+                       frame.f_code.co_name))
+        tb = tb.tb_next
+        steps += 1
+    return frames
+
+
+_TB_FRAME_RE: Final = re.compile(
+    r'^\s*File "([^"\n]{1,1000})", line \d+, in ([^\s]{1,200})', re.MULTILINE)
+
+
+def _frames_of_text(traceback: str | None) -> list[tuple[str, str, str]]:
+    """(filename, module, function) of each ``File`` line of a formatted traceback; a text
+    traceback names no module, so the file's name stands for it."""
+    if not traceback:
+        return []
+    frames = []
+    for match in _TB_FRAME_RE.finditer(traceback[-65536:]):
+        filename = match.group(1)
+        module = filename.rsplit("/", 1)[-1].removesuffix(".py")
+        frames.append((filename, module, match.group(2)))
+    return frames
+
+
+def _defect_plan(exc_names: list[str], type_name: str, text: str,
+                 frames: list[tuple[str, str, str]], cwd: str) -> _Plan | None:
+    """The defect plan when the rule holds: an AssertionError or a failing invariant anywhere;
+    a TypeError, AttributeError or KeyError whose innermost frame is the caller's own code
+    (a file under the working directory, not vendored)."""
+    defect = _defect_name(exc_names)
+    if defect is None:
+        own = next((name for name in exc_names if name in _DEFECT_IN_OWN_CODE), None)
+        if own is None or not frames or _relative(frames[-1][0], cwd) is None:
+            return None
+        defect = own
+    where = [f"{module}:{function}" for _file, module, function in frames[-_MAX_FRAMES:]]
+    params: dict[str, Scalar] = {"function": where[-1] if where else "the top level",
+                                 "exception": type_name}
+    error = text.strip()[:_MAX_TEXT]
+    if error:
+        params["error"] = error
+    metadata: dict[str, Scalar] = {"rule": f"defect:{defect}"}
+    if where:
+        metadata["frames"] = " > ".join(where)
+    return _Plan(3, FC.SYS_DEFECT, params, metadata, None,
+                 _DEFECT_CLASSES.get(defect, "invariant_failed"))
 
 
 def _validation_problem(exc: BaseException | None, text: str) -> tuple[str, str | None]:
@@ -872,7 +1028,7 @@ def _build(  # noqa: PLR0917 - private helper of the three entry points
     try:
         return plan.code.failure(surface=surface, params=plan.params, location=location,
                                  cause=cause, context=context, metadata=plan.metadata,
-                                 detail=detail)
+                                 detail=detail, error_class=plan.error_class)
     except Exception as exc:  # noqa: BLE001 - never raise: degrade step by step
         note = f"{type(exc).__name__}: {_safe_str(exc)}"[:300]
     try:
@@ -920,6 +1076,8 @@ def classify(
     Returns:
         A Failure per the module's table; :class:`~failcode.Cancelled` for
         ``KeyboardInterrupt`` and ``asyncio.CancelledError``; a
+        :class:`~failcode.RejectedAction` for a pydantic ValidationError on a tool-argument
+        surface (the model proposed invalid arguments: fed back to it, not an error); a
         :class:`~failcode.FailureError`'s own Failure (``context`` merged in).
 
     Never raises: anything unexpected degrades to ``FC.SYS_UNKNOWN`` (with
@@ -956,9 +1114,17 @@ def _classify(
     cwd = _cwd()
     location, last_frame = _tb_location(exc.__traceback__, cwd)
     text = _safe_str(exc)
+    if rule.action == "validation" and surface is not None and is_tool_argument_surface(surface):
+        return _rejected(exc, text, surface, context)
     if rule.action == "unknown" and _duck_status(exc):
         rule = _HTTP
     best = _plan(rule, family, exc, _type_name(cls), text, surface, last_frame)
+    if rule.action == "unknown":
+        names = [base.__name__ for base in getattr(cls, "__mro__", (cls,))]
+        defect = _defect_plan(names, _type_name(cls), text, _frames_of_tb(exc.__traceback__),
+                              cwd)
+        if defect is not None:
+            return _build(defect, surface, location, exc, context)
     if best.strength < 3 and (exc.__cause__ is not None or exc.__context__ is not None):
         for link in _chain(exc)[1:]:
             if isinstance(link, FailureError):
@@ -980,7 +1146,7 @@ def _classify(
             if best.strength >= 3:
                 break
         if best.code is FC.SYS_UNKNOWN:
-            best = best._replace(params={"exception": _type_name(cls)})
+            best = best._replace(params=_unknown_params(_type_name(cls), text))
     return _build(best, surface, location, exc, context)
 
 
@@ -999,7 +1165,7 @@ def classify_text(
     *,
     traceback: str | None = None,
     surface: str | None = None,
-) -> Failure | Cancelled:
+) -> Failure | Cancelled | RejectedAction:
     """Classify an exception known only as text: a log line, a transcript, a service request.
 
     Uses the same rule table as :func:`classify`, by type name (``openai.RateLimitError``,
@@ -1015,7 +1181,8 @@ def classify_text(
 
     Returns:
         A Failure; a :class:`~failcode.Cancelled` for ``KeyboardInterrupt`` /
-        ``CancelledError`` text. Never raises.
+        ``CancelledError`` text; a :class:`~failcode.RejectedAction` for a validation error
+        of tool arguments (as :func:`classify`). Never raises.
     """
     clean_surface = _clean_surface(surface)
     try:
@@ -1031,11 +1198,19 @@ def classify_text(
         if rule.action == "cancel":
             return Cancelled(reason=text.strip()[:300] or name,
                              signal=2 if name.endswith("KeyboardInterrupt") else None)
+        if (rule.action == "validation" and clean_surface is not None
+                and is_tool_argument_surface(clean_surface)):
+            return _rejected(None, text, clean_surface, None)
         if rule.action == "unknown" and clean_surface and is_provider_surface(clean_surface) \
                 and status_from_text(text) is not None:
             rule = _HTTP
         plan = _plan(rule, family, None, name, text, clean_surface, None)
-        location = _text_location(traceback, _cwd())
+        cwd = _cwd()
+        location = _text_location(traceback, cwd)
+        if rule.action == "unknown":
+            defect = _defect_plan([name.rsplit(".", 1)[-1]], name, text,
+                                  _frames_of_text(traceback), cwd)
+            plan = defect or plan
         return _build(plan, clean_surface, location, None, None,
                       detail=f"{name}: {text[:1000]}")
     except Exception as error:  # noqa: BLE001 - the contract: never raise

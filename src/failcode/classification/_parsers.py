@@ -240,13 +240,18 @@ def _file_error(match: re.Match[str], _text: str) -> Diagnostic | None:
 
 
 _LD_SOURCE: Final = re.compile(r"(?m)(?:^|[\s:])([^\s:()]+):\(\.[^)\n]*\)")
+_LD_SOURCE_LINE: Final = re.compile(r"(?m)(?:^|\s)([^\s:()]+):\d+:\s*$")
 
 
 def _ld_undefined(match: re.Match[str], text: str) -> Diagnostic | None:
-    """GNU ld: ``file.c:(.text+0x5): undefined reference to `foo'``."""
+    """GNU ld: ``file.c:(.text+0x5): undefined reference to `foo'``, or with debug info
+    ``/abs/proj/src/file.c:7: undefined reference to `foo'`` (the path is made relative to the
+    command's working directory by the caller; the line number is dropped)."""
     line_start = text.rfind("\n", max(0, match.start() - 1000), match.start()) + 1
     source = _LD_SOURCE.search(text, line_start, match.start())
-    path = source.group(1) if source else None
+    # with debug info ld names the source line instead: /abs/proj/src/main.c:7: undefined ...
+    with_line = _LD_SOURCE_LINE.search(text, line_start, match.start())
+    path = source.group(1) if source else (with_line.group(1) if with_line else None)
     if path and path.endswith((".o", ".a", ".so", ".obj", ".lib")):
         path = None
     return Diagnostic("ld", "undefined_reference", line_start, match.end(), path=path,

@@ -45,8 +45,13 @@ class FC(CodeEnum):
     PROV_AUTH = CodeSpec(
         code="FC-PROV-001", slug="provider-auth", kind=_K.PROVIDER_ERROR, category=_C.USER,
         error_class="auth", retryability=_R.RETRYABLE_AFTER_CHANGE,
-        message="{provider} rejected the API credentials.",
-        remedy="Check the {provider} API key in your environment or configuration, then retry.",
+        message="The API credentials for {provider} were rejected.",
+        optional=("provider",),
+        variants={"message.without.provider": "The provider rejected the API credentials.",
+                  "remedy.without.provider":
+                      "Check the provider's API key in your environment or configuration, then "
+                      "retry."},
+        remedy="Check the API key for {provider} in your environment or configuration, then retry.",
         impact="No request to this provider can succeed until the credentials change.",
         example="An OpenAI call with a revoked key returns 401 invalid_api_key.",
         example_params={"provider": "OpenAI"}, since=_V)
@@ -54,7 +59,13 @@ class FC(CodeEnum):
         code="FC-PROV-002", slug="provider-permission-denied", kind=_K.PROVIDER_ERROR,
         category=_C.USER, error_class="permission_denied",
         retryability=_R.RETRYABLE_AFTER_CHANGE,
-        message="{provider} denied access to the requested resource.",
+        message="Access to the requested resource was denied by {provider}.",
+        optional=("provider",),
+        variants={"message.without.provider":
+                      "The provider denied access to the requested resource.",
+                  "remedy.without.provider":
+                      "Grant the key access to this model or project in the provider's console, "
+                      "or use a key that has it."},
         remedy="Grant the key access to this model or project in the {provider} console, "
                "or use a key that has it.",
         impact="Requests for this resource fail until the key's permissions change.",
@@ -63,7 +74,9 @@ class FC(CodeEnum):
     PROV_RATE_LIMIT = CodeSpec(
         code="FC-PROV-003", slug="provider-rate-limit", kind=_K.PROVIDER_ERROR,
         category=_C.TRANSIENT, error_class="rate_limit", retryability=_R.RETRYABLE,
-        message="{provider} rate-limited the request.",
+        message="The request was rate-limited by {provider}.",
+        optional=("provider",),
+        variants={"message.without.provider": "The provider rate-limited the request."},
         impact="The request is delayed; repeated limits slow the whole session.",
         example="A 429 rate_limit_error with a Retry-After header.",
         example_params={"provider": "Anthropic"}, since=_V)
@@ -71,6 +84,12 @@ class FC(CodeEnum):
         code="FC-PROV-004", slug="provider-quota-exceeded", kind=_K.PROVIDER_ERROR,
         category=_C.USER, error_class="quota_exceeded", retryability=_R.RETRYABLE_AFTER_CHANGE,
         message="The {provider} account has run out of quota or credit.",
+        optional=("provider",),
+        variants={"message.without.provider":
+                      "The provider account has run out of quota or credit.",
+                  "remedy.without.provider":
+                      "Add credit or raise the usage limit in the provider's billing settings, "
+                      "or switch to another provider."},
         remedy="Add credit or raise the usage limit in the {provider} billing settings, "
                "or switch to another provider.",
         impact="Every request to this provider fails until billing changes; retrying wastes time.",
@@ -80,7 +99,12 @@ class FC(CodeEnum):
         code="FC-PROV-005", slug="model-not-found", kind=_K.MODEL_CAPABILITY_ERROR,
         category=_C.ENVIRONMENT, error_class="model_not_found",
         retryability=_R.RETRYABLE_AFTER_CHANGE,
-        message="{provider} does not serve the model {model}.",
+        message="The model {model} is not served by {provider}.",
+        optional=("model", "provider"),
+        variants={"message.without.provider": "The provider does not serve the model {model}.",
+                  "message.without.model": "The requested model is not served by {provider}.",
+                  "message.without.model.provider":
+                      "The provider does not serve the requested model."},
         remedy="Check the model name for typos or pick a model the account can use.",
         impact="Requests for this model fail until the configured model changes.",
         example="A 404 not_found_error for model 'claude-3-opus-latest-x'.",
@@ -89,6 +113,8 @@ class FC(CodeEnum):
         code="FC-PROV-006", slug="context-too-large", kind=_K.CONTEXT_ERROR, category=_C.TASK,
         error_class="context_too_large", retryability=_R.RETRYABLE_AFTER_CHANGE,
         message="The prompt exceeds the context window of {model}.",
+        optional=("model",),
+        variants={"message.without.model": "The prompt exceeds the model's context window."},
         impact="The same request fails every time; the context must be compacted or split.",
         example="A 400 context_length_exceeded: 'maximum context length is 128000 tokens'.",
         example_params={"model": "gpt-4o"}, since=_V)
@@ -97,28 +123,36 @@ class FC(CodeEnum):
         category=_C.ENVIRONMENT, error_class="tool_use_unsupported",
         retryability=_R.RETRYABLE_AFTER_CHANGE,
         message="The model {model} does not support tool use.",
+        optional=("model",),
+        variants={"message.without.model": "The selected model does not support tool use."},
         remedy="Select a model with tool or function calling support for this task.",
         impact="Agent steps that call tools cannot run on this model.",
         example="A 400 'tools is not supported with this model'.",
         example_params={"model": "o1-mini"}, since=_V)
     PROV_BAD_REQUEST = CodeSpec(
         code="FC-PROV-008", slug="provider-bad-request", kind=_K.PROVIDER_ERROR,
-        category=_C.DEFECT, error_class="bad_request", retryability=_R.RETRYABLE_AFTER_CHANGE,
-        message="{provider} rejected the request as invalid.",
+        category=_C.DEFECT, error_class="bad_request", retryability=_R.NOT_RETRYABLE,
+        message="The request was rejected as invalid by {provider}.",
+        optional=("provider",),
+        variants={"message.without.provider": "The provider rejected the request as invalid."},
         impact="The request is malformed; sending it again fails the same way.",
         example="A 400 invalid_request_error: 'Unknown parameter: temprature'.",
         example_params={"provider": "OpenAI"}, since=_V)
     PROV_OVERLOADED = CodeSpec(
         code="FC-PROV-009", slug="provider-overloaded", kind=_K.PROVIDER_ERROR,
         category=_C.TRANSIENT, error_class="overloaded", retryability=_R.RETRYABLE,
-        message="{provider} is overloaded.",
+        message="The provider {provider} is overloaded.",
+        optional=("provider",),
+        variants={"message.without.provider": "The provider is overloaded."},
         impact="Requests are delayed until the provider recovers.",
         example="An Anthropic 529 overloaded_error.",
         example_params={"provider": "Anthropic"}, since=_V)
     PROV_SERVER_ERROR = CodeSpec(
         code="FC-PROV-010", slug="provider-server-error", kind=_K.PROVIDER_ERROR,
         category=_C.TRANSIENT, error_class="server_error", retryability=_R.RETRYABLE,
-        message="{provider} failed with a server error.",
+        message="The provider {provider} failed with a server error.",
+        optional=("provider",),
+        variants={"message.without.provider": "The provider failed with a server error."},
         impact="The request is delayed; a long outage blocks the session.",
         example="A 500 internal_server_error or a 502 from the provider's gateway.",
         example_params={"provider": "OpenAI"}, since=_V)
@@ -126,6 +160,8 @@ class FC(CodeEnum):
         code="FC-PROV-011", slug="provider-timeout", kind=_K.PROVIDER_ERROR,
         category=_C.TRANSIENT, error_class="timeout", retryability=_R.RETRYABLE,
         message="The request to {provider} timed out.",
+        optional=("provider",),
+        variants={"message.without.provider": "The request to the provider timed out."},
         impact="The request is delayed; repeated timeouts slow the session.",
         example="httpx.ReadTimeout while waiting for a completion.",
         example_params={"provider": "OpenAI"}, since=_V)
@@ -133,13 +169,18 @@ class FC(CodeEnum):
         code="FC-PROV-012", slug="provider-connection", kind=_K.PROVIDER_ERROR,
         category=_C.TRANSIENT, error_class="connection", retryability=_R.RETRYABLE,
         message="Could not connect to {provider}.",
+        optional=("provider",),
+        variants={"message.without.provider": "Could not connect to the provider."},
         impact="No request reaches the provider until the network recovers.",
         example="Connection refused, reset, or a DNS failure for the API host.",
         example_params={"provider": "Anthropic"}, since=_V)
     PROV_CONTENT_FILTERED = CodeSpec(
         code="FC-PROV-013", slug="content-filtered", kind=_K.POLICY_ERROR, category=_C.USER,
         error_class="content_filtered", retryability=_R.NOT_RETRYABLE,
-        message="{provider} refused the request under its content policy.",
+        message="The request was refused under the content policy of {provider}.",
+        optional=("provider",),
+        variants={"message.without.provider":
+                      "The provider refused the request under its content policy."},
         remedy="Rephrase or remove the content the provider's policy flags; retrying the same "
                "request is refused again.",
         impact="The step cannot proceed with this request.",
@@ -157,15 +198,21 @@ class FC(CodeEnum):
     OS_PERMISSION_DENIED = CodeSpec(
         code="FC-OS-001", slug="os-permission-denied", kind=_K.ENV_ERROR,
         category=_C.ENVIRONMENT, error_class="permission_denied",
-        message="Permission denied: {path}.",
+        message="Access to {path} was denied.",
         remedy="Give the agent's user access to {path}, or point it at a path it may use.",
+        optional=("path",),
+        variants={"message.without.path": "Access to a file or directory was denied.",
+                  "remedy.without.path": "Give the agent's user access to the path, or point "
+                                         "it at a path it may use."},
         impact="Every operation on this path fails until its permissions change.",
         example="PermissionError: [Errno 13] Permission denied: 'build/out.log'.",
         example_params={"path": "build/out.log"}, since=_V)
     OS_FILE_NOT_FOUND = CodeSpec(
         code="FC-OS-002", slug="file-not-found", kind=_K.TOOL_ERROR, category=_C.TASK,
         error_class="file_not_found", retryability=_R.RETRYABLE_AFTER_CHANGE,
-        message="No such file or directory: {path}.",
+        message="The file or directory {path} does not exist.",
+        optional=("path",),
+        variants={"message.without.path": "A file or directory the step used does not exist."},
         impact="The step used a path that does not exist; it must use another.",
         example="FileNotFoundError: [Errno 2] No such file or directory: 'src/mian.py'.",
         example_params={"path": "src/mian.py"}, since=_V)
@@ -188,7 +235,7 @@ class FC(CodeEnum):
         since=_V)
     OS_KILLED = CodeSpec(
         code="FC-OS-005", slug="process-killed", kind=_K.SYSTEM_ERROR,
-        category=_C.ENVIRONMENT, error_class="killed", retryability=_R.UNKNOWN,
+        category=_C.ENVIRONMENT, error_class="killed", retryability=_R.RETRYABLE_AFTER_CHANGE,
         message="The process {program} was killed by signal {signal}.",
         remedy="Check the system log for the reason (often the OOM killer or a supervisor).",
         impact="The step ended without a result.",
@@ -225,6 +272,10 @@ class FC(CodeEnum):
         retryability=_R.RETRYABLE_AFTER_CHANGE,
         message="The module {module} is not installed.",
         remedy="Install the package that provides {module} in the environment the agent uses.",
+        optional=("module",),
+        variants={"message.without.module": "A module the code imports is not installed.",
+                  "remedy.without.module": "Install the missing package in the environment the "
+                                           "agent uses."},
         impact="Code that imports this module cannot run.",
         example="ModuleNotFoundError: No module named 'requests'.",
         example_params={"module": "requests"}, since=_V)
@@ -366,7 +417,7 @@ class FC(CodeEnum):
         code="FC-CFG-001", slug="config-invalid-value", kind=_K.PROJECT_ERROR,
         category=_C.USER, error_class="invalid_value", retryability=_R.RETRYABLE_AFTER_CHANGE,
         severity=_S.FATAL,
-        message="{file} line {line}: {key} = {value} is invalid; expected {expected}.",
+        message="In {file} line {line}, {key} = {value} is invalid; expected {expected}.",
         remedy="Set {key} in {file} to a value within {expected}.",
         impact="The agent refuses to start with a setting it would otherwise clamp silently.",
         example="attempts = 0 where an integer from 1 to 100 is allowed.",
@@ -376,8 +427,8 @@ class FC(CodeEnum):
         code="FC-CFG-002", slug="config-unknown-key", kind=_K.PROJECT_ERROR,
         category=_C.USER, error_class="unknown_key", retryability=_R.RETRYABLE_AFTER_CHANGE,
         severity=_S.FATAL,
-        message="{file} line {line}: unknown key {key}; {hint}",
-        remedy="Remove or rename {key} in {file}; {hint}",
+        message="In {file} line {line}, the key {key} is unknown; {hint}.",
+        remedy="Remove or rename {key} in {file}; {hint}.",
         impact="A misspelt setting would otherwise be ignored and its default silently used.",
         example="retry.default.atempts = 3 (a typo of attempts).",
         example_params={"file": "failcode.toml", "line": 3, "key": "retry.default.atempts",
@@ -386,8 +437,8 @@ class FC(CodeEnum):
         code="FC-CFG-003", slug="config-unknown-table", kind=_K.PROJECT_ERROR,
         category=_C.USER, error_class="unknown_table", retryability=_R.RETRYABLE_AFTER_CHANGE,
         severity=_S.FATAL,
-        message="{file} line {line}: unknown table [{table}]; {hint}",
-        remedy="Remove or rename the table [{table}] in {file}; {hint}",
+        message="In {file} line {line}, the table [{table}] is unknown; {hint}.",
+        remedy="Remove or rename the table [{table}] in {file}; {hint}.",
         impact="A misspelt table would otherwise be ignored with every setting in it.",
         example="[budjet] instead of [budget].",
         example_params={"file": "failcode.toml", "line": 7, "table": "budjet",
@@ -396,7 +447,7 @@ class FC(CodeEnum):
         code="FC-CFG-004", slug="config-broken-toml", kind=_K.PROJECT_ERROR,
         category=_C.USER, error_class="broken_toml", retryability=_R.RETRYABLE_AFTER_CHANGE,
         severity=_S.FATAL,
-        message="{file} line {line}: not valid TOML: {problem}.",
+        message="In {file} line {line}, the file is not valid TOML: {problem}.",
         remedy="Fix the TOML syntax of {file} at line {line} ({problem}).",
         impact="No setting of the file can be read, so none is applied.",
         example="An array missing its closing bracket.",
@@ -406,7 +457,7 @@ class FC(CodeEnum):
         code="FC-CFG-005", slug="config-wrong-type", kind=_K.PROJECT_ERROR,
         category=_C.USER, error_class="wrong_type", retryability=_R.RETRYABLE_AFTER_CHANGE,
         severity=_S.FATAL,
-        message="{file} line {line}: {key} = {value} has the wrong type; expected {expected}.",
+        message="In {file} line {line}, {key} = {value} has the wrong type; expected {expected}.",
         remedy="Set {key} in {file} to {expected}.",
         impact="The agent refuses to start with a setting it cannot read as intended.",
         example='attempts = "3" (a string) where an integer is expected.',
@@ -444,14 +495,14 @@ class FC(CodeEnum):
     LIFE_AGENT_TIMEOUT = CodeSpec(
         code="FC-LIFE-001", slug="agent-timeout", kind=_K.AGENT_ERROR, category=_C.TRANSIENT,
         error_class="timeout", retryability=_R.RETRYABLE,
-        message="An agent call exceeded its deadline: {message}",
+        message="An agent call exceeded its deadline: {message}.",
         impact="The step has no result; it is retried only while the retry policy allows.",
         example="A planner agent's bounded call ran past its 30-second deadline.",
         example_params={"message": "planner did not answer within 30 s"}, since=_V)
     LIFE_AGENT_TRANSIENT = CodeSpec(
         code="FC-LIFE-002", slug="agent-transient", kind=_K.AGENT_ERROR, category=_C.TRANSIENT,
         error_class="transient", retryability=_R.RETRYABLE,
-        message="An agent call failed transiently: {message}",
+        message="An agent call failed transiently: {message}.",
         impact="The step has no result yet; the same request may succeed after a delay.",
         example="An executor agent's backend answered 503 for a moment.",
         example_params={"message": "backend briefly unavailable"}, since=_V)
@@ -459,21 +510,21 @@ class FC(CodeEnum):
         code="FC-LIFE-003", slug="agent-contract-violation", kind=_K.AGENT_ERROR,
         category=_C.TASK, error_class="agent_contract",
         retryability=_R.RETRYABLE_AFTER_CHANGE,
-        message="An agent's input or output broke its contract: {message}",
+        message="An agent's input or output broke its contract: {message}.",
         impact="The data must be corrected; the unchanged request fails again.",
         example="An agent returned a confidence of 1.7 where [0, 1] is required.",
         example_params={"message": "confidence 1.7 is above 1"}, since=_V)
     LIFE_AGENT_FATAL = CodeSpec(
         code="FC-LIFE-004", slug="agent-fatal", kind=_K.AGENT_ERROR, category=_C.DEFECT,
         error_class="fatal", retryability=_R.NOT_RETRYABLE, severity=_S.FATAL,
-        message="An agent reported that execution cannot safely continue: {message}",
+        message="An agent reported that execution cannot safely continue: {message}.",
         impact="The run aborts; nothing after this step runs.",
         example="A tool agent found its workspace in an inconsistent state.",
         example_params={"message": "workspace state is inconsistent"}, since=_V)
     LIFE_AGENT_SECURITY = CodeSpec(
         code="FC-LIFE-005", slug="agent-security", kind=_K.POLICY_ERROR, category=_C.USER,
         error_class="security", retryability=_R.NOT_RETRYABLE, severity=_S.FATAL,
-        message="A security policy declared critical stopped an agent call: {message}",
+        message="A security policy declared critical stopped an agent call: {message}.",
         remedy="Review the refused action and the pipeline's security policy before running "
                "again.",
         impact="The run aborts at the workflow-graph boundary; no later step runs.",
@@ -522,10 +573,26 @@ class FC(CodeEnum):
     SYS_UNKNOWN = CodeSpec(
         code="FC-SYS-001", slug="unclassified-failure", kind=_K.UNKNOWN_ERROR, category=_C.TASK,
         error_class="unknown", retryability=_R.UNKNOWN,
-        message="An unclassified {exception} occurred.",
+        message="An unclassified {exception} occurred: {error}.",
+        optional=("error",),
+        variants={"message.without.error": "An unclassified {exception} occurred."},
         impact="failcode has too little evidence to say who must act; a repeat escalates.",
         example="A custom exception type no mapping knows.",
-        example_params={"exception": "ValueError"}, since=_V)
+        example_params={"exception": "ValueError", "error": "the widget count went negative"},
+        since=_V)
+
+    SYS_DEFECT = CodeSpec(
+        code="FC-SYS-002", slug="code-defect", kind=_K.TOOL_ERROR, category=_C.DEFECT,
+        error_class="defect", retryability=_R.NOT_RETRYABLE,
+        message="The function {function} raised {exception}: {error}.",
+        optional=("error",),
+        variants={"message.without.error": "The function {function} raised {exception}."},
+        impact="An assumption of the code is false; continuing would act on a state nobody "
+               "understands, so the run stops and keeps what reproduces it.",
+        example="An AssertionError, or a TypeError raised inside the project's own code.",
+        example_params={"function": "app.orders:total", "exception": "AssertionError",
+                        "error": "the total went negative"},
+        since="0.2.0")
 
 
 FC_CATALOG: Final = Catalog(

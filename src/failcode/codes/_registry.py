@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING, Any, Final, Self
 
 import msgspec
 
-from failcode.codes._build import build_failure, template_fields
+from failcode.codes._build import build_failure, render_template, template_fields
 from failcode.record._axes import (
-    KIND_DEFAULTS,
     SEED_003_CATEGORIES,
     Category,
     Kind,
     Retryability,
     Severity,
+    derived_retryability,
 )
 from failcode.record._frozen import FrozenDict, Scalar
 
@@ -98,7 +98,9 @@ class CodeSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """Everything one code means: the registry's unit, one per code.
 
     ``message`` and ``remedy`` are ``str.format`` templates over plain ``{name}`` fields, rendered
-    with the Failure's ``params``. ``retryability`` defaults to the kind's default. ``impact`` says
+    with the Failure's ``params``. ``retryability`` must be one the category allows
+    (:data:`~failcode.CATEGORY_RETRYABILITIES`); left unset, it is derived: the kind's default
+    when the category allows it, else the category's default. ``impact`` says
     why the failure matters; ``example`` describes a situation that produces it and
     ``example_params`` renders its templates (tests render every template with them).
     """
@@ -117,6 +119,13 @@ class CodeSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     severity: Severity = Severity.ERROR
     retryability: Retryability | None = None
     example_params: Mapping[str, Scalar] = msgspec.field(default_factory=FrozenDict)
+    optional: tuple[str, ...] = ()
+    """Params a caller may leave out (unknown provider, model, path...). A template that uses
+    one has a variant for each set of them that can be missing, in ``variants``."""
+    variants: Mapping[str, str] = msgspec.field(default_factory=dict)
+    """``"<field>.without.<name>[.<name>...]"`` (names sorted) -> the template used when those
+    optional params are missing, e.g. ``"message.without.provider"``: a whole sentence of its
+    own, never the main template with a hole in it."""
     docs_url: str | None = None
     retired: bool = False
     superseded_by: str | None = None
@@ -133,21 +142,39 @@ class CodeSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
     @property
     def effective_retryability(self) -> Retryability:
-        """``retryability``, or the kind's default when the spec leaves it unset."""
-        return self.retryability or KIND_DEFAULTS[self.kind].retryability
+        """``retryability``, or the one derived from the category (and kind) when unset."""
+        return self.retryability or derived_retryability(self.category, self.kind)
 
     @property
     def recoverable(self) -> bool:
         """Whether the agent can continue by itself: the transient and task categories."""
         return self.category in (Category.TRANSIENT, Category.TASK)
 
+    def template_key(self, field: str, params: Mapping[str, Any]) -> str:
+        """Which template of ``field`` renders ``params``: ``field`` itself, or the variant
+        ``field.without.<names>`` for the optional params that are missing (absent, None or
+        empty) among those the field's template uses."""
+        template = getattr(self, field)
+        if not self.optional or template is None:
+            return field
+        missing = sorted(name for name in self.optional
+                         if "{" + name + "}" in template
+                         and (params.get(name) is None or params.get(name) == ""))
+        return f"{field}.without.{'.'.join(missing)}" if missing else field
+
+    def template(self, field: str, params: Mapping[str, Any]) -> str | None:
+        """The English template of ``field`` (``message``, ``remedy``) that renders ``params``."""
+        key = self.template_key(field, params)
+        return getattr(self, field) if key == field else self.variants.get(key)
+
     def render_message(self, params: Mapping[str, Any]) -> str:
-        """The message template rendered with ``params``."""
-        return self.message.format_map(params)
+        """The message rendered with ``params`` (a variant when an optional param is missing)."""
+        return render_template(self.template("message", params) or self.message, params)
 
     def render_remedy(self, params: Mapping[str, Any]) -> str | None:
-        """The remedy template rendered with ``params`` (None when the code has none)."""
-        return None if self.remedy is None else self.remedy.format_map(params)
+        """The remedy rendered with ``params`` (None when the code has none)."""
+        template = self.template("remedy", params)
+        return None if template is None else render_template(template, params)
 
     def failure(
         self,
@@ -228,7 +255,10 @@ class Catalog:
 
     Raises:
         CatalogError: listing every problem: a code not of the form ``PREFIX-AREA-NNN``, an
-            undeclared area, a duplicated code or slug, a user or environment code without a
+            undeclared area, a duplicated code or slug, a retryability the category does not
+            allow (transient: retryable; user: not_retryable or retryable_after_change;
+            environment: retryable_after_change or not_retryable; task: retryable_after_change
+            or unknown; defect: not_retryable), a user or environment code without a
             remedy template, a category the catalog does not allow, a malformed template, or
             example params that do not render the templates.
     """
@@ -317,6 +347,11 @@ class Catalog:
                 allowed = ", ".join(sorted(category.value for category in self.categories))
                 problems.append(f"{code}: category {spec.category.value} is not allowed in "
                                 f"catalog {self.prefix} (allowed: {allowed})")
+            if spec.retryability is not None and not spec.category.allows(spec.retryability):
+                allowed = " or ".join(r.value for r in spec.category.retryabilities)
+                problems.append(f"{code}: retryability {spec.retryability.value} contradicts "
+                                f"the {spec.category.value} category (allowed: {allowed}; "
+                                f"leave it unset to derive it from the category)")
             if spec.category.needs_remedy and not (spec.remedy and spec.remedy.strip()):
                 problems.append(f"{code}: the {spec.category.value} category needs a remedy "
                                 f"template")
@@ -348,11 +383,58 @@ def _template_problems(spec: CodeSpec) -> list[str]:
         if missing:
             problems.append(f"{spec.code}: example_params lack {', '.join(missing)} "
                             f"used by the {field} template")
+    problems.extend(_variant_problems(spec))
     if not problems:
         rendered = spec.render_message(spec.example_params)
         if "\n" in rendered or len(rendered) > 300:
             problems.append(f"{spec.code}: the message must render to one line of at most "
                             f"300 characters")
+    return problems
+
+
+def _variant_keys(spec: CodeSpec) -> dict[str, str]:
+    """Every variant key the spec's optional params require -> the field it belongs to."""
+    import itertools  # noqa: PLC0415 - declaration time only
+
+    keys: dict[str, str] = {}
+    for field in ("message", "remedy"):
+        template = getattr(spec, field)
+        if template is None:
+            continue
+        used = sorted(name for name in spec.optional if "{" + name + "}" in template)
+        for size in range(1, len(used) + 1):
+            for missing in itertools.combinations(used, size):
+                keys[f"{field}.without.{'.'.join(missing)}"] = field
+    return keys
+
+
+def _variant_problems(spec: CodeSpec) -> list[str]:
+    problems: list[str] = []
+    try:
+        fields = set(template_fields(spec.message)) | set(
+            template_fields(spec.remedy) if spec.remedy else ())
+    except ValueError:
+        return problems  # the malformed template is reported on its own
+    problems.extend(f"{spec.code}: optional param {name!r} is used by no template"
+                    for name in spec.optional if name not in fields)
+    needed = _variant_keys(spec)
+    problems.extend(f"{spec.code}: variant {key!r} is missing (its optional params can be left "
+                    f"out)" for key in needed if key not in spec.variants)
+    for key, template in spec.variants.items():
+        if key not in needed:
+            problems.append(f"{spec.code}: variant {key!r} matches no optional params of a "
+                            f"template")
+            continue
+        missing = set(key.split(".without.", 1)[1].split("."))
+        try:
+            names = template_fields(template)
+        except ValueError as exc:
+            problems.append(f"{spec.code}: variant {key} {exc}")
+            continue
+        problems.extend(f"{spec.code}: variant {key!r} uses {{{name}}}, which it is for leaving "
+                        f"out" for name in names if name in missing)
+        problems.extend(f"{spec.code}: variant {key!r} uses {{{name}}}, which its template "
+                        f"does not" for name in names if name not in fields)
     return problems
 
 

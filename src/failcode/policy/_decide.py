@@ -8,7 +8,9 @@ operation and the :class:`Budget` state go in, and the spent budget comes out as
 the failure with ``history.after(failure)`` and stores ``decision.budget`` where the session's
 budget lives (:class:`SharedBudget` does that for threads and tasks).
 
-The rules, first match wins (``Decision.rule`` says which fired):
+The rules, first match wins (``Decision.rule`` says which fired). The category says who acts
+and so fixes the recovery family (a code's retryability always lies inside its category's family,
+see :data:`~failcode.CATEGORY_RETRYABILITIES`); the retryability refines it:
 
 1. ``severity == fatal`` -> ``abort``, outcome ``blocked``, routed to the kind's primary owner.
 2. ``policy_error`` -> ``block`` (never retried); ``architecture_error`` -> ``block``, routed to
@@ -24,7 +26,8 @@ The rules, first match wins (``Decision.rule`` says which fired):
    * ``retryable_after_change`` enters on ``retry_after_change`` (a plain retry without a change
      is exactly what rule 5 forbids).
    * ``unknown`` enters on ``escalate`` (rule 7: a repeated unknown escalates).
-   * ``not_retryable`` failures are not on the ladder: rule 6 stops them at once, every time.
+   * ``not_retryable`` failures and defects are not on the ladder: rule 6 stops them at once,
+     every time.
 
    ``retry_after_change`` lasts ``policy.ladder.change_repeats`` repeats, ``escalate``
    ``policy.ladder.route_repeats``; after that, ``block``.
@@ -38,13 +41,29 @@ The rules, first match wins (``Decision.rule`` says which fired):
    (x-should-retry: false) -> no retry. Otherwise, when attempts, deadline or budget run out ->
    ``escalate``.
 5. ``retryable_after_change`` -> ``retry`` when the history records a change; else
-   ``retry_after_change`` routed to the owner, outcome ``failed`` for task, transient and defect
+   ``retry_after_change`` routed to the owner, outcome ``failed`` for task and transient
    categories, ``blocked`` for user and environment.
-6. ``not_retryable`` -> user: ``block`` (pause and wait, outcome blocked); defect: ``abort``
-   (fail loudly, outcome failed), or ``skip`` on a non-critical path when
-   ``policy.continue_noncritical_defects`` (default: stop); others: ``block``.
+6. ``not_retryable``, and every ``defect`` whatever its retryability -> user: ``block`` (pause
+   and wait, outcome blocked); defect: ``abort`` (fail loudly and report, outcome failed; the
+   record keeps what reproduces it), or ``skip`` on a non-critical path when
+   ``policy.continue_noncritical_defects`` (default: stop); environment and others: ``block``.
+   A defect is never retried: it means an assumption of the code is false, and retrying acts on
+   a state the system does not understand.
 7. ``unknown`` -> the first time: ``retry`` routed to the debugger (diagnose, one retry); repeated
    (or past the class's attempt bound) -> ``escalate``.
+
+Seed 000 asks that an unknown tool failure be retried once for diagnosis, while seed 003 says a
+defect is never retried. Both hold, because the category decides: ``tool_error`` defaults to the
+``defect`` category (not_retryable), so a tool whose implementation is wrong aborts at once; a
+tool failure whose cause is not known is classified ``task`` with retryability ``unknown``
+(``command_error``, ``unknown_error``, ``FC-SYS-001``) and gets the one diagnostic retry of rule
+7. Nothing in the ``defect`` category is ever retried, whatever a record's retryability says.
+
+Outcomes. When an operation stops, a user or environment failure is ``blocked`` (someone outside
+the agent must act) and a task or transient one ``failed`` (the scheduler may retry or skip). A
+provider or model-capability failure depends on whether a fallback exists (seed 000 §7):
+``failed`` when ``policy.fallback_models`` names one (the scheduler can switch), ``blocked`` when
+none does.
 
 ``decide`` never returns ``cancel``: a cancellation is not a Failure (it is a
 :class:`~failcode.Cancelled` outcome) and the retry helpers let it through untouched. The action
@@ -73,12 +92,11 @@ from failcode.record._axes import (
     Route,
     Severity,
 )
+from failcode.record._failure import Failure, expect_failure
 from failcode.record._outcomes import NoMatch, RejectedAction
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    from failcode.record._failure import Failure
 
 __all__ = [
     "DEFAULT_CLASSES",
@@ -259,7 +277,9 @@ class Policy:
             (``History.critical=False``) is skipped instead of aborting (seed 003's open question;
             default: stop).
         fallback_models: models a scheduler may switch to; non-empty adds the
-            ``fallback_model_exists`` hint to provider and model-capability failures.
+            ``fallback_model_exists`` hint to provider and model-capability failures, and such
+            a failure that stops its operation is ``failed`` (the scheduler can switch); with
+            none it is ``blocked``.
         monitor: the no-progress thresholds.
     """
 
@@ -271,6 +291,7 @@ class Policy:
     fallback_models: tuple[str, ...] = ()
     monitor: MonitorPolicy = field(default_factory=MonitorPolicy)
     _hints: dict[Kind, tuple[Hint, ...]] = field(init=False, repr=False, compare=False)
+    _fallback_outcome: Outcome = field(init=False, repr=False, compare=False)
     _classes: dict[str, RetryClass] = field(init=False, repr=False, compare=False)
     _default: RetryClass = field(init=False, repr=False, compare=False)
 
@@ -281,6 +302,8 @@ class Policy:
         object.__setattr__(self, "_classes", classes)  # a plain dict reads faster
         object.__setattr__(self, "fallback_models", tuple(self.fallback_models))
         object.__setattr__(self, "_hints", _hint_table(bool(self.fallback_models)))
+        object.__setattr__(self, "_fallback_outcome",
+                           Outcome.FAILED if self.fallback_models else Outcome.BLOCKED)
         object.__setattr__(self, "_default", classes["default"])
 
     def retry_class(self, operation: str) -> RetryClass:
@@ -401,13 +424,18 @@ _FATAL = Severity.FATAL
 _RETRYABLE = Retryability.RETRYABLE
 _AFTER_CHANGE = Retryability.RETRYABLE_AFTER_CHANGE
 _NOT_RETRYABLE = Retryability.NOT_RETRYABLE
+_DEFECT = Category.DEFECT
 _OWNER: Final = {kind: d.routes[0] for kind, d in KIND_DEFAULTS.items()}
 _WAITS: Final = frozenset({Category.USER, Category.ENVIRONMENT})
 """Categories whose failures block (someone outside the agent must act); others fail."""
+_FALLBACK_KINDS: Final = frozenset({Kind.PROVIDER_ERROR, Kind.MODEL_CAPABILITY_ERROR})
+"""Kinds whose stop outcome depends on whether a fallback model exists (seed 000 §7)."""
 
 
-def _stop_outcome(category: Category) -> Outcome:
-    return _O.BLOCKED if category in _WAITS else _O.FAILED
+def _stop_outcome(failure: Failure, policy: Policy) -> Outcome:
+    if failure.kind in _FALLBACK_KINDS:
+        return policy._fallback_outcome
+    return _O.BLOCKED if failure.category in _WAITS else _O.FAILED
 
 
 def _ladder(  # noqa: PLR0917 - private hot path; positional calls are cheaper
@@ -427,11 +455,11 @@ def _ladder(  # noqa: PLR0917 - private hot path; positional calls are cheaper
     owner = _OWNER[failure.kind]
     seen = n + 1
     if position <= ladder.change_repeats:
-        return Decision(_A.RETRY_AFTER_CHANGE, 0.0, owner, _stop_outcome(failure.category),
+        return Decision(_A.RETRY_AFTER_CHANGE, 0.0, owner, _stop_outcome(failure, policy),
                         f"rule 3 (stuck ladder): the same failure {seen} times with nothing "
                         "changed; retry only after a change", _R.STUCK_LADDER, hints, budget)
     if position <= ladder.change_repeats + ladder.route_repeats:
-        return Decision(_A.ESCALATE, 0.0, owner, _stop_outcome(failure.category),
+        return Decision(_A.ESCALATE, 0.0, owner, _stop_outcome(failure, policy),
                         f"rule 3 (stuck ladder): the same failure {seen} times with nothing "
                         f"changed; routed to the owner ({owner})", _R.STUCK_LADDER, hints, budget)
     return Decision(_A.BLOCK, 0.0, owner, _O.BLOCKED,
@@ -439,13 +467,39 @@ def _ladder(  # noqa: PLR0917 - private hot path; positional calls are cheaper
                     "blocked", _R.STUCK_LADDER, hints, budget)
 
 
+def _check_types(failure: object, history: object, policy: object, budget: object) -> None:
+    """Raise the TypeError that names the first argument of the wrong type (subclasses pass)."""
+    expect_failure(failure, "decide")
+    for argument, value, expected in (("history", history, History), ("policy", policy, Policy),
+                                      ("budget", budget, Budget)):
+        if not isinstance(value, expected) and not (argument == "budget" and value is None):
+            msg = (f"decide() expects {argument} to be a failcode.{expected.__name__}, got "
+                   f"{type(value).__name__}")
+            raise TypeError(msg)
+
+
+def _defect(failure: Failure, history: History, policy: Policy, hints: tuple[Hint, ...],
+            budget: Budget) -> Decision:
+    """Rule 6 for a defect, whatever its retryability: abort and report, never retry."""
+    owner = _OWNER[failure.kind]
+    if not history.critical and policy.continue_noncritical_defects:
+        return Decision(_A.SKIP, 0.0, owner, _O.FAILED,
+                        "rule 6 (defect): skipped, because the path is non-critical and the "
+                        "policy continues past such defects", _R.NOT_RETRYABLE, hints, budget)
+    return Decision(_A.ABORT, 0.0, owner, _O.FAILED,
+                    "rule 6 (defect): an assumption of the code is false; aborted and reported "
+                    "with the evidence to reproduce it, never retried", _R.NOT_RETRYABLE, hints,
+                    budget)
+
+
 _RETRY_AFTER_BACKOFF: Final = "rule 4 (retryable): retry after a full-jitter backoff"
 _RETRY_AFTER_SERVER: Final = "rule 4 (retryable): retry after the server-directed delay"
 
 
-def _escalate(failure: Failure, reason: str, hints: tuple[Hint, ...], budget: Budget,
-              server_delay: float | None = None) -> Decision:
-    return Decision(_A.ESCALATE, 0.0, _OWNER[failure.kind], _stop_outcome(failure.category),
+def _escalate(  # noqa: PLR0917 - private; positional calls are cheaper
+        failure: Failure, policy: Policy, reason: str, hints: tuple[Hint, ...], budget: Budget,
+        server_delay: float | None = None) -> Decision:
+    return Decision(_A.ESCALATE, 0.0, _OWNER[failure.kind], _stop_outcome(failure, policy),
                     reason, _R.RETRYABLE, hints, budget, server_delay)
 
 
@@ -473,7 +527,15 @@ def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot pat
 
     Returns:
         The decision; ``decision.budget`` is the budget after it (spent only by a rule-4 retry).
+
+    Raises:
+        TypeError: an argument is not of its type (a non-error outcome such as ``NoMatch`` is
+            never decided: it is counted by :class:`NoProgressMonitor`).
     """
+    if (failure.__class__ is not Failure or history.__class__ is not History
+            or policy.__class__ is not Policy
+            or (budget is not None and budget.__class__ is not Budget)):
+        _check_types(failure, history, policy, budget)
     if budget is None:
         budget = Budget(policy.budget.capacity, policy.budget.capacity)
     kind = failure.kind
@@ -493,6 +555,9 @@ def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot pat
         return Decision(_A.BLOCK, 0.0, Route.ARCHITECTURE_DESIGNER, _O.BLOCKED,
                         "rule 2 (architecture): blocked until the architecture designer decides",
                         _R.POLICY_OR_ARCHITECTURE, hints, budget)
+    category = failure.category
+    if category is _DEFECT:
+        return _defect(failure, history, policy, hints, budget)
     retryability = failure.retryability
     signatures = history.signatures
     n = signatures.get(failure.signature, 0) if signatures else 0
@@ -511,15 +576,15 @@ def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot pat
         server: float | None = None
         if metadata:
             if metadata.get("should_retry") is False:
-                return _escalate(failure, "rule 4 (retryable): the server said not to retry "
-                                 "(x-should-retry: false)", (*hints, Hint.SERVER_SAID_NO_RETRY),
-                                 budget)
+                return _escalate(failure, policy, "rule 4 (retryable): the server said not to "
+                                 "retry (x-should-retry: false)",
+                                 (*hints, Hint.SERVER_SAID_NO_RETRY), budget)
             value = metadata.get("retry_after_s")
             if value is not None and (value.__class__ is float or value.__class__ is int):
                 server = float(value)
         attempt = history.attempts + 1
         if attempt >= bounds.max_attempts:
-            return _escalate(failure, f"rule 4 (retryable): attempt {attempt} of "
+            return _escalate(failure, policy, f"rule 4 (retryable): attempt {attempt} of "
                              f"{bounds.max_attempts} for operation class "
                              f"{history.operation!r} failed; no attempts left", hints, budget,
                              server)
@@ -530,7 +595,7 @@ def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot pat
         delay = rand() * backoff
         if server is not None:
             if server > policy.retry_after_ceiling_s:
-                return _escalate(failure, f"rule 4 (retryable): the server asked to wait "
+                return _escalate(failure, policy, f"rule 4 (retryable): the server asked to wait "
                                  f"{server:g} s, above the {policy.retry_after_ceiling_s:g} s "
                                  "ceiling; failing fast", (*hints, Hint.SERVER_DELAY_REFUSED),
                                  budget, server)
@@ -538,21 +603,21 @@ def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot pat
                 delay = server
         started = history.started_at
         if started is not None and clock() + delay - started > bounds.deadline_s:
-            return _escalate(failure, f"rule 4 (retryable): waiting {delay:.3g} s would pass "
-                             f"the {bounds.deadline_s:g} s deadline of operation class "
+            return _escalate(failure, policy, f"rule 4 (retryable): waiting {delay:.3g} s would "
+                             f"pass the {bounds.deadline_s:g} s deadline of operation class "
                              f"{history.operation!r}", (*hints, Hint.DEADLINE_EXCEEDED), budget,
                              server)
         cost = policy.budget.retry_cost
         tokens = budget.tokens
         if tokens < cost:
-            return _escalate(failure, f"rule 4 (retryable): the retry budget is exhausted "
+            return _escalate(failure, policy, f"rule 4 (retryable): the retry budget is exhausted "
                              f"({tokens:g} of {budget.capacity:g} tokens left, a retry costs "
                              f"{cost:g})", (*hints, Hint.RETRY_BUDGET_EXHAUSTED), budget, server)
-        return Decision(_A.RETRY, delay, _OWNER[kind], _O.FAILED,
+        return Decision(_A.RETRY, delay, _OWNER[kind],
+                        policy._fallback_outcome if kind in _FALLBACK_KINDS else _O.FAILED,
                         _RETRY_AFTER_BACKOFF if server is None else _RETRY_AFTER_SERVER,
                         _R.RETRYABLE, hints, Budget(tokens - cost, budget.capacity), server)
     owner = _OWNER[kind]
-    category = failure.category
     # rule 5
     if retryability is _AFTER_CHANGE:
         if changed:
@@ -560,7 +625,7 @@ def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot pat
             return Decision(_A.RETRY, 0.0, owner, _O.FAILED,
                             f"rule 5 (retryable after change): retry, since {what} changed",
                             _R.RETRYABLE_AFTER_CHANGE, hints, budget)
-        return Decision(_A.RETRY_AFTER_CHANGE, 0.0, owner, _stop_outcome(category),
+        return Decision(_A.RETRY_AFTER_CHANGE, 0.0, owner, _stop_outcome(failure, policy),
                         "rule 5 (retryable after change): nothing changed since the failure; "
                         f"routed to the owner ({owner}) to change something first",
                         _R.RETRYABLE_AFTER_CHANGE, hints, budget)
@@ -570,16 +635,6 @@ def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot pat
             return Decision(_A.BLOCK, 0.0, owner, _O.BLOCKED,
                             "rule 6 (not retryable, user): paused until the user acts; "
                             "retrying would fail identically", _R.NOT_RETRYABLE, hints, budget)
-        if category is Category.DEFECT:
-            if not history.critical and policy.continue_noncritical_defects:
-                return Decision(_A.SKIP, 0.0, owner, _O.FAILED,
-                                "rule 6 (not retryable, defect): skipped, because the path is "
-                                "non-critical and the policy continues past such defects",
-                                _R.NOT_RETRYABLE, hints, budget)
-            return Decision(_A.ABORT, 0.0, owner, _O.FAILED,
-                            "rule 6 (not retryable, defect): an assumption of the code is "
-                            "false; aborted loudly with the evidence to reproduce it",
-                            _R.NOT_RETRYABLE, hints, budget)
         return Decision(_A.BLOCK, 0.0, owner, _O.BLOCKED,
                         f"rule 6 (not retryable, {category.value}): blocked until someone acts",
                         _R.NOT_RETRYABLE, hints, budget)
@@ -588,7 +643,7 @@ def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot pat
         return Decision(_A.RETRY, 0.0, Route.DEBUGGER, _O.FAILED,
                         "rule 7 (unknown): first occurrence; diagnose with the debugger and "
                         "retry once", _R.UNKNOWN, hints, budget)
-    return Decision(_A.ESCALATE, 0.0, owner, _stop_outcome(category),
+    return Decision(_A.ESCALATE, 0.0, owner, _stop_outcome(failure, policy),
                     "rule 7 (unknown): an unclassified failure again; escalated to the owner "
                     f"({owner})", _R.UNKNOWN, hints, budget)
 

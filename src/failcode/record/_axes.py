@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = [
-    "SEED_003_CATEGORIES",
+    "CATEGORY_RETRYABILITIES",
     "KIND_DEFAULTS",
+    "SEED_003_CATEGORIES",
     "Category",
     "Kind",
     "KindDefaults",
@@ -73,6 +74,15 @@ class Category(StrEnum):
         """Whether a failure of this category must carry a remedy (seed 003: user, environment)."""
         return self in _REMEDY_CATEGORIES
 
+    @property
+    def retryabilities(self) -> tuple[Retryability, ...]:
+        """The retryabilities a code of this category may have; the first is the default."""
+        return CATEGORY_RETRYABILITIES[self]
+
+    def allows(self, retryability: Retryability) -> bool:
+        """Whether a code of this category may have ``retryability``."""
+        return retryability in CATEGORY_RETRYABILITIES[self]
+
 
 _REMEDY_CATEGORIES = frozenset({Category.USER, Category.ENVIRONMENT})
 
@@ -122,6 +132,31 @@ class Outcome(StrEnum):
     CANCELLED = "cancelled"
 
 
+CATEGORY_RETRYABILITIES: Mapping[Category, tuple[Retryability, ...]] = MappingProxyType({
+    # who acts fixes the recovery family; retryability refines it within the family
+    Category.TRANSIENT: (Retryability.RETRYABLE,),
+    Category.USER: (Retryability.NOT_RETRYABLE, Retryability.RETRYABLE_AFTER_CHANGE),
+    Category.ENVIRONMENT: (Retryability.RETRYABLE_AFTER_CHANGE, Retryability.NOT_RETRYABLE),
+    Category.TASK: (Retryability.RETRYABLE_AFTER_CHANGE, Retryability.UNKNOWN),
+    Category.DEFECT: (Retryability.NOT_RETRYABLE,),
+})
+"""Category -> the retryabilities a code of it may declare, the default first.
+
+transient -> retryable (backoff, bounded, then the stuck ladder); user -> not_retryable or
+retryable_after_change (after the user acted); environment -> retryable_after_change (after the
+fix) or not_retryable; task -> retryable_after_change or unknown (diagnosed once, a repeat
+escalates); defect -> not_retryable (fail loudly, keep what reproduces it, do not continue).
+"""
+
+
+def derived_retryability(category: Category, kind: Kind) -> Retryability:
+    """The retryability of a code that declares none: the kind's default when the category
+    allows it, else the category's own default (the first of its allowed retryabilities)."""
+    allowed = CATEGORY_RETRYABILITIES[category]
+    preferred = KIND_DEFAULTS[kind].retryability
+    return preferred if preferred in allowed else allowed[0]
+
+
 class KindDefaults(NamedTuple):
     """The defaults of one kind; a classifier may set a more precise value."""
 
@@ -160,7 +195,7 @@ KIND_DEFAULTS: Mapping[Kind, KindDefaults] = MappingProxyType({
         _O.BLOCKED, "blocked unless policy auto-allows"),
     _K.TOOL_ERROR: KindDefaults(
         "tool implementation or validation failure",
-        _C.DEFECT, _R.UNKNOWN, (_T.SCHEDULER, _T.DEBUGGER),
+        _C.DEFECT, _R.NOT_RETRYABLE, (_T.SCHEDULER, _T.DEBUGGER),
         _O.FAILED, "failed"),
     _K.COMMAND_ERROR: KindDefaults(
         "shell process failed outside build/test classification",
@@ -196,11 +231,11 @@ KIND_DEFAULTS: Mapping[Kind, KindDefaults] = MappingProxyType({
         _O.FAILED, "failed"),
     _K.AGENT_ERROR: KindDefaults(
         "worker protocol, crash or result validation issue",
-        _C.DEFECT, _R.RETRYABLE_AFTER_CHANGE, (_T.SCHEDULER,),
+        _C.TASK, _R.RETRYABLE_AFTER_CHANGE, (_T.SCHEDULER,),
         _O.FAILED, "failed or fatal blocked"),
     _K.SCHEDULER_ERROR: KindDefaults(
         "graph, dispatch or recovery internal issue",
-        _C.DEFECT, _R.UNKNOWN, (_T.MAIN_AGENT, _T.DEVELOPER),
+        _C.DEFECT, _R.NOT_RETRYABLE, (_T.MAIN_AGENT, _T.DEVELOPER),
         _O.BLOCKED, "fatal blocked"),
     _K.WORKSPACE_ERROR: KindDefaults(
         "worktree, copy or workspace setup failure",

@@ -463,3 +463,23 @@ def _check_message(message: object) -> None:
                     f"at most {MAX_MESSAGE_CHARS} characters, got {len(message)}")
     if "\n" in message or "\r" in message:
         raise _fail("message", message, "a message is one line; put more in detail")
+
+
+def expect_failure(value: object, call: str, argument: str = "failure") -> Failure:
+    """``value`` when it is a Failure; else a TypeError naming the call, the argument, what was
+    expected and what was given (a wrong type at a public entry point is a usage error, never
+    an AttributeError from inside).
+
+    Raises:
+        TypeError: ``value`` is not a :class:`Failure`.
+    """
+    if isinstance(value, Failure):
+        return value
+    hint = ""
+    if isinstance(value, BaseException):
+        hint = "; classify the exception first (failcode.classify)"
+    elif type(value).__module__.endswith("._outcomes"):
+        hint = "; a non-error outcome is not a Failure and is never decided or rendered as one"
+    msg = (f"{call}() expects {argument} to be a failcode.Failure, got "
+           f"{type(value).__name__}{hint}")
+    raise TypeError(msg)

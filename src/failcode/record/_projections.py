@@ -17,7 +17,9 @@ cause_refs           ``cause_refs`` (omitted when empty)
 user_action          ``remedy`` (omitted when None)
 metadata             ``metadata``, plus the fields AirError has no place for under
                      the key ``"failcode"`` (code, category, class, surface, ...), so
-                     :func:`from_air_error` gives the same Failure back
+                     :func:`from_air_error` gives the same Failure back (a
+                     ``metadata["failcode"]`` of the record's own travels inside it,
+                     as ``shadowed_metadata``, and comes back to its place)
 ===================  ==============================================================
 
 Seed 003 (AFK): ``code, category, message, cause, remedy, recoverable, context``. Seed 003 has
@@ -29,8 +31,15 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 import msgspec
 
-from failcode.record._axes import KIND_DEFAULTS, SEED_003_CATEGORIES, Outcome
-from failcode.record._failure import CauseLink, EntityRef, Failure, FailureDecodeError
+from failcode.record._axes import KIND_DEFAULTS, SEED_003_CATEGORIES, Kind, Outcome
+from failcode.record._failure import (
+    CauseLink,
+    EntityRef,
+    Failure,
+    FailureDecodeError,
+    expect_failure,
+)
+from failcode.record._outcomes import Cancelled
 
 __all__ = [
     "AFKError",
@@ -84,10 +93,16 @@ class ToolErrorOutput(TypedDict):
 
 
 class WorkerResult(TypedDict):
-    """Seed 000 ``WorkerResult`` of a task that did not succeed."""
+    """Seed 000 ``WorkerResult`` of a task that did not succeed.
+
+    A failed or blocked task carries its ``error``; a cancelled one (an explicit stop, not an
+    error) carries the ``reason`` it was stopped for and, when one stopped it, the ``signal``.
+    """
 
     status: Literal["failed", "blocked", "cancelled"]
-    error: AirError
+    error: NotRequired[AirError]
+    reason: NotRequired[str]
+    signal: NotRequired[int]
 
 
 class AFKError(TypedDict):
@@ -110,8 +125,16 @@ _FAILCODE_ONLY = ("code", "category", "error_class", "surface", "location", "par
                   "recoverable", "context", "signature_version", "evidence_refs")
 
 
+_SHADOWED = "shadowed_metadata"
+
+
 def to_air_error(failure: Failure) -> AirError:
-    """The Failure as seed 000's ``AirError`` (see the module docstring for the field map)."""
+    """The Failure as seed 000's ``AirError`` (see the module docstring for the field map).
+
+    Raises:
+        TypeError: ``failure`` is not a Failure.
+    """
+    expect_failure(failure, "to_air_error")
     air: AirError = {
         "error_id": failure.error_id,
         "kind": failure.kind.value,
@@ -129,7 +152,10 @@ def to_air_error(failure: Failure) -> AirError:
         air["user_action"] = failure.remedy
     record = failure.to_dict()
     metadata: dict[str, Any] = dict(record["metadata"])
-    metadata["failcode"] = {field: record[field] for field in _FAILCODE_ONLY}
+    extra = {field: record[field] for field in _FAILCODE_ONLY}
+    if "failcode" in metadata:  # the record's own key: kept inside, so nothing is overwritten
+        extra[_SHADOWED] = metadata["failcode"]
+    metadata["failcode"] = extra
     air["metadata"] = metadata
     return air
 
@@ -138,14 +164,26 @@ def from_air_error(air: AirError | dict[str, Any]) -> Failure:
     """The Failure back from an ``AirError`` made by :func:`to_air_error`.
 
     Raises:
+        TypeError: ``air`` is not a dict.
         ProjectionError: the AirError carries no ``metadata.failcode`` (it was not made by
             failcode, so code and category are unknown) or does not form a valid Failure.
     """
-    metadata = dict(air.get("metadata") or {})
+    if not isinstance(air, dict):
+        msg = (f"from_air_error() expects air to be a failcode.AirError dict, got "
+               f"{type(air).__name__}")
+        raise TypeError(msg)
+    metadata = air.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        msg = f"AirError.metadata must be an object, got {type(metadata).__name__}"
+        raise ProjectionError(msg)
+    metadata = dict(metadata)
     extra = metadata.pop("failcode", None)
     if not isinstance(extra, dict):
         msg = "this AirError has no metadata.failcode: only failcode-made AirErrors convert back"
         raise ProjectionError(msg)
+    extra = dict(extra)
+    if _SHADOWED in extra:
+        metadata["failcode"] = extra.pop(_SHADOWED)
     record: dict[str, Any] = {
         **extra,
         "error_id": air.get("error_id"),
@@ -171,7 +209,12 @@ def to_tool_error_output(
     partial_output: Any = None,
     artifact_ids: list[str] | None = None,
 ) -> ToolErrorOutput:
-    """The Failure as seed 000's ``ToolErrorOutput``; evidence_ref_ids from evidence_refs."""
+    """The Failure as seed 000's ``ToolErrorOutput``; evidence_ref_ids from evidence_refs.
+
+    Raises:
+        TypeError: ``failure`` is not a Failure.
+    """
+    expect_failure(failure, "to_tool_error_output")
     output: ToolErrorOutput = {"error": to_air_error(failure)}
     if partial_output is not None:
         output["partial_output"] = partial_output
@@ -182,14 +225,43 @@ def to_tool_error_output(
     return output
 
 
-def to_worker_result(failure: Failure, status: Outcome | None = None) -> WorkerResult:
-    """The Failure as seed 000's ``WorkerResult``.
+_BLOCKER_KINDS = frozenset({Kind.ARCHITECTURE_ERROR})
+"""Kinds that are never an ordinary failure (seed 000 §7 WorkerResult rule 4)."""
+
+
+def to_worker_result(failure: Failure | Cancelled,
+                     status: Outcome | str | None = None) -> WorkerResult:
+    """The Failure (or a Cancelled outcome) as seed 000's ``WorkerResult``.
 
     ``status`` defaults to the kind's task outcome (:data:`~failcode.KIND_DEFAULTS`); pass a
     Decision's outcome when there is one. A success has no WorkerResult error, so ``status`` is
-    one of failed, blocked, cancelled.
+    one of failed, blocked, cancelled. A :class:`~failcode.Cancelled` outcome is always ``cancelled`` (seed 000: "use
+    cancelled when explicitly stopped"), with its reason and signal and no error.
+
+    Raises:
+        TypeError: ``failure`` is neither a Failure nor a Cancelled outcome.
+        ValueError: ``status`` is not an outcome.
+        ProjectionError: the status would make an architecture blocker an ordinary ``failed``
+            result (seed 000: "do not label architecture/product impossibility as ordinary
+            failure"), or would cancel a Cancelled outcome's opposite.
     """
+    if isinstance(failure, Cancelled):
+        if status is not None and Outcome(status) is not Outcome.CANCELLED:
+            msg = f"a Cancelled outcome is a cancelled WorkerResult, not {Outcome(status).value}"
+            raise ProjectionError(msg)
+        result: WorkerResult = {"status": "cancelled", "reason": failure.reason}
+        if failure.signal is not None:
+            result["signal"] = failure.signal
+        return result
+    if not isinstance(failure, Failure):
+        msg = (f"to_worker_result() expects failure to be a failcode.Failure or a Cancelled "
+               f"outcome, got {type(failure).__name__}")
+        raise TypeError(msg)
     outcome = Outcome(status) if status is not None else KIND_DEFAULTS[failure.kind].outcome
+    if outcome is Outcome.FAILED and failure.kind in _BLOCKER_KINDS:
+        msg = (f"{failure.code} is an {failure.kind.value}: an architecture blocker is blocked "
+               f"and routed to the architecture designer, never an ordinary failed result")
+        raise ProjectionError(msg)
     return {"status": outcome.value, "error": to_air_error(failure)}
 
 
@@ -204,8 +276,10 @@ def to_afk_error(failure: Failure) -> AFKError:
     """The Failure as seed 003's error.
 
     Raises:
+        TypeError: ``failure`` is not a Failure.
         ProjectionError: the Failure's category is ``task``, which seed 003 does not have.
     """
+    expect_failure(failure, "to_afk_error")
     if failure.category not in SEED_003_CATEGORIES:
         allowed = ", ".join(sorted(c.value for c in SEED_003_CATEGORIES))
         msg = (f"{failure.code} has category {failure.category.value}, which seed 003 errors "

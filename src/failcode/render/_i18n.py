@@ -9,6 +9,7 @@ and rewording the English never orphans a translation::
     FC-PROV-003.message     "{provider} rate-limited the request."
     FC-PROV-003.remedy      (only when the code has a remedy)
     FC-PROV-003.impact      "The request is delayed; ..."
+    FC-PROV-003.message.without.provider   the variant used when the provider is not known
     ui.why                  the renderer's own strings ("Why it matters: {impact}")
 
 English is the source language: its strings come from the catalog (:mod:`failcode.codes._catalog`)
@@ -84,6 +85,10 @@ UI_TEXT: Final[Mapping[str, str]] = {
               "developer detail]",
     "ui.traceback": "Traceback (shown on request):",
     "ui.internal": "An unexpected error occurred.",
+    # a rejected action, fed back to the model (seed 003): short, no code, says what to do
+    "ui.rejected": "The action {action} was not carried out: {reason}. Choose a different "
+                   "action.",
+    "ui.rejected.bare": "The action {action} was not carried out. Choose a different action.",
     "ui.traceback_hint": "Set FAILCODE_TRACEBACK=1 to show the developer detail.",
 }
 """The renderer's own strings, by stable id (English source)."""
@@ -109,6 +114,9 @@ def source_messages() -> Iterator[tuple[str, str, str]]:
             text = getattr(spec, field)
             if text is not None:
                 yield message_id(spec.code, field), text, f"{spec.code} {field}"
+                for key, variant in sorted(spec.variants.items()):
+                    if key.startswith(field + ".without."):
+                        yield message_id(spec.code, key), variant, f"{spec.code} {key}"
     for msgid, text in UI_TEXT.items():
         yield msgid, text, "renderer"
 
@@ -207,14 +215,18 @@ def code_text(
     Returns:
         The text, or None when the code has no such field (a code without a remedy).
     """
-    english: str | None = getattr(spec, field)
+    from failcode.codes._build import render_template  # noqa: PLC0415 - the factory is heavy
+
+    english: str | None = (spec.template(field, params) if field in ("message", "remedy")
+                           else getattr(spec, field))
     if english is None:
         return None
-    template = _template(message_id(spec.code, field), english, locale)
+    key = spec.template_key(field, params) if field in ("message", "remedy") else field
+    template = _template(message_id(spec.code, key), english, locale)
     try:
-        return template.format_map(_Params(params))
+        return render_template(template, _Params(params))
     except (ValueError, IndexError):  # a malformed translation must not break rendering
-        return english.format_map(_Params(params))
+        return render_template(english, _Params(params))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import msgspec
 
 from failcode.codes._registry import UnknownCodeError, lookup
 from failcode.record._axes import Category, Severity
+from failcode.record._failure import expect_failure
 from failcode.render._i18n import code_text, ui_text
 from failcode.signature._redact import redact, redact_tree
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
     from failcode.codes._registry import CodeSpec
     from failcode.record._failure import Failure
+    from failcode.record._outcomes import RejectedAction
 
 __all__ = [
     "MAX_USER_DETAIL_CHARS",
@@ -45,6 +47,7 @@ __all__ = [
     "format_traceback",
     "render_developer",
     "render_json",
+    "render_rejected_action",
     "render_rich",
     "render_user",
     "visibility",
@@ -210,6 +213,7 @@ def _user_lines(
     show_traceback: bool, exc: BaseException | None,
 ) -> list[tuple[str, str]]:
     """(role, text) lines of user text; roles style the rich form."""
+    expect_failure(failure, "render_user")
     spec = _spec(failure.code)
     message = _localized(failure, spec, "message", failure.message, locale) or failure.message
     severity = ui_text(f"ui.severity.{failure.severity.value}", locale)
@@ -270,6 +274,9 @@ def render_user(
 
     Returns:
         Lines of plain text ending in a newline, redacted, with long detail cut and the cut said.
+
+    Raises:
+        TypeError: ``failure`` is not a Failure.
     """
     lines = _user_lines(failure, locale=locale, decision=decision, tried=tried,
                         show_traceback=show_traceback, exc=exc)
@@ -327,6 +334,43 @@ def render_rich(
 
 
 # ---------------------------------------------------------------------------------------------
+# a rejected action, for the model
+
+MAX_REJECTED_CHARS: Final = 300
+"""The instruction fed back for a rejected action stays this short."""
+
+
+def render_rejected_action(rejected: RejectedAction, *, locale: str | None = None) -> str:
+    """The instruction that feeds a :class:`~failcode.RejectedAction` back to the model.
+
+    Seed 003: a rejected action is information for the model, not an error. The text is one
+    short instruction without a code, a severity or a remedy for a person: it names the action,
+    says why it was refused and asks for another one ("The action click(900, 40) was not carried
+    out: the target is outside the window. Choose a different action."). The reason is collapsed
+    to one line, redacted, and cut so the whole text stays within :data:`MAX_REJECTED_CHARS`.
+
+    Raises:
+        TypeError: ``rejected`` is not a RejectedAction.
+    """
+    from failcode.codes._build import clean_text  # noqa: PLC0415 - _build is heavier; rarely needed
+    from failcode.record._outcomes import RejectedAction  # noqa: PLC0415 - same layer, type check only
+
+    if not isinstance(rejected, RejectedAction):
+        msg = (f"render_rejected_action() expects rejected to be a failcode.RejectedAction, "
+               f"got {type(rejected).__name__}")
+        raise TypeError(msg)
+    action = clean_text(rejected.action, 80) or "?"
+    reason = clean_text(rejected.reason, MAX_REJECTED_CHARS).rstrip(" .")
+    if not reason:
+        return redact(ui_text("ui.rejected.bare", locale, action=action))
+    bare = len(ui_text("ui.rejected", locale, action=action, reason=""))
+    room = max(MAX_REJECTED_CHARS - bare, 20)
+    if len(reason) > room:
+        reason = reason[: room - 1].rstrip() + "…"
+    return redact(ui_text("ui.rejected", locale, action=action, reason=reason))
+
+
+# ---------------------------------------------------------------------------------------------
 # developer detail
 
 
@@ -377,7 +421,11 @@ def render_developer(
 
     Returns:
         Redacted plain text ending in a newline.
+
+    Raises:
+        TypeError: ``failure`` is not a Failure.
     """
+    expect_failure(failure, "render_developer")
     from failcode.signature._signature import (  # noqa: PLC0415 - developer detail only
         SIGNATURE_VERSION,
         explain_signature,
@@ -445,7 +493,11 @@ def render_json(failure: Failure, *, indent: int | None = None) -> str:
 
     A record built through a code is already redacted, and then this equals ``to_json()``; the
     pass protects a record built by hand.
+
+    Raises:
+        TypeError: ``failure`` is not a Failure.
     """
+    expect_failure(failure, "render_json")
     data = redact_tree(msgspec.json.decode(failure.to_json()))
     text = msgspec.json.encode(data)
     if indent is not None:

@@ -27,10 +27,12 @@ blocker       ``metadata["blocker_class"]``          present and the kind is arc
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from failcode.record._axes import Kind
+from failcode.record._failure import expect_failure
 from failcode.signature._normalize import NORMALIZE_VERSION, normalize_message, normalize_redacted
 
 if TYPE_CHECKING:
@@ -47,8 +49,11 @@ __all__ = [
     "sign",
 ]
 
-SIGNATURE_VERSION: Final = f"sig1.{NORMALIZE_VERSION}"
-"""Version id of the signature algorithm, including the normalization rules' version."""
+SIGNATURE_VERSION: Final = f"sig2.{NORMALIZE_VERSION}"
+"""Version id of the signature algorithm, including the normalization rules' version.
+
+sig2: an unclassified failure (FC-SYS-001) signs its exception's normalized message, through
+the message it now carries, so two different errors of one type are two signatures."""
 
 _BLOCKER_KINDS = frozenset({Kind.ARCHITECTURE_ERROR, Kind.POLICY_ERROR})
 
@@ -121,11 +126,35 @@ def sign_value(
     ``message`` must already be redacted (the factory renders it from redacted params); the
     value equals ``sign(...).value`` for such a message.
     """
+    # the types too: 1, 1.0 and True are equal keys but render differently
+    static = (kind, surface, error_class, location, status, type(status), diagnostic,
+              type(diagnostic), blocker, type(blocker))
+    try:
+        prefixes = _prefixes.get(static)
+    except TypeError:  # an unhashable scalar: no cache
+        prefixes = None
+    if prefixes is None:
+        value = kind.value
+        # the key without its message part; both end where the message would go
+        head = _key(value, surface, _text(status), _text(diagnostic), error_class,
+                    location or None, "", None)
+        tail = _text(blocker) if kind in _BLOCKER_KINDS else None
+        prefixes = (head, "" if tail is None else f"\x1fblocker={tail}",
+                    f"{value}:{surface}:{error_class}:{location or 'none'}:")
+        if len(_prefixes) >= _PREFIX_CACHE_SIZE:
+            _prefixes.clear()
+        with contextlib.suppress(TypeError):
+            _prefixes[static] = prefixes
+    head, tail, shown = prefixes
     normalized = normalize_redacted(message) if message else ""
-    key = _key(kind.value, surface, _text(status), _text(diagnostic), error_class,
-               location or None, normalized,
-               _text(blocker) if kind in _BLOCKER_KINDS else None)
-    return f"{kind.value}:{surface}:{error_class}:{location or 'none'}:{_digest(key)}"
+    if normalized:
+        head = f"{head}\x1fmessage={normalized}"
+    return shown + _digest(head + tail)
+
+
+_PREFIX_CACHE_SIZE: Final = 4096
+_prefixes: dict[tuple[object, ...], tuple[str, str, str]] = {}
+"""The parts of the key and the value that do not depend on the message, per combination."""
 
 
 def sign(
@@ -201,7 +230,11 @@ def explain_signature(failure: Failure) -> Signature:
 
     The returned ``value`` equals ``failure.signature`` when the record was signed by this
     version of the algorithm (``failure.signature_version == SIGNATURE_VERSION``).
+
+    Raises:
+        TypeError: ``failure`` is not a Failure.
     """
+    expect_failure(failure, "explain_signature")
     return sign(failure.kind, failure.surface, failure.error_class, failure.location,
                 message=failure.message, status=_metadata_status(failure),
                 diagnostic=failure.metadata.get("diagnostic"),
