@@ -4,16 +4,19 @@ Run it from the repository root (it needs the ``pipeline`` extra)::
 
     python examples/pipeline_demo.py [TRACE_PATH]
 
-It writes the run's trace (default ``pipeline-demo-trace.json``), validates it by reading it
-back, prints the final status as one JSON line on stdout and exits with the pipeline boundary's
-code: 1, because the run aborted (a fatal agent error) after a verification veto. Check the
-trace with ``python -m failcode.pipeline validate TRACE_PATH``.
+It writes the run's trace to TRACE_PATH (default: ``trace.json`` in a new temporary directory),
+validates it by reading it back, prints where it wrote it and the run's timeline on stderr (the
+same text as ``failcode pipeline show TRACE_PATH``), prints the final status as one JSON line on
+stdout and exits with the pipeline boundary's code: 1, because the run aborted (a fatal agent
+error) after a verification veto. Check the trace with
+``failcode pipeline validate TRACE_PATH``.
 """
 
 from __future__ import annotations
 
 import random
 import sys
+import tempfile
 from pathlib import Path
 
 from failcode import Policy, RetryClass
@@ -27,6 +30,7 @@ from failcode.pipeline import (
     PipelineRun,
     PipelineStopped,
     Verdict,
+    format_timeline,
     load_trace_file,
     run_cli,
 )
@@ -88,12 +92,16 @@ def run_demo(trace_path: Path) -> object:
     if status is None or trace.final != status:
         msg = "the trace on disk does not match the run"
         raise RuntimeError(msg)
+    sys.stderr.write(f"trace written to {trace_path}\n\n{format_timeline(trace)}\n")
     return status
 
 
 def main() -> int:
     """Run the demo and return the pipeline boundary's exit code."""
-    trace_path = Path(sys.argv[1] if len(sys.argv) > 1 else "pipeline-demo-trace.json")
+    if len(sys.argv) > 1:
+        trace_path = Path(sys.argv[1])
+    else:
+        trace_path = Path(tempfile.mkdtemp(prefix="failcode-demo-")) / "trace.json"
     return run_cli(lambda: run_demo(trace_path))
 
 

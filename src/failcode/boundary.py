@@ -23,7 +23,7 @@ Exit profiles:
   invited to retry"), EX_NOPERM 77, EX_CONFIG 78; 1 where sysexits has no word (a veto, a failed
   task), 130 for a cancellation in both profiles.
 
-HTTP (seed 001, DESIGN.md "Boundaries"): malformed JSON and schema failures 400
+HTTP (the agent-pipeline profile): malformed JSON and schema failures 400
 VALIDATION_ERROR; execution failures 422 EXECUTION_ERROR, a convergence stop 422 CONVERGENCE_STOP,
 a verification veto 422 VERIFICATION_VETO (never 200); a transient failure 503 EXECUTION_ERROR
 with ``Retry-After`` when the decision has a delay; anything unexpected (a defect, an unclassified

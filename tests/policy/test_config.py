@@ -43,20 +43,20 @@ def write(tmp_path: Path, text: str, name: str = "failcode.toml") -> Path:
 @pytest.mark.parametrize(("text", "line", "code", "parts"), [
     # wrong type
     ('[retry.provider]\nattempts = "4"\n', 2, FC.CFG_WRONG_TYPE,
-     ["retry.provider.attempts", '"4"', "an integer in 1..100"]),
+     ["retry.provider.attempts", '"4"', "an integer from 1 to 100"]),
     ("[defects]\n\ncontinue_noncritical = 1\n", 3, FC.CFG_WRONG_TYPE,
      ["defects.continue_noncritical", "= 1", "true or false"]),
     ('[models]\nfallbacks = "gpt"\n', 2, FC.CFG_WRONG_TYPE,
      ["models.fallbacks", '"gpt"', "a list of strings"]),
     # out of range (never clamped)
     ("[retry.default]\nattempts = 0\n", 2, FC.CFG_INVALID_VALUE,
-     ["retry.default.attempts", "= 0", "an integer in 1..100"]),
+     ["retry.default.attempts", "= 0", "an integer from 1 to 100"]),
     ("# c\n[budget]\ncapacity = 1.5e9\n", 3, FC.CFG_INVALID_VALUE,
-     ["budget.capacity", "1500000000", "a number in 1..1000000"]),
+     ["budget.capacity", "1500000000", "a number from 1 to 1000000"]),
     ("[server_delay]\nceiling_s = -1\n", 2, FC.CFG_INVALID_VALUE,
-     ["server_delay.ceiling_s", "-1", "a number in 0..86400"]),
+     ["server_delay.ceiling_s", "-1", "a number from 0 to 86400"]),
     ("[server_delay]\nceiling_s = nan\n", 2, FC.CFG_INVALID_VALUE,
-     ["server_delay.ceiling_s", "nan", "a number in 0..86400"]),
+     ["server_delay.ceiling_s", "nan", "a number from 0 to 86400"]),
     ("[retry.x]\ninitial_delay_s = 10\nmax_delay_s = 5\n", 3, FC.CFG_INVALID_VALUE,
      ["retry.x.max_delay_s", "5", "max_delay_s >= initial_delay_s"]),
     # unknown key, with the nearest valid key suggested

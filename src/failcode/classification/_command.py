@@ -621,8 +621,9 @@ def from_command(
             ``grep``), after wrappers such as ``sudo``, ``env``, ``timeout`` and ``xargs``.
         exit_code: the exit status; -N (killed by signal N) is read as 128+N. None when the
             command reported none.
-        stdout, stderr: the output, ``str`` or ``bytes`` (decoded as UTF-8, errors replaced);
-            only the first and last 64 KiB of each are scanned.
+        stdout: the standard output, ``str`` or ``bytes`` (decoded as UTF-8, errors
+            replaced); only its first and last 64 KiB are scanned.
+        stderr: the standard error, read like ``stdout``.
         purpose: one of :data:`PURPOSES`; picks the kind and code (seed 000 §9).
         cwd: the command's working directory; locations are made relative to it.
         surface: the record's surface; by default the tool and purpose, e.g. ``cpp.build``,

@@ -1,7 +1,13 @@
-"""The ``failcode`` command line.
+"""The ``failcode`` command line: the group, its own small commands, and the registry of
+commands that live in modules of their own.
 
 Exit codes: 0 success; 1 a check failed (the problems are printed); 2 a usage error (an unknown
-code, a catalog that cannot be imported, a missing file).
+code, a catalog that cannot be imported, a missing file). ``failcode run`` exits with the
+boundary table's code of the failure it reports.
+
+Presentation goes through :mod:`failcode.cli._output`: rich on a terminal (``NO_COLOR``
+respected), plain text when piped. Every command's help has a one-line summary that fits the
+command list and at least one example.
 """
 
 from __future__ import annotations
@@ -10,10 +16,11 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+from failcode.cli._output import count, echo, table
 from failcode.codes._registry import (
     Catalog,
     CatalogError,
@@ -26,12 +33,47 @@ from failcode.codes._registry import (
     update_lock,
 )
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
 __all__ = ["main"]
 
 _CATALOG_HELP = "The catalog to use, as module:attribute (a Catalog or its CodeEnum). Default: FC."
+
+_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+COMMANDS: dict[str, str] = {
+    # name -> "module:attribute" of a click command in its own module, imported on first use.
+    # One line per command; keep the block sorted.
+    "classify": "failcode.cli._classify:classify",
+    "pipeline": "failcode.cli._pipeline:pipeline",
+    "run": "failcode.cli._run:run",
+    "store": "failcode.store._cli:store",
+    "triage": "failcode.triage._cli:triage_command",
+}
+"""The commands that live in modules of their own (the rest are defined below)."""
+
+
+class _Group(click.Group):
+    """A group that also lists :data:`COMMANDS`, importing each one only when it is used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        module_name, _, attribute = target.partition(":")
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
+
+
+def _examples(*lines: str) -> str:
+    """A help epilog listing examples, kept as written (click does not rewrap it)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def _lock_hint(catalog_spec: str | None) -> str:
+    """The ``codes lock`` command to suggest, keeping the ``--catalog`` the user gave."""
+    return "failcode codes lock" + (f" --catalog {catalog_spec}" if catalog_spec else "")
 
 
 class _UsageError(click.ClickException):
@@ -87,24 +129,35 @@ def _default_lock(catalog: Catalog) -> Path:
     return base / f"{catalog.prefix.lower()}-codes.lock.json"
 
 
-def _table(rows: Sequence[tuple[str, ...]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-                     .rstrip() for row in rows)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, context_settings=_CONTEXT, invoke_without_command=True,
+             epilog=_examples("failcode run -- make build",
+                              "failcode classify < traceback.txt",
+                              "failcode explain FC-CMD-001",
+                              "failcode codes",
+                              "failcode COMMAND --help"))
 @click.version_option(package_name="failcode")
-def main() -> None:
-    """failcode: one error taxonomy and failure handling for AI agent systems."""
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """failcode: one error taxonomy and failure handling for AI agent systems.
+
+    Turns any failure (a command, an exception, an HTTP error) into one record with a stable
+    code, says what to do next, and explains it to people. With no command, prints this help.
+    """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
 
 
-@main.group(invoke_without_command=True)
+@main.group(invoke_without_command=True,
+            short_help="List a catalog's codes; check, lock, document them.",
+            epilog=_examples("failcode codes", "failcode codes --json",
+                             "failcode codes --catalog mypkg.errors:AFK",
+                             "failcode codes check"))
 @click.option("--catalog", "catalog_spec", metavar="MODULE:ATTR", help=_CATALOG_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the codes as JSON.")
 @click.pass_context
 def codes(ctx: click.Context, catalog_spec: str | None, as_json: bool) -> None:
-    """List the codes of a catalog as a table (or manage its lock and docs)."""
+    """List the codes of a catalog as a table, or manage its lock file and reference."""
     if ctx.invoked_subcommand is not None:
         return
     catalog = _load_catalog(catalog_spec)
@@ -115,23 +168,26 @@ def codes(ctx: click.Context, catalog_spec: str | None, as_json: bool) -> None:
             "severity": s.severity.value, "retryability": s.effective_retryability.value,
             "retired": s.retired} for s in specs], indent=2))
         return
-    rows = [("CODE", "SLUG", "KIND", "CATEGORY", "RETRYABILITY", "STATUS")]
-    rows += [(s.code, s.slug, s.kind.value, s.category.value, s.effective_retryability.value,
-              "retired" if s.retired else "active") for s in specs]
-    click.echo(_table(rows))
-    click.echo(f"\n{len(specs)} codes in {catalog.prefix}; `failcode explain CODE` for one.")
+    table(("CODE", "SLUG", "KIND", "CATEGORY", "RETRYABILITY", "STATUS"),
+          [(s.code, s.slug, s.kind.value, s.category.value, s.effective_retryability.value,
+            "retired" if s.retired else "active") for s in specs])
+    echo(f"\n{count(len(specs), 'code')} in {catalog.prefix}; `failcode explain CODE` prints "
+         "one.")
 
 
-@codes.command("check")
+@codes.command("check", short_help="Exit 1 when the codes break the lock or the rules.",
+               epilog=_examples("failcode codes check",
+                                "failcode codes check --catalog mypkg.errors:AFK"))
 @click.option("--catalog", "catalog_spec", metavar="MODULE:ATTR", help=_CATALOG_HELP)
 @click.option("--lock", "lock_path", type=click.Path(path_type=Path),
               help="The lock file. Default: <prefix>-codes.lock.json beside the catalog module.")
 def codes_check(catalog_spec: str | None, lock_path: Path | None) -> None:
-    """Fail (exit 1) when the enumeration breaks the lock or the registry's rules."""
+    """Exit 1, naming each code, when the enumeration breaks the lock or the registry's rules:
+    a locked code deleted, reused or re-kinded, or a new code not locked yet."""
     catalog = _checked_catalog(catalog_spec)
     path = lock_path or _default_lock(catalog)
     if not path.exists():
-        msg = f"no lock file at {path}; create it with `failcode codes lock`"
+        msg = f"no lock file at {path}; create it with `{_lock_hint(catalog_spec)}`"
         click.echo(f"error: {msg}", err=True)
         raise SystemExit(1)
     try:
@@ -140,13 +196,17 @@ def codes_check(catalog_spec: str | None, lock_path: Path | None) -> None:
         raise _UsageError(str(exc)) from None
     lock_problems = check_lock(catalog, lock)
     for lock_problem in lock_problems:
-        click.echo(f"error: {lock_problem.message}", err=True)
+        message = lock_problem.message.replace("`failcode codes lock`",
+                                               f"`{_lock_hint(catalog_spec)}`")
+        click.echo(f"error: {message}", err=True)
     if lock_problems:
         raise SystemExit(1)
-    click.echo(f"ok: {len(catalog)} codes of {catalog.prefix} agree with {path.name}")
+    echo(f"ok: {count(len(catalog), 'code')} of {catalog.prefix} agree with {path.name}")
 
 
-@codes.command("lock")
+@codes.command("lock", short_help="Record new and newly retired codes in the lock file.",
+               epilog=_examples("failcode codes lock",
+                                "failcode codes lock --catalog mypkg.errors:AFK"))
 @click.option("--catalog", "catalog_spec", metavar="MODULE:ATTR", help=_CATALOG_HELP)
 @click.option("--lock", "lock_path", type=click.Path(path_type=Path),
               help="The lock file. Default: <prefix>-codes.lock.json beside the catalog module.")
@@ -162,13 +222,15 @@ def codes_lock(catalog_spec: str | None, lock_path: Path | None) -> None:
         raise SystemExit(1) from None
     added = sorted(set(new["codes"]) - set(old["codes"] if old else {}))
     path.write_text(dump_lock(new), encoding="utf-8")
-    click.echo(f"locked {len(new['codes'])} codes in {path}"
-               + (f" (new: {', '.join(added)})" if added else " (no new codes)"))
+    echo(f"locked {count(len(new['codes']), 'code')} in {path}"
+         + (f" (new: {', '.join(added)})" if added else " (no new codes)"))
 
 
-@codes.command("docs")
+@codes.command("docs", short_help="Generate the code reference (Markdown, JSON or HTML).",
+               epilog=_examples("failcode codes docs -o docs/codes.md",
+                                "failcode codes docs --format json --catalog mypkg.errors:AFK"))
 @click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md",
-              show_default=True)
+              show_default=True, help="The output format.")
 @click.option("--catalog", "catalog_spec", metavar="MODULE:ATTR", help=_CATALOG_HELP)
 @click.option("--output", "-o", type=click.Path(path_type=Path),
               help="Write to this file instead of standard output.")
@@ -184,12 +246,19 @@ def codes_docs(fmt: str, catalog_spec: str | None, output: Path | None) -> None:
         click.echo(f"wrote {output}")
 
 
-@main.command("explain")
+@main.command("explain", short_help="Explain one code: meaning, impact, remedy, example.",
+              epilog=_examples("failcode explain FC-CMD-001",
+                               "failcode explain command-not-found",
+                               "failcode explain AFK-PERC-003 --catalog mypkg.errors:AFK"))
 @click.argument("code")
 @click.option("--catalog", "catalog_spec", metavar="MODULE:ATTR",
               help="Also load this catalog (module:attribute) before looking the code up.")
 def explain(code: str, catalog_spec: str | None) -> None:
-    """Print one code's meaning, impact, remedy, example and status (like rustc --explain)."""
+    """Print one code's meaning, impact, remedy, example and status (like rustc --explain).
+
+    CODE is a code (FC-CMD-001) or its slug (command-not-found); an unknown one exits 2 and
+    suggests the nearest.
+    """
     from failcode.codes._docs import explain_text  # noqa: PLC0415 - only this command needs it
 
     _load_catalog(catalog_spec)
@@ -204,7 +273,8 @@ def explain(code: str, catalog_spec: str | None) -> None:
     raise _UsageError(f"unknown code {wanted!r}{hint}")
 
 
-@main.command("schema")
+@main.command("schema", short_help="Print the JSON Schema of a Failure's JSON form.",
+              epilog=_examples("failcode schema > failure.schema.json"))
 def schema() -> None:
     """Print the JSON Schema of the canonical Failure JSON form."""
     from failcode.record._failure import failure_json_schema  # noqa: PLC0415 - only this command
@@ -233,41 +303,69 @@ def _config_or_exit(path: Path | None) -> Any:
         raise _UsageError(f"cannot read the configuration {path}: {exc}") from None
 
 
-@main.command("doctor")
+_NO_CHECKS_HINT = """\
+No start-up checks are configured. Declare some in a [preflight] table of failcode.toml
+(or [tool.failcode.preflight] in pyproject.toml), for example:
+
+  [preflight]
+  programs = ["git", "make"]        # must be on PATH
+  modules = ["openai"]              # must be importable
+  env = ["OPENAI_API_KEY"]          # must be set and non-empty
+  credentials_files = ["~/.netrc"]  # must exist and be readable
+  writable_dirs = ["~/.cache"]      # must exist and be writable
+
+`failcode config init` writes a commented failcode.toml to start from."""
+
+
+@main.command("doctor", short_help="Run the configured start-up checks (exit 1 if any fails).",
+              epilog=_examples("failcode doctor", "failcode doctor --config pyproject.toml",
+                               "failcode doctor --json"))
 @click.option("--config", "config_path", type=click.Path(path_type=Path),
               help="failcode.toml or pyproject.toml. Default: found in the working directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the failures as JSON.")
 def doctor(config_path: Path | None, as_json: bool) -> None:
-    """Run the configured start-up checks; exit 1 when any fails, each printed with its remedy."""
+    """Run the start-up checks of the configuration's [preflight] table; exit 1 when any fails,
+    each failure printed with its remedy."""
     config = _config_or_exit(config_path)
     results = [(check, check.run()) for check in config.preflight]
     failures = [failure for _, failure in results if failure is not None]
     if as_json:
         click.echo(json.dumps([f.to_dict() for f in failures], indent=2))
+    elif not results:
+        echo(f"{config.source or 'No configuration file found'}: nothing to check.\n")
+        echo(_NO_CHECKS_HINT)
     else:
         for check, failure in results:
             if failure is None:
-                click.echo(f"ok    {check.label}")
+                echo(f"ok    {check.label}", style="green")
             else:
-                click.echo(f"FAIL  {check.label}: [{failure.code}] {failure.message}")
-                click.echo(f"      remedy: {failure.remedy}")
-        source = config.source or "no configuration file (nothing to check)"
-        click.echo(f"\n{len(results)} checks from {source}, {len(failures)} failed.")
+                echo(f"FAIL  {check.label}: [{failure.code}] {failure.message}", style="red")
+                echo(f"      remedy: {failure.remedy}")
+        echo(f"\n{count(len(results), 'check')} from {config.source}, {len(failures)} failed.")
     if failures:
         raise SystemExit(1)
 
 
-@main.group("config")
+@main.group("config", short_help="Check, document or start failcode's configuration.",
+            epilog=_examples("failcode config check", "failcode config init",
+                             "failcode config docs -o docs/config.md"))
 def config_group() -> None:
-    """Check failcode's configuration (failcode.toml or [tool.failcode] in pyproject.toml)."""
+    """Check, document or start failcode's configuration: failcode.toml, or a [tool.failcode]
+    table in pyproject.toml."""
 
 
-@config_group.command("check")
+@config_group.command("check", short_help="Validate the configuration; print the policy.",
+                      epilog=_examples("failcode config check",
+                                       "failcode config check pyproject.toml --json"))
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the effective policy as JSON.")
 def config_check(path: Path | None, as_json: bool) -> None:
-    """Exit 1 listing every invalid value (file, line, key, value, range); else print the
-    effective policy."""
+    """Exit 1 listing every invalid value (file, line, key, value, permitted range); else print
+    the effective policy under its real key names.
+
+    PATH is a failcode.toml or pyproject.toml; default: the one in the working directory, else
+    failcode's defaults.
+    """
     config = _config_or_exit(path)
     policy = config.policy
     summary: dict[str, Any] = {
@@ -290,18 +388,53 @@ def config_check(path: Path | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return
-    click.echo(f"ok: {config.source or 'no configuration file; failcode defaults'}")
-    rows = [("CLASS", "ATTEMPTS", "INITIAL_S", "MAX_S", "MULTIPLIER", "DEADLINE_S")]
-    rows += [(name, str(c["attempts"]), f"{c['initial_delay_s']:g}", f"{c['max_delay_s']:g}",
-              f"{c['multiplier']:g}", f"{c['deadline_s']:g}")
-             for name, c in summary["retry"].items()]
-    click.echo(_table(rows))
-    for table in ("budget", "ladder", "server_delay", "defects", "models", "monitor"):
-        values = ", ".join(f"{k} = {json.dumps(v)}" for k, v in summary[table].items())
-        click.echo(f"[{table}] {values}")
-    click.echo(f"[preflight] {len(config.preflight)} checks"
-               + (f": {', '.join(summary['preflight'])}" if config.preflight else ""))
-main.add_command(importlib.import_module("failcode.triage._cli").triage_command)
+    echo(f"ok: {config.source or 'no configuration file; failcode defaults'}")
+    keys = ("attempts", "initial_delay_s", "max_delay_s", "multiplier", "deadline_s")
+    table(("[retry.<class>]", *keys),
+          [(name, *(f"{values[key]:g}" for key in keys))
+           for name, values in summary["retry"].items()])
+    for name in ("budget", "ladder", "server_delay", "defects", "models", "monitor"):
+        values = ", ".join(f"{k} = {json.dumps(v)}" for k, v in summary[name].items())
+        echo(f"[{name}] {values}")
+    echo(f"[preflight] {count(len(config.preflight), 'check')}"
+         + (f": {', '.join(summary['preflight'])}" if config.preflight else ""))
 
 
-main.add_command(importlib.import_module("failcode.store._cli").store)  # failcode store ...
+@config_group.command("docs", short_help="Print the reference of every configuration key.",
+                      epilog=_examples("failcode config docs",
+                                       "failcode config docs -o docs/config.md"))
+@click.option("--output", "-o", type=click.Path(path_type=Path),
+              help="Write to this file instead of standard output.")
+def config_docs(output: Path | None) -> None:
+    """Print the reference of every failcode.toml / [tool.failcode] key (type, default,
+    permitted range, what it changes) as Markdown, generated from the validator's schema."""
+    from failcode.policy._config_docs import config_reference  # noqa: PLC0415 - this command only
+
+    text = config_reference()
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        echo(f"wrote {output}")
+
+
+@config_group.command("init", short_help="Write a commented failcode.toml with every key.",
+                      epilog=_examples("failcode config init", "failcode config init -o ci.toml",
+                                       "failcode config init --stdout"))
+@click.option("--output", "-o", type=click.Path(path_type=Path), default=Path("failcode.toml"),
+              show_default=True, help="Where to write it; an existing file is kept.")
+@click.option("--stdout", "to_stdout", is_flag=True, help="Print it instead of writing a file.")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+def config_init(output: Path, to_stdout: bool, force: bool) -> None:
+    """Write a failcode.toml that sets every key to its default, each commented with what it
+    changes and its permitted range; edit the values you want to change."""
+    from failcode.policy._config_docs import example_toml  # noqa: PLC0415 - this command only
+
+    text = example_toml()
+    if to_stdout:
+        click.echo(text, nl=False)
+        return
+    if output.exists() and not force:
+        raise _UsageError(f"{output} exists; pass --force to overwrite it, or -o another path")
+    output.write_text(text, encoding="utf-8")
+    echo(f"wrote {output}; check it with `failcode config check {output}`")

@@ -420,9 +420,9 @@ class FC(CodeEnum):
         message="In {file} line {line}, {key} = {value} is invalid; expected {expected}.",
         remedy="Set {key} in {file} to a value within {expected}.",
         impact="The agent refuses to start with a setting it would otherwise clamp silently.",
-        example="attempts = 0 where 1..100 is allowed.",
+        example="attempts = 0 where an integer from 1 to 100 is allowed.",
         example_params={"file": "failcode.toml", "line": 4, "key": "retry.attempts",
-                        "value": "0", "expected": "an integer in 1..100"}, since=_V)
+                        "value": "0", "expected": "an integer from 1 to 100"}, since=_V)
     CFG_UNKNOWN_KEY = CodeSpec(
         code="FC-CFG-002", slug="config-unknown-key", kind=_K.PROJECT_ERROR,
         category=_C.USER, error_class="unknown_key", retryability=_R.RETRYABLE_AFTER_CHANGE,
@@ -462,7 +462,7 @@ class FC(CodeEnum):
         impact="The agent refuses to start with a setting it cannot read as intended.",
         example='attempts = "3" (a string) where an integer is expected.',
         example_params={"file": "failcode.toml", "line": 4, "key": "retry.default.attempts",
-                        "value": '"3"', "expected": "an integer in 1..100"}, since=_V)
+                        "value": '"3"', "expected": "an integer from 1 to 100"}, since=_V)
     CFG_MISSING_ENV_VAR = CodeSpec(
         code="FC-CFG-006", slug="missing-env-var", kind=_K.ENV_ERROR,
         category=_C.ENVIRONMENT, error_class="missing_env_var",

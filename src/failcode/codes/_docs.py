@@ -72,7 +72,8 @@ def explain_text(catalog: Catalog, spec: CodeSpec) -> str:
         f"          -> {spec.render_message(spec.example_params)}",
     ]
     url = catalog.docs_url_for(spec)
-    if url:
+    if url and url.startswith(("https://", "http://")):
+        # a relative URL (a path in the catalog's repository) means nothing to a pip user
         lines.append(f"Docs:     {url}")
     return "\n".join(lines) + "\n"
 

@@ -19,13 +19,15 @@ it needs the ``pipeline`` extra: ``pip install 'failcode[pipeline]'``.
   :class:`FinalStatus`; :class:`PipelineRun` drives a run and records its :class:`Trace`;
   :class:`PipelineStopped` ends a run without success.
 - Traces: versioned JSON, :func:`load_trace`, :func:`load_trace_file`,
-  :func:`validate_trace`, one :class:`TraceValidationError` subclass per rejection.
+  :func:`validate_trace`, one :class:`TraceValidationError` subclass per rejection;
+  :func:`format_timeline` prints one as a readable timeline.
 - Boundaries: :func:`run_cli`, :func:`read_input`, :func:`dry_run_artifact`,
   :func:`exit_code_for`, :func:`http_result`, :func:`pipeline_response`,
   :func:`install_pipeline_handlers` (all from :data:`failcode.boundary.BOUNDARY_TABLE`).
 
-``python -m failcode.pipeline validate TRACE`` checks a trace file;
-``python -m failcode.pipeline dry-run INPUT`` validates an input and prints the dry-run artifact.
+``failcode pipeline validate TRACE`` (or ``python -m failcode.pipeline validate TRACE``) checks
+a trace file; ``failcode pipeline dry-run INPUT`` validates an input and prints the dry-run
+artifact; ``failcode pipeline show TRACE`` prints the trace's timeline.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ from failcode.pipeline._lifecycle import (
     PhaseGraph,
 )
 from failcode.pipeline._run import ARTIFACT_CLASS, PipelineRun, PipelineStopped, RunFinishedError
+from failcode.pipeline._timeline import format_timeline
 from failcode.pipeline._trace import (
     REPLAY_FIELDS,
     TRACE_VERSION,
@@ -160,6 +163,7 @@ __all__ = [
     "decide_agent_error",
     "dry_run_artifact",
     "exit_code_for",
+    "format_timeline",
     "http_result",
     "input_digest",
     "install_pipeline_handlers",

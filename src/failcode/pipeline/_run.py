@@ -123,7 +123,9 @@ class PipelineRun:
         operation: the retry class of agent calls in ``policy``.
         critical_security: whether security is declared critical at the graph boundary
             (policy refusals from agent calls then abort as SECURITY).
-        sleep, clock, rand: injectable for tests (no real sleeping) and reproducible jitter.
+        sleep: how to wait before a retry; injectable so tests never really sleep.
+        clock: the monotonic clock, for deadlines.
+        rand: a float in [0, 1) per call, for the backoff's jitter (seeded: reproducible).
         sink: a :class:`failcode.events.Sink` (a store, a JSONL file) that receives every agent
             error as an ``agent.failed`` event with its decision, a veto as ``task.vetoed``, a
             user interruption as ``task.cancelled`` and a failed stop as ``task.failed``; the

@@ -89,17 +89,17 @@ class Setting:
 
     @property
     def expected(self) -> str:
-        """The permitted values in words, e.g. ``an integer in 1..100``."""
+        """The permitted values in words, e.g. ``an integer from 1 to 100``."""
         noun = {"int": "an integer", "float": "a number", "bool": "true or false",
                 "str": "a string", "str_list": "a list of strings"}[self.type]
         if self.choices is not None:
             return "one of " + ", ".join(repr(c) for c in self.choices)
         if self.min is not None and self.max is not None:
-            return f"{noun} in {_num(self.min)}..{_num(self.max)}"
+            return f"{noun} from {_num(self.min)} to {_num(self.max)}"
         if self.min is not None:
-            return f"{noun} >= {_num(self.min)}"
+            return f"{noun} of at least {_num(self.min)}"
         if self.max is not None:
-            return f"{noun} <= {_num(self.max)}"
+            return f"{noun} of at most {_num(self.max)}"
         return noun
 
 
@@ -127,58 +127,95 @@ def _num(value: float) -> str:
 # failcode's own schema
 
 _RETRY_CLASS: Final = Section({
-    "attempts": Setting("int", 3, 1, 100, help="attempts in all, the first included"),
-    "initial_delay_s": Setting("float", 0.5, 0.0, 3600.0, help="backoff of the first retry"),
-    "max_delay_s": Setting("float", 8.0, 0.0, 86400.0, help="cap of the backoff"),
-    "multiplier": Setting("float", 2.0, 1.0, 10.0, help="exponential growth factor"),
+    "attempts": Setting("int", 3, 1, 100,
+                        help="Attempts in all, the first included (1: never retry); a retryable "
+                             "failure escalates when they are used up"),
+    "initial_delay_s": Setting("float", 0.5, 0.0, 3600.0,
+                               help="Seconds of backoff before the first retry (the cap of its "
+                                    "random delay)"),
+    "max_delay_s": Setting("float", 8.0, 0.0, 86400.0,
+                           help="The longest backoff, whatever the attempt; at least "
+                                "initial_delay_s (a server-directed delay has its own ceiling)"),
+    "multiplier": Setting("float", 2.0, 1.0, 10.0,
+                          help="How much the backoff grows per attempt"),
     "deadline_s": Setting("float", 60.0, 0.001, 604800.0,
-                          help="longest an operation may take from its first attempt"),
-}, help="bounds of one operation class")
+                          help="The longest an operation may take from its first attempt; a "
+                               "retry whose delay would end later escalates instead"),
+}, help="Retry bounds of one operation class: attempts, backoff and deadline")
 
 FAILCODE_SCHEMA: Final = Section({
     "retry": Section(named=_RETRY_CLASS,
                      help="[retry.<class>]: attempts and backoff per operation class"),
     "budget": Section({
-        "capacity": Setting("float", 500.0, 1.0, 1e6, help="tokens in a full retry bucket"),
-        "retry_cost": Setting("float", 5.0, 0.0, 1e6, help="tokens one retry spends"),
-        "success_refund": Setting("float", 1.0, 0.0, 1e6, help="tokens a success returns"),
-    }, help="the retry budget shared by the process"),
+        "capacity": Setting("float", 500.0, 1.0, 1e6,
+                            help="Tokens in a full retry budget (the bucket starts full)"),
+        "retry_cost": Setting("float", 5.0, 0.0, 1e6,
+                              help="Tokens one retry of a retryable failure spends; with fewer "
+                                   "left, the failure escalates instead (0: retries are free)"),
+        "success_refund": Setting("float", 1.0, 0.0, 1e6,
+                                  help="Tokens a success puts back, never above capacity"),
+    }, help="The retry budget: a token bucket shared by a session or process, so a failing "
+            "dependency cannot turn every call into a retry storm"),
     "ladder": Section({
         "change_repeats": Setting("int", 1, 0, 100,
-                                  help="repeats decided retry_after_change before routing"),
+                                  help="Repeats of one signature, with nothing changed, decided "
+                                       "retry_after_change before the failure is routed to its "
+                                       "owner"),
         "route_repeats": Setting("int", 1, 0, 100,
-                                 help="repeats routed to the owner before blocking"),
-    }, help="the stuck ladder's thresholds"),
+                                 help="Further repeats routed to the owner (escalate) before "
+                                      "the operation is blocked"),
+    }, help="The stuck ladder: what happens when the same failure repeats with nothing changed"),
     "server_delay": Section({
         "ceiling_s": Setting("float", 60.0, 0.0, 86400.0,
-                             help="longest server-directed delay honoured; above: fail fast"),
+                             help="The longest server-directed delay (Retry-After) honoured; a "
+                                  "longer one escalates at once instead of waiting"),
     }, help="Retry-After and similar server-directed delays"),
     "defects": Section({
         "continue_noncritical": Setting("bool", False,
-                                        help="skip a not-retryable defect on a non-critical path"),
-    }, help="what a defect does to the session"),
+                                        help="Skip a not-retryable defect on a path marked "
+                                             "non-critical instead of aborting (default: stop)"),
+    }, help="What a defect does to the session"),
     "models": Section({
-        "fallbacks": Setting("str_list", [], help="models a scheduler may switch to"),
-    }, help="model fallbacks"),
+        "fallbacks": Setting("str_list", [],
+                             help="Models a scheduler may switch to; when set, provider and "
+                                  "model-capability failures carry the fallback_model_exists "
+                                  "hint"),
+    }, help="Model fallbacks"),
     "monitor": Section({
-        "signature_repeats": Setting("int", 3, 1, 1000, help="one signature this often: stuck"),
-        "rejected_actions": Setting("int", 5, 1, 1000, help="rejected actions: stuck"),
-        "no_matches": Setting("int", 5, 1, 1000, help="no-match probes: stuck"),
-    }, help="when the no-progress monitor calls a session stuck"),
+        "signature_repeats": Setting("int", 3, 1, 1000,
+                                     help="Occurrences of one failure signature without "
+                                          "progress that make the session stuck"),
+        "rejected_actions": Setting("int", 5, 1, 1000,
+                                    help="Rejected actions without progress that make the "
+                                         "session stuck"),
+        "no_matches": Setting("int", 5, 1, 1000,
+                              help="No-match probes (a grep that found nothing) without "
+                                   "progress that make the session stuck"),
+    }, help="When the no-progress monitor calls a session stuck (any threshold reached)"),
     "store": Section({
-        "url": Setting("str", "", help="the event store URL (default: the embedded store)"),
+        "url": Setting("str", "", help="The event store URL; empty: the embedded SQLite store "
+                                       "at the platform's user data path"),
         "promote_after": Setting("int", 3, 1, 1000,
-                                 help="successes that make a remedy the signature's known one"),
+                                 help="Successes of a remedy on one signature that make it "
+                                      "the signature's known remedy"),
         "demote_after": Setting("int", 2, 1, 1000,
-                                help="failures in a row that demote a known remedy"),
-    }, help="the failure event store and its debug knowledge"),
+                                help="Failures in a row that demote a known remedy"),
+    }, help="The failure event store and its debug knowledge by signature"),
     "preflight": Section({
-        "programs": Setting("str_list", [], help="programs that must be on PATH"),
-        "modules": Setting("str_list", [], help="Python modules that must be importable"),
-        "env": Setting("str_list", [], help="environment variables that must be set"),
-        "credentials_files": Setting("str_list", [], help="files that must exist"),
-        "writable_dirs": Setting("str_list", [], help="directories that must be writable"),
-    }, help="start-up checks run by `failcode doctor`"),
+        "programs": Setting("str_list", [], help="Programs that must be on PATH (FC-CMD-001)"),
+        "modules": Setting("str_list", [],
+                           help="Python modules that must be importable, found without "
+                                "importing them (FC-CMD-002)"),
+        "env": Setting("str_list", [],
+                       help="Environment variables that must be set and non-empty "
+                            "(FC-CFG-006)"),
+        "credentials_files": Setting("str_list", [],
+                                     help="Files that must exist and be readable, ~ expanded "
+                                          "(FC-CFG-007)"),
+        "writable_dirs": Setting("str_list", [],
+                                 help="Directories that must exist and be writable, ~ expanded "
+                                      "(FC-CFG-008)"),
+    }, help="Start-up checks, run by `failcode doctor` and `failcode.preflight()`"),
 }, help="failcode's policy")
 """The schema of ``failcode.toml`` (and ``[tool.failcode]``)."""
 

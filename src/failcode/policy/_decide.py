@@ -1,4 +1,4 @@
-"""What happens after a failure: :func:`decide`, the seven ordered rules of DESIGN.md.
+"""What happens after a failure: :func:`decide` and its seven ordered rules.
 
 ``decide(failure, history, policy, budget) -> Decision`` is pure: it never sleeps and does no
 I/O; the clock and the random source are arguments, so equal inputs with the same seeded random
@@ -132,7 +132,7 @@ class Action(StrEnum):
 
 
 class Rule(IntEnum):
-    """Which of DESIGN.md's seven ordered decision rules fired."""
+    """Which of the seven ordered decision rules of :func:`decide` fired."""
 
     FATAL = 1
     POLICY_OR_ARCHITECTURE = 2
@@ -511,7 +511,7 @@ def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot pat
     clock: Callable[[], float] = time.monotonic,
     rand: Callable[[], float] = random.random,
 ) -> Decision:
-    """Decide what happens after ``failure``: DESIGN.md's seven rules, first match wins.
+    """Decide what happens after ``failure``: seven ordered rules, first match wins.
 
     Pure: no sleeping, no I/O. ``clock`` is read only to test a deadline (when
     ``history.started_at`` is set); ``rand`` draws the jitter (pass ``random.Random(seed).random``

@@ -12,7 +12,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from failcode.codes._catalog import FC
 
@@ -132,8 +132,23 @@ class WritableDir:
         return f"writable directory {self.path}"
 
 
-Check = Program | Module | EnvVar | CredentialsFile | WritableDir
-"""Any declared start-up check."""
+@runtime_checkable
+class Check(Protocol):
+    """A start-up check: anything with a ``run()`` that returns a Failure or None, and a label.
+
+    failcode's own are :class:`Program`, :class:`Module`, :class:`EnvVar`,
+    :class:`CredentialsFile` and :class:`WritableDir` (what a ``[preflight]`` table declares);
+    any object of this shape works with :func:`preflight`, e.g. a check that a service answers.
+    """
+
+    def run(self) -> Failure | None:
+        """The failure (an environment Failure with a remedy), or None when the check passes."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """A short description for reports, e.g. ``program git``."""
+        ...
 
 
 def preflight(checks: Iterable[Check]) -> list[Failure]:

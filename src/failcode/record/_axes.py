@@ -1,7 +1,7 @@
 """The axes of the taxonomy and the per-kind defaults, as data.
 
 Every axis is a :class:`~enum.StrEnum` whose string values are the wire format (seed 000 uses
-snake_case values; they are kept verbatim). The per-kind defaults of DESIGN.md live in one table,
+snake_case values; they are kept verbatim). The per-kind defaults live in one table,
 :data:`KIND_DEFAULTS`; nothing else in failcode branches on a kind with an if-chain.
 """
 
@@ -56,7 +56,7 @@ class Kind(StrEnum):
 
     @property
     def defaults(self) -> KindDefaults:
-        """The DESIGN.md defaults for this kind."""
+        """The defaults for this kind (:data:`KIND_DEFAULTS`)."""
         return KIND_DEFAULTS[self]
 
 
@@ -158,7 +158,7 @@ def derived_retryability(category: Category, kind: Kind) -> Retryability:
 
 
 class KindDefaults(NamedTuple):
-    """The defaults DESIGN.md gives one kind; a classifier may set a more precise value."""
+    """The defaults of one kind; a classifier may set a more precise value."""
 
     meaning: str
     category: Category

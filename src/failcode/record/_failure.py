@@ -1,7 +1,7 @@
 """The one record: :class:`Failure`, its parts, and the carrier exception :class:`FailureError`.
 
 A ``Failure`` is a frozen msgspec Struct: cheap to build (a fraction of a frozen dataclass), cheap
-to encode, and decoded with unknown fields rejected. Every invariant DESIGN.md states about the
+to encode, and decoded with unknown fields rejected. Every invariant of the
 record is checked in ``__post_init__``, which msgspec runs both on construction and on decoding,
 so an invalid record can exist neither in memory nor off the wire.
 

@@ -1,6 +1,6 @@
 """Non-error outcomes: typed values that are counted, never shown as errors, never Failures.
 
-DESIGN.md: a probe that found nothing, a rejected action, a veto, a cancellation and a peer process
+A probe that found nothing, a rejected action, a veto, a cancellation and a peer process
 that exited are outcomes of ordinary operation. Seed 003 (FR-ACT-006): a rejected action is
 information for the model, fed back and counted toward no-progress; it has no error code. Seed 001:
 a veto is a recorded negative decision, never turned into success. Seed 003: a crash on the other

@@ -233,10 +233,11 @@ def to_worker_result(failure: Failure | Cancelled,
                      status: Outcome | str | None = None) -> WorkerResult:
     """The Failure (or a Cancelled outcome) as seed 000's ``WorkerResult``.
 
-    ``status`` defaults to the kind's task outcome (DESIGN.md); pass a Decision's outcome when
-    there is one. A success has no WorkerResult error, so ``status`` is one of failed, blocked,
-    cancelled. A :class:`~failcode.Cancelled` outcome is always ``cancelled`` (seed 000: "use
-    cancelled when explicitly stopped"), with its reason and signal and no error.
+    ``status`` defaults to the kind's task outcome (:data:`~failcode.KIND_DEFAULTS`); pass a
+    Decision's outcome when there is one. A success has no WorkerResult error, so ``status`` is
+    one of failed, blocked, cancelled. A :class:`~failcode.Cancelled` outcome is always
+    ``cancelled`` (seed 000: "use cancelled when explicitly stopped"), with its reason and
+    signal and no error.
 
     Raises:
         TypeError: ``failure`` is neither a Failure nor a Cancelled outcome.

@@ -310,10 +310,16 @@ def render_rich(
     of the lines. Needs the ``rich`` extra.
 
     Raises:
-        ImportError: rich is not installed (``pip install failcode[rich]``).
+        ImportError: rich is not installed; the message names the extra to install
+            (``pip install 'failcode[rich]'``).
     """
-    from rich.panel import Panel  # noqa: PLC0415 - optional extra, imported only when used
-    from rich.text import Text  # noqa: PLC0415 - optional extra, imported only when used
+    try:
+        from rich.panel import Panel  # noqa: PLC0415 - optional extra, imported only when used
+        from rich.text import Text  # noqa: PLC0415 - optional extra, imported only when used
+    except ImportError as missing:  # not `exc`: that is a parameter
+        msg = ("render_rich needs the rich package: pip install 'failcode[rich]' "
+               f"(or pip install rich); {missing}")
+        raise ImportError(msg, name="rich") from missing
 
     lines = _user_lines(failure, locale=locale, decision=decision, tried=tried,
                         show_traceback=show_traceback, exc=exc)

@@ -171,8 +171,11 @@ def sign(
     """Compute the semantic signature of a failure from its components.
 
     Args:
-        kind, surface, error_class, location: the record's fields (already normalized:
-            a repo-relative location with no line number; see :class:`~failcode.Failure`).
+        kind: the record's kind.
+        surface: the record's surface (already normalized).
+        error_class: the record's error class.
+        location: the record's location (already normalized: a repo-relative path with no line
+            number; see :class:`~failcode.Failure`).
         message: the record's message; it is normalized here (volatile data replaced).
         status: an exit code or provider HTTP status, when the failure has one.
         diagnostic: the primary diagnostic's code (a compiler error code, a lint rule).

@@ -129,8 +129,10 @@ def _filters(function: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--kind", help="Only this kind (e.g. build_error)."),
         click.option("--code", help="Only this code (e.g. FC-CMD-001)."),
         click.option("--category", help="Only this category (user, transient, ...)."),
-        click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True),
-        click.option("--offset", type=click.IntRange(0), default=0, show_default=True),
+        click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True,
+                     help="At most this many rows."),
+        click.option("--offset", type=click.IntRange(0), default=0, show_default=True,
+                     help="Skip this many rows first (paging)."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -145,12 +147,58 @@ def _query_args(session: str | None, since: str | None, until: str | None, kind:
             "category": category, "limit": limit, "offset": offset}
 
 
-@click.group("store")
+_EXAMPLES: dict[str, tuple[str, ...]] = {
+    "store": (
+        'failcode store stats',
+        'failcode store diagnostics --since 7d',
+        'failcode store import events.jsonl --store sqlite:///team.db',
+    ),
+    "diagnostics": (
+        'failcode store diagnostics',
+        'failcode store diagnostics --kind build_error --since 7d --json',
+    ),
+    "blame": (
+        'failcode store blame',
+        'failcode store blame --by area --session s-42',
+    ),
+    "loops": (
+        'failcode store loops',
+        'failcode store loops --session s-42 --json',
+    ),
+    "clusters": (
+        'failcode store clusters',
+        'failcode store clusters --min-sessions 2',
+    ),
+    "show": (
+        'failcode store show "build_error:cpp.build:undeclared_identifier:src/main.c:8b71a243"',
+    ),
+    "import": (
+        'failcode store import events.jsonl',
+        'failcode store import events.jsonl --store postgresql://failcode@db/failcode',
+    ),
+    "prune": (
+        'failcode store prune --older-than 30d',
+        'failcode store prune --older-than 12h --json',
+    ),
+    "stats": (
+        'failcode store stats',
+        'failcode store stats --json',
+    ),
+}
+"""Examples shown at the end of each command's --help."""
+
+
+def _examples(*lines: str) -> str:
+    """A help epilog listing examples, kept as written (click does not rewrap it)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+@click.group("store", epilog=_examples(*_EXAMPLES["store"]))
 def store() -> None:
     """Query and maintain the failure event store (SQLite or PostgreSQL)."""
 
 
-@store.command("diagnostics")
+@store.command("diagnostics", epilog=_examples(*_EXAMPLES["diagnostics"]))
 @_common
 @_filters
 def diagnostics_command(url: str | None, as_json: bool, **filters: Any) -> None:
@@ -166,7 +214,7 @@ def diagnostics_command(url: str | None, as_json: bool, **filters: Any) -> None:
              d.last_message, "; ".join(d.known_remedies)) for d in rows])
 
 
-@store.command("blame")
+@store.command("blame", epilog=_examples(*_EXAMPLES["blame"]))
 @_common
 @_filters
 @click.option("--by", type=click.Choice(["code", "area"]), default="code", show_default=True,
@@ -182,7 +230,7 @@ def blame_command(url: str | None, as_json: bool, by: str, **filters: Any) -> No
            [(b.count, b.category, b.kind, b.group) for b in rows])
 
 
-@store.command("loops")
+@store.command("loops", epilog=_examples(*_EXAMPLES["loops"]))
 @_common
 @_filters
 def loops_command(url: str | None, as_json: bool, **filters: Any) -> None:
@@ -197,15 +245,17 @@ def loops_command(url: str | None, as_json: bool, **filters: Any) -> None:
             for x in rows])
 
 
-@store.command("clusters")
+@store.command("clusters", epilog=_examples(*_EXAMPLES["clusters"]))
 @_common
 @click.option("--min-sessions", type=click.IntRange(1), default=1, show_default=True,
               help="Only clusters seen in this many sessions (2: cross-session).")
 @click.option("--kind", help="Only this kind.")
 @click.option("--code", help="Only this code.")
 @click.option("--category", help="Only this category.")
-@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
-@click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True,
+              help="At most this many rows.")
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True,
+              help="Skip this many rows first (paging).")
 def clusters_command(url: str | None, as_json: bool, **filters: Any) -> None:
     """Clusters of signatures with one message template, across sessions."""
     with _opened(url) as opened:
@@ -217,12 +267,14 @@ def clusters_command(url: str | None, as_json: bool, **filters: Any) -> None:
            [(c.count, c.sessions, len(c.signatures), c.cluster_id, c.template) for c in rows])
 
 
-@store.command("show")
+@store.command("show", epilog=_examples(*_EXAMPLES["show"]))
 @click.argument("signature")
 @_common
 @click.option("--session", help="Only events of this session.")
-@click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
-@click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True,
+              help="At most this many events.")
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True,
+              help="Skip this many events first (paging).")
 def show_command(signature: str, url: str | None, as_json: bool, session: str | None,
                  limit: int, offset: int) -> None:
     """One signature: its counts, known remedies (best first) and latest events."""
@@ -248,10 +300,11 @@ def show_command(signature: str, url: str | None, as_json: bool, session: str | 
                    f"{event.event_id}")
 
 
-@store.command("import")
+@store.command("import", epilog=_examples(*_EXAMPLES["import"]))
 @click.argument("file", type=click.Path(path_type=Path))
 @_common
-@click.option("--batch", type=click.IntRange(1, 100_000), default=1000, show_default=True)
+@click.option("--batch", type=click.IntRange(1, 100_000), default=1000, show_default=True,
+              help="Events written per transaction.")
 def import_command(file: Path, url: str | None, as_json: bool, batch: int) -> None:
     """Read a JSONL event file into the store; bad lines are reported and skipped."""
     from failcode.events import Event, EventProblem, read_events  # noqa: PLC0415
@@ -286,7 +339,7 @@ def import_command(file: Path, url: str | None, as_json: bool, batch: int) -> No
         raise SystemExit(1)
 
 
-@store.command("prune")
+@store.command("prune", epilog=_examples(*_EXAMPLES["prune"]))
 @click.option("--older-than", "older_than", required=True, metavar="AGE",
               help="Delete events older than this (30d, 12h); counts and knowledge stay.")
 @_common
@@ -304,7 +357,7 @@ def prune_command(older_than: str, url: str | None, as_json: bool) -> None:
         click.echo(f"deleted {deleted} events older than {older_than}")
 
 
-@store.command("stats")
+@store.command("stats", epilog=_examples(*_EXAMPLES["stats"]))
 @_common
 def stats_command(url: str | None, as_json: bool) -> None:
     """What the store holds."""

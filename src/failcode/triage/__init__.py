@@ -15,6 +15,7 @@ from __future__ import annotations
 from failcode.triage._analyze import infer_purpose, triage
 from failcode.triage._events import InputError, Reader
 from failcode.triage._readers import FORMATS, READERS, detect
+from failcode.triage._report import sample_paths
 from failcode.triage._result import (
     FORMAT_VERSION,
     FailureEntry,
@@ -39,5 +40,6 @@ __all__ = [
     "TriageResult",
     "detect",
     "infer_purpose",
+    "sample_paths",
     "triage",
 ]

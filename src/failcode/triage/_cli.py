@@ -11,7 +11,9 @@ import click
 __all__ = ["triage_command"]
 
 
-@click.command("triage")
+@click.command("triage", epilog="\b\nExamples:\n  failcode triage\n"
+               "  failcode triage runs/ --html report.html\n"
+               "  failcode triage session.traj.json --json > triage.json")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 @click.option("--html", "html_file", type=click.Path(dir_okay=False, path_type=Path),
