@@ -138,6 +138,7 @@ _CLOCK: Final = re.compile(
 _UNIT: Final = re.compile(r"[-+]?\d+(?:\.\d+)?([A-Za-zµ]{1,7})")
 _HEXWORD: Final = re.compile(r"(?:0[xX])?[0-9a-fA-F]{7,}|0[xX][0-9a-fA-F]+")
 _RUN: Final = re.compile(r"\d+")
+_BOUND: Final = re.compile(r"(?:[<>]=?|~)(?=[-+]?\d)")
 _DURATIONS: Final = frozenset(("ns", "us", "µs", "ms", "s", "sec", "secs", "m", "min", "mins",
                                 "h", "hr", "hrs", "d"))
 _SIZES: Final = frozenset(("b", "k", "kb", "kib", "m", "mb", "mib", "g", "gb", "gib", "t", "tb",
@@ -197,6 +198,9 @@ def _mask(word: str) -> str:
     if _DIGITS.isdisjoint(word):
         core = word.strip(_LEAD + _TRAIL)
         return word.replace(core, "<ts>") if core in _CALENDAR else word
+    bound = _BOUND.match(word)
+    if bound:  # "<1", ">=10", "~5": a bound on a number is a number
+        return _mask(word[bound.end():])
     n = len(word)
     i = 0
     while i < n and word[i] in _LEAD:
@@ -242,7 +246,7 @@ def _tokens(message: object) -> tuple[str, ...]:
                 if unit is not None:  # "12 ms", "93.0 B,": a number and its unit are one
                     out[-1] = last = unit
                     continue
-        if r != last:
+        if r != last or "<" not in r:  # a repeated value, not a repeated word
             out.append(r)
             last = r
     if not out:
@@ -270,7 +274,7 @@ _PUNCT: Final = "\"'`()[]{}<>.,:;!?"
 
 def _is_word(token: str) -> bool:
     """A plain word (``Started``, ``"GET``, ``(usable)``, ``user=root``), not a value."""
-    return token.strip(_PUNCT).replace("=", "", 1).isalpha()
+    return "<" not in token and token.strip(_PUNCT).replace("=", "", 1).isalpha()
 
 
 # a word right after one of these (or in its key=value) is a value: a user or host name
