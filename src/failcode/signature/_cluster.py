@@ -64,6 +64,8 @@ if TYPE_CHECKING:
 __all__ = ["ClusterMatch", "ClusterStateError", "TemplateCluster", "TemplateClusterer"]
 
 WILDCARD: Final = "<*>"
+HEADER: Final = "<header>"  # the one token standing for a log record's header
+_SEPARATORS: Final = frozenset(("-", "|", "--", "-->"))
 _EMPTY: Final = "<empty>"  # the one token of an empty (or all-whitespace) message
 SIMILARITY: Final = 0.6
 """Share of agreeing positions needed to join a cluster (wildcards count half)."""
@@ -251,7 +253,54 @@ def _tokens(message: object) -> tuple[str, ...]:
             last = r
     if not out:
         return (_EMPTY,)
+    if len(out) > 2:
+        cut = _header_end(out)
+        if cut:
+            out[:cut] = [HEADER]
     return tuple(out)
+
+
+_HEADER_FIELDS: Final = 7
+"""A log record's header is at most this many fields (a bracketed group is one field)."""
+_STAMP_FIELDS: Final = 3
+"""A header's date or time is among its first this many fields."""
+
+
+def _header_end(toks: list[str]) -> int:
+    """How many leading tokens form a log record's header, 0 when there is none.
+
+    A header holds a date or clock time in one of its first ``_STAMP_FIELDS`` fields
+    and ends at the first separator after it: a token ending in ``:`` (``sshd[24200]:``,
+    ``org.apache.Foo:``) or a lone ``-`` or ``|``, at most ``_HEADER_FIELDS`` fields in,
+    outside brackets, with content after it; without a separator, it ends after its last
+    bracketed field (``[req-1 - -]``, ``[notice]``). A bracketed group
+    (``[IPC Server handler 5 on 62270]``) is one field.
+    """
+    depth = 0
+    fields = 0
+    stamped = False
+    bracket_end = 0
+    last = len(toks) - 1
+    for i, t in enumerate(toks):
+        if i == last or fields >= _HEADER_FIELDS:
+            break
+        opened = depth > 0 or t[0] == "["
+        depth += t.count("[") + t.count("(") - t.count("]") - t.count(")")
+        if depth > 0:
+            continue
+        depth = 0
+        fields += 1
+        if not stamped:
+            if t.strip("[](),;:.") == "<ts>" or (t[0] == "[" and "<ts>" in t):
+                stamped = True
+            elif fields >= _STAMP_FIELDS:
+                return 0
+            continue
+        if t[-1] == ":" or t in _SEPARATORS:
+            return i + 1
+        if opened and t[-1] == "]":
+            bracket_end = i + 1
+    return bracket_end if stamped else 0
 
 
 def _safe_template(message: object, toks: tuple[str, ...]) -> list[str]:
