@@ -262,7 +262,7 @@ def _tokens(message: object) -> tuple[str, ...]:
 
 _HEADER_FIELDS: Final = 7
 """A log record's header is at most this many fields (a bracketed group is one field)."""
-_STAMP_FIELDS: Final = 3
+_STAMP_FIELDS: Final = 4
 """A header's date or time is among its first this many fields."""
 
 
