@@ -253,7 +253,7 @@ def _tokens(message: object) -> tuple[str, ...]:
             last = r
     if not out:
         return (_EMPTY,)
-    if len(out) > 2:
+    if len(out) > 2 and "<ts>" in " ".join(out[:_HEADER_FIELDS]):
         cut = _header_end(out)
         if cut:
             out[:cut] = [HEADER]
@@ -285,10 +285,11 @@ def _header_end(toks: list[str]) -> int:
         if i == last or fields >= _HEADER_FIELDS:
             break
         opened = depth > 0 or t[0] == "["
-        depth += t.count("[") + t.count("(") - t.count("]") - t.count(")")
-        if depth > 0:
-            continue
-        depth = 0
+        if opened or "(" in t or "]" in t or ")" in t:
+            depth += t.count("[") + t.count("(") - t.count("]") - t.count(")")
+            if depth > 0:
+                continue
+            depth = 0
         fields += 1
         if not stamped:
             if t.strip("[](),;:.") == "<ts>" or (t[0] == "[" and "<ts>" in t):
@@ -365,12 +366,13 @@ class TemplateClusterer:
     Not thread-safe: guard one instance with a lock if threads share it.
     """
 
-    __slots__ = ("_by_key", "_clusters", "_exact", "_ids")
+    __slots__ = ("_by_key", "_clusters", "_exact", "_ids", "_seen")
 
     def __init__(self) -> None:
         self._clusters: list[_Cluster] = []
         self._by_key: dict[tuple[int, str], list[_Cluster]] = {}
         self._exact: dict[tuple[str, ...], _Cluster] = {}
+        self._seen: dict[str, _Cluster] = {}  # message text -> its cluster (bounded)
         self._ids: set[str] = set()
 
     def __len__(self) -> int:
@@ -386,15 +388,22 @@ class TemplateClusterer:
         Returns:
             The cluster it joined or opened.
         """
+        seen = self._seen
+        c = seen.get(message) if type(message) is str else None
+        if c is not None:  # the same text again: the same cluster, without tokenizing
+            c.size += 1
+            return ClusterMatch(c.cid, " ".join(c.tokens), is_new=False, changed=False)
         toks = _tokens(message)
         c = self._exact.get(toks)
         if c is not None:
             c.size += 1
+            self._see(message, c)
             return ClusterMatch(c.cid, " ".join(c.tokens), is_new=False, changed=False)
         c = self._best(toks)
         if c is None:
             c = self._open(_safe_template(message, toks))
             self._remember(toks, c)
+            self._see(message, c)
             return ClusterMatch(c.cid, " ".join(c.tokens), is_new=True, changed=True)
         changed = False
         for i, (t, m) in enumerate(zip(c.tokens, toks, strict=True)):
@@ -403,6 +412,7 @@ class TemplateClusterer:
                 changed = True
         c.size += 1
         self._remember(toks, c)
+        self._see(message, c)
         return ClusterMatch(c.cid, " ".join(c.tokens), is_new=False, changed=changed)
 
     def match(self, message: str) -> ClusterMatch | None:
@@ -412,8 +422,10 @@ class TemplateClusterer:
             The match (``is_new`` and ``changed`` False), or None when ``add`` would
             open a new cluster.
         """
-        toks = _tokens(message)
-        c = self._exact.get(toks) or self._best(toks)
+        c = self._seen.get(message) if type(message) is str else None
+        if c is None:
+            toks = _tokens(message)
+            c = self._exact.get(toks) or self._best(toks)
         if c is None:
             return None
         return ClusterMatch(c.cid, " ".join(c.tokens), is_new=False, changed=False)
@@ -503,3 +515,9 @@ class TemplateClusterer:
         if len(self._exact) >= _EXACT_CACHE_MAX:
             self._exact.clear()
         self._exact[toks] = c
+
+    def _see(self, message: str, c: _Cluster) -> None:
+        if type(message) is str:
+            if len(self._seen) >= _EXACT_CACHE_MAX:
+                self._seen.clear()
+            self._seen[message] = c
