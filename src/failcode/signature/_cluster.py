@@ -15,8 +15,9 @@ Masking (per distinct word, cached; each rule is about log text in general):
   ``<hex>`` like the hex ids it stands beside), a date or clock time (``<ts>``), a hex
   word of 7+ characters or ``0x...`` (``<hex>``), a number with a time or size unit
   (``<duration>``, ``<size>``); a path is masked part by part, a comma-separated list of
-  like values is one value, in ``key=value`` the key stays; elsewhere each digit run is
-  ``<int>`` (``blk_<int>``, ``R<int>-M<int>``); surrounding punctuation stays;
+  like values is one value, in ``key=value`` the key stays; a bound on a number is a
+  number (``<1``, ``>=10``, ``~5``); elsewhere each digit run is ``<int>``
+  (``blk_<int>``, ``R<int>-M<int>``); surrounding punctuation stays;
 - a date and time written in several words is one ``<ts>``; a number and the unit word
   after it are one ``<duration>`` or ``<size>``; a parenthesized value after a value
   (``1234 bytes (1.2 KB)``) restates it and is dropped.
@@ -28,20 +29,31 @@ template tokens into ``<*>``).
 
 Algorithm (one setting for every log source; the figures are in bench/bench_loghub.py):
 
-- tokens: the masked words, a run of one repeated token kept once
-  (``blk_<int> blk_<int> blk_<int>`` is a list of any length);
+- tokens: the masked words, a run of one repeated value kept once
+  (``blk_<int> blk_<int> blk_<int>`` is a list of any length; a repeated plain word
+  stays: ``Invalid user user`` is the user named ``user``);
+- a log record's header is one ``<header>`` token: a header holds a date or clock time
+  in one of its first four fields and ends at the first separator after it (a token
+  ending in ``:`` such as ``sshd[24200]:`` or ``org.apache.Foo:``, a lone ``-`` or
+  ``|``), at most seven fields in, a bracketed group (``[IPC Server handler 5 on
+  62270]``) counting as one field; without a separator it ends after its last bracketed
+  field (``[req-1 - - -]``, ``[notice]``). Headers vary per line in ways the message
+  does not (thread names, optional fields, host and program names), so they never
+  count for or against a match; a message with no time stamp near its start has no
+  header;
 - candidates: clusters with the same token count and the same first token when that
   token is a constant word, else all clusters of that token count;
 - similarity: the share of positions where the template token equals the message token,
   a ``<*>`` position counting as half a match; join when it is at least
   ``SIMILARITY``, the best candidate winning (ties: the older cluster);
-- a veto: two different plain words at one position (``Started``/``Stopped``,
+- a veto: two different plain words (a placeholder such as ``<ts>`` is a value, not a
+  word) at one position (``Started``/``Stopped``,
   ``"GET``/``"POST``, ``(usable)``/``(reserved)``, ``user=root``/``user=guest``) mean
   another event, not a value, unless the word names a value by position: it follows
   (or is the value of) a key from a short generic list (``user``, ``host``, ``account``,
   ``for`` ...), so ``Invalid user chen`` and ``Invalid user support`` join;
-- an exact repeat of a token sequence seen before goes to the same cluster without a
-  scan.
+- an exact repeat of a message text, or of a token sequence, seen before goes to the
+  same cluster without a scan (the text without tokenizing).
 
 Caveat: a first pass is order dependent, as any online clusterer: a cluster's
 template only ever generalizes, so a message seen early may have joined a cluster a
@@ -70,8 +82,8 @@ _EMPTY: Final = "<empty>"  # the one token of an empty (or all-whitespace) messa
 SIMILARITY: Final = 0.6
 """Share of agreeing positions needed to join a cluster (wildcards count half)."""
 
-STATE_VERSION: Final = 2
-MASKING_VERSION: Final = "m1"
+STATE_VERSION: Final = 3
+MASKING_VERSION: Final = "m2"
 """Version id of the clusterer's word masking (saved with the state)."""
 _EXACT_CACHE_MAX: Final = 1 << 16
 
