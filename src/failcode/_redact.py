@@ -177,7 +177,7 @@ def _starts_line(text: str, key_end: int) -> bool:
 
 def _assignment_ok(text: str, a: _Assignment) -> bool:
     """Decide whether a ``<name><sep><value>`` assignment holds a secret (see the module doc)."""
-    word, start, tail, group = a
+    word, start, tail, _group, v_start, v_end = a
     lword = word.lower()
     if lword in {"pass", "pwd"}:
         # Short words: only as a suffix of a compound (db_pass, DB_PWD, dbPass), never in "compass".
@@ -187,7 +187,7 @@ def _assignment_ok(text: str, a: _Assignment) -> bool:
             return False
         if lword == "pwd" and prev in _ASCII_ALNUM and not camel:
             return False
-    secret = tail.group(group)
+    secret = text[v_start:v_end]
     if _is_reference(secret):
         return False
     if lword == "pwd" and secret.startswith(_PATH_PREFIXES):
@@ -197,6 +197,8 @@ def _assignment_ok(text: str, a: _Assignment) -> bool:
             return False
         if secret.startswith(_PATH_PREFIXES):
             return False
+    if lword == "auth" and not (_looks_random(secret) or len(secret) >= _AMBIGUOUS_MIN_LEN):
+        return False  # "auth": "required" is prose; npm's _auth and Docker's "auth" are base64
     quoted = tail.group("open") is not None or tail.group("close") is not None
     if not quoted and tail.group("sep") in {":", "%3A", "%3a"}:
         return (
@@ -221,7 +223,97 @@ def _cli_ok(_text: str, m: re.Match[str]) -> bool:
     return not _is_reference(secret) and not secret.startswith("-")
 
 
+_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", re.ASCII)
+_NAME_SEGMENTS = re.compile(r"[./:\\]")
+_SECRET_LAST_WORDS = frozenset({
+    "password", "passwd", "passphrase", "pass", "pwd", "secret", "token", "auth",
+    "storepass", "keypass", "apikey", "accesskey", "secretkey", "privatekey", "authtoken",
+})
+
+
+def _secret_name(name: str) -> bool:
+    """True when a dotted, camelCase, snake_case or kebab-case name names a secret: one of its
+    segments ends in a secret word (``aws_secret_access_key``, ``clientSecret``,
+    ``//registry.npmjs.org/:_authToken``, ``pypi-token.pypi``); ``secret_id``,
+    ``passwordPolicy`` and ``token_type`` do not."""
+    for segment in _NAME_SEGMENTS.split(name[:200]):
+        words = [w.lower() for w in _NAME_WORDS.findall(segment)]
+        if not words:
+            continue
+        last = words[-1]
+        if last in _SECRET_LAST_WORDS:
+            return True
+        if last == "key" and len(words) > 1 and words[-2] in _KEY_QUALIFIERS:
+            return True
+    return False
+
+
+def _value_ok(secret: str, *, password: bool) -> bool:
+    """A value under a secret name: not a reference or a path; 6+ characters and not all digits
+    unless the name is a password's."""
+    if _is_reference(secret) or secret.startswith(_PATH_PREFIXES):
+        return False
+    return password or (len(secret) >= _MIN_TOKEN_VALUE and not secret.isdigit())
+
+
+def _xml_ok(_text: str, m: re.Match[str]) -> bool:
+    """``<password>…</password>``: the element names a secret (Maven's settings.xml)."""
+    name = m.group("n").rpartition(":")[2]
+    if not _secret_name(name):
+        return False
+    low = name.lower()
+    return _value_ok(m.group("s").strip(), password="pass" in low or "pwd" in low)
+
+
+_OPTION_VALUE_REFS = ("env:", "file:", "fd:", "stdin")
+
+
+def _option_ok(_text: str, m: re.Match[str]) -> bool:
+    """A value after a credentials-shaped option (``--client-secret X``, ``-storepass X``)."""
+    secret = m.group("s")
+    if secret.startswith("-") or secret.lower().startswith(_OPTION_VALUE_REFS):
+        return False
+    option = m.group("o").lower()
+    password = "pass" in option or "pwd" in option
+    if not _value_ok(secret, password=password):
+        return False
+    return password or _looks_random(secret) or len(secret) >= _AMBIGUOUS_MIN_LEN
+
+
+def _config_set_ok(_text: str, m: re.Match[str]) -> bool:
+    """``aws configure set aws_secret_access_key X``, ``npm config set //host/:_authToken X``."""
+    if not _secret_name(m.group("n")):
+        return False
+    low = m.group("n").lower()
+    return _value_ok(m.group("s"), password="pass" in low or "pwd" in low)
+
+
+def _user_password_ok(_text: str, m: re.Match[str]) -> bool:
+    """``-u user:password``; ``-u 1000:1000`` (a uid and gid) is not a credential."""
+    secret = m.group("s")
+    if secret.startswith("-") or _is_reference(secret):
+        return False
+    return not (secret.isdigit() and m.group("u").isdigit())
+
+
+def _positional_ok(_text: str, m: re.Match[str]) -> bool:
+    """A secret standing alone in a credentials command (``mc alias set A URL USER SECRET``)."""
+    secret = m.group("s")
+    return not (_is_reference(secret) or secret.startswith("-"))
+
+
 _FLAGS = re.ASCII
+
+# A token starts after a character outside [A-Za-z0-9_-], or right after an escape that ends in
+# a letter or digit (``\n``, ``\u0022``, ``\x22``, ``%3D``): the regex form of _left_ok, for
+# rules whose prefix letters sit inside their own token class.
+_TOKEN_START = (
+    r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{4})|(?<=\\x[0-9A-Fa-f]{2})"
+    r"|(?<=%[0-9A-Fa-f]{2}))"
+)
+# What may follow a header credential: the end, white space, a quote, a closing bracket or a
+# separator; never "=" or a letter (``Basic AccountKey=<secret>`` is a key name, not base64).
+_CREDENTIAL_END = r"(?=[\s\"'`,;)\]}|&\\]|%2[0267Cc]|%3[Dd]|<(?!secret>)|$)"
 
 # Qualifiers that make "<q>_key", "<q>-key" or "<q>key" a secret name; a bare "key" is not one.
 _KEY_QUALIFIERS = (
@@ -253,27 +345,85 @@ _ASSIGN_TAIL = re.compile(
     r"|'(?P<s2>(?:[^'\\\r\n\x00]|\\.)+)'?"
     r"|\\+[\"'](?P<s3>[^\"'\\\r\n\x00]+)"
     r"|%2[27](?P<s4>[^\s\x00&\"'<>\\]+))"
-    r"|(?P<s5>[^\s\x00\"'`,;&<>(){}\[\]\\]+))",
+    r"|(?P<s5>[^\s\x00\"'`<>\\]))",
     re.ASCII,
 )
+# An unquoted value runs over punctuation (``p@ss:w~rd&x``) and ends where the next
+# assignment of a query string, connection string or flow mapping starts (``&user=``,
+# ``;Database=``, ``, user:``); closing brackets and sentence punctuation at its end stay.
+_VALUE_STOP = re.compile(
+    r"[\s\x00\"'`<>\\]"
+    r"|(?:&amp;|[&;,])[ \t]*[A-Za-z_][A-Za-z0-9_.-]{0,64}[ \t]*="
+    r"|,[ \t]*[A-Za-z_][A-Za-z0-9_.-]{0,64}:[ \t]",
+    re.ASCII,
+)
+_VALUE_TRAIL = ")]},;.!?"
 _VALUE_GROUPS = ("s1", "s2", "s3", "s4", "s5")
 
 
 class _Assignment(NamedTuple):
-    """One ``<name><sep><value>`` candidate: the secret name, where it starts, its tail match and
-    the name of the tail group that holds the value."""
+    """One ``<name><sep><value>`` candidate: the secret name, where it starts, its tail match,
+    the name of the tail group that holds the value, and the value's span."""
 
     word: str
     start: int
     tail: re.Match[str]
     value_group: str
+    value_start: int
+    value_end: int
+
+
+_STEMS = ("pass", "pwd", "secret", "token", "key", "auth")
+
+
+def _in_arn(low: str, i: int) -> bool:
+    """True when position ``i`` is inside an ARN (``arn:aws:secretsmanager:…:secret:name``):
+    there ``secret:`` is a resource type, and ARNs are identity."""
+    j = low.rfind("arn:", max(0, i - 200), i)
+    if j < 0 or (j > 0 and low[j - 1].isalnum()):
+        return False
+    return not any(c in low[j:i] for c in " \t\n\"'")
+
+
+def _in_userinfo(low: str, i: int) -> bool:
+    """True when position ``i`` is inside a URL's user part (``https://x-access-token:T@host``);
+    the ``url_password`` rule owns those, and an assignment would swallow the host."""
+    j = low.rfind("://", max(0, i - 130), i)
+    if j < 0:
+        return False
+    between = low[j + 3 : i]
+    return not any(c in between for c in "/@?# \t\n\"'")
+
+
+class _StopFinder:
+    """The next value stop at or after a position, remembering the last search: positions only
+    grow within one scan, so every character is searched once (a value that runs to the end of
+    a 1 MiB text is not searched again for each name inside it)."""
+
+    __slots__ = ("_from", "_stop", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._from = len(text) + 1
+        self._stop = len(text)
+
+    def end(self, start: int) -> int:
+        """Where an unquoted value starting at ``start`` ends, trailing punctuation dropped."""
+        if not self._from <= start <= self._stop:
+            m = _VALUE_STOP.search(self._text, start)
+            self._from, self._stop = start, (len(self._text) if m is None else m.start())
+        end = self._stop
+        while end > start + 1 and self._text[end - 1] in _VALUE_TRAIL:
+            end -= 1
+        return end
 
 
 def _assignments(text: str, low: str) -> list[_Assignment]:
     """Find secret names in ``low`` (``text`` lower-cased, same offsets) followed by a value."""
     found: list[_Assignment] = []
     n = len(text)
-    for stem in ("pass", "pwd", "secret", "token", "key"):
+    for stem in _STEMS:
+        stops = _StopFinder(text)
         i = low.find(stem)
         while i >= 0:
             end = i + len(stem)
@@ -287,19 +437,30 @@ def _assignments(text: str, low: str) -> list[_Assignment]:
             nxt = i + len(stem)
             # Cheap checks first: a separator or a closing quote must follow the name.
             tail = _ASSIGN_TAIL.match(text, end) if end < n and text[end] in _TAIL_FIRST else None
+            if tail is not None and stem == "auth" and i > 0 and low[i - 1].isalnum():
+                tail = None  # "oauth", "xauth": only the word auth itself (_auth, "auth", auth=)
+            if tail is not None and (_in_userinfo(low, i) or _in_arn(low, i)):
+                tail = None
             if tail is not None:
                 start = i
                 if stem == "key":
                     head = low[max(0, i - _LONGEST_KEY_PREFIX) : i]
                     prefix = next((p for p in _KEY_PREFIXES if head.endswith(p)), None)
                     start = -1 if prefix is None else i - len(prefix)
+                group = tail.lastgroup or "s5"
+                if group == "open":
+                    group = next(g for g in _VALUE_GROUPS if tail.start(g) >= 0)
+                v_start, v_end = tail.start(group), tail.end(group)
+                if group == "s5":
+                    v_end = stops.end(v_start)
                 if start >= 0:
-                    group = tail.lastgroup or "s5"
-                    if group == "open":
-                        group = next(g for g in _VALUE_GROUPS if tail.start(g) >= 0)
-                    found.append(_Assignment(text[start:end], start, tail, group))
-                    # Resume after the value, as finditer would: rescanning it is quadratic.
-                    nxt = tail.end()
+                    found.append(_Assignment(text[start:end], start, tail, group, v_start, v_end))
+                    # Resume after the value, as finditer would; a value cut at the next
+                    # assignment (``&user=``) resumes there, so that one is read too.
+                    nxt = max(nxt, v_end)
+                else:
+                    # Not a secret name (a bare ``key``): its value may hold one (``key=api_key=…``).
+                    nxt = max(nxt, v_start)
             i = low.find(stem, nxt)
     return found
 
@@ -389,12 +550,16 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "jwt",
         ("eyJ",),
-        r"eyJ(?P<s>[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*)",
+        # "eyJ" is inside its own token class: only the first "eyJ" of a run may start a match,
+        # or a run of "eyJeyJ…" is rescanned from each of them (quadratic).
+        _TOKEN_START + r"eyJ(?P<s>[A-Za-z0-9_-]{5,}+\.eyJ[A-Za-z0-9_-]{5,}+\.[A-Za-z0-9_-]*+)",
     ),
     _rule(
         "url_password",
         ("://",),
-        r"://[^\s:/@?#\"'<>\\]{0,128}:(?P<s>[^\s/@?#\"'<>\\]{1,256})@",
+        # The password runs to the last "@" before the path: a raw "@" or ":" in it stays
+        # inside (``https://u:p@ss@host``); percent-escapes are part of it.
+        r"://[^\s:/@?#\"'<>\\]{0,128}:(?P<s>[^\s/?#\"'<>\\]{1,256})@",
         left_boundary=False,
     ),
     _rule(
@@ -412,7 +577,8 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "authorization_header",
         ("authoriz",),
-        r"authorization(?:\\*[\"']|%22)?[ \t]*(?:[:=]|%3[Aa]|%3[Dd])[ \t]*(?:\\*[\"']|%22)?[ \t]*"
+        r"authorization(?:\\*[\"']|%22)?(?:[ \t]|%20)*(?:[:=]|%3[Aa]|%3[Dd])(?:[ \t]|%20)*"
+        r"(?:\\*[\"']|%22)?(?:[ \t]|%20)*"
         r"(?:(?:bearer|basic|token|digest|apikey|api-key|key|bot|sso-key|negotiate|ntlm)"
         r"(?:[ \t]+|%20|\+))?"
         r"(?P<s>[A-Za-z0-9._~+/=:%-]+)",
@@ -425,7 +591,7 @@ _RULES: tuple[_Rule, ...] = (
         "bearer_token",
         ("bearer",),
         # not glued to a placeholder: "Bearer AccountKey=<secret>" is already redacted text
-        r"bearer(?:[ \t]+|%20|\+)(?P<s>[A-Za-z0-9._~+/=%-]+)(?![A-Za-z0-9._~+/=%-]|<secret>)",
+        r"bearer(?:[ \t]+|%20|\+)(?P<s>[A-Za-z0-9._~+/=%-]++)" + _CREDENTIAL_END,
         lower_gate=True,
         flags=re.IGNORECASE,
         check=_bearer_ok,
@@ -433,7 +599,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "basic_auth",
         ("basic",),
-        r"basic(?:[ \t]+|%20|\+)(?P<s>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])",
+        r"basic(?:[ \t]+|%20|\+)(?P<s>[A-Za-z0-9+/]{8,}+={0,2}+)" + _CREDENTIAL_END,
         lower_gate=True,
         flags=re.IGNORECASE,
         check=_credential_ok,
@@ -447,17 +613,83 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "cli_flag",
-        ("--",),
-        r"--(?:[A-Za-z0-9]+-)*(?:password|passwd|token|secret|api-key|apikey|access-key"
-        r"|secret-key|private-key)[ \t]+(?:[\"'])?(?P<s>[^\s\"'`;&|<>\\]+)",
+        ("pass", "pwd", "token", "secret", "key", "auth"),
+        # --password X, --client-secret X, --api-key X, -storepass X, -passin pass:X, --auth u:p
+        r"(?<![A-Za-z0-9_-])(?P<o>--?(?:[a-z0-9]+[-_.])*(?:pass(?:word|wd|phrase|in|out)?|pwd"
+        r"|token|secret|(?:api|access|secret|private|client|account|master|storage)[-_]?key"
+        r"|auth|(?:src|dest)?(?:store|key)pass))[ \t]+(?:pass:)?[\"']?"
+        r"(?P<s>[^\s\"'`<>\\;|]+)",
+        lower_gate=True,
         flags=re.IGNORECASE,
-        check=_cli_ok,
+        check=_option_ok,
+        left_boundary=False,
     ),
     _rule(
         "cli_user_password",
-        ("-u",),
-        r"(?:-u|--user)[ \t]+[\"']?[^\s:\"'@]{1,128}:(?P<s>[^\s\"'@]+)",
-        check=_cli_ok,
+        ("-u", "--user", "--proxy-user"),
+        r"(?<![A-Za-z0-9_-])(?:-u[ \t]*|--user[ \t=]+|--proxy-user[ \t=]+|-U[ \t]+)[\"']?"
+        r"(?P<u>[^\s:\"'@]{1,128}):(?P<s>[^\s\"'`<>\\;|]+)",
+        check=_user_password_ok,
+        left_boundary=False,
+    ),
+    _rule(
+        "cli_login_password",
+        ("login", "sshpass", "twine"),
+        # docker/podman/helm/oras/az login -p X, sshpass -p X, twine upload -p X
+        r"(?<![A-Za-z0-9_.-])(?:(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|az)"
+        r"(?:[ \t]+(?:registry|acr))?[ \t]+login|sshpass|twine[ \t]+upload)\b[^\n|;&]{0,512}?"
+        r"[ \t]-p[ \t]*[\"']?(?P<s>[^\s\"'`<>\\;|]+)",
+        check=_positional_ok,
+        left_boundary=False,
+    ),
+    _rule(
+        "cli_mysql_password",
+        ("mysql", "mariadb"),
+        r"(?<![A-Za-z0-9_.-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,512}?"
+        r"[ \t]-p[\"']?(?P<s>[^\s\"'`<>\\;|]+)",
+        check=_positional_ok,
+        left_boundary=False,
+    ),
+    _rule(
+        "cli_credentials_command",
+        ("mc ",),
+        # mc alias set NAME URL ACCESS SECRET, mc config host add (same), mc admin user add A U S
+        r"(?<![A-Za-z0-9_.-])mc(?:\.exe)?[ \t]+"
+        r"(?:(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+[^\s;|&<>]+|admin[ \t]+user[ \t]+add)"
+        r"[ \t]+[^\s;|&<>]+[ \t]+[\"']?[^\s\"';|&<>]+[\"']?[ \t]+[\"']?"
+        r"(?P<s>[^\s\"'`<>\\;|]+)",
+        check=_positional_ok,
+        left_boundary=False,
+    ),
+    _rule(
+        "cli_config_set",
+        ("config",),
+        # aws configure set aws_secret_access_key X, npm/yarn/pnpm config set NAME X,
+        # git config [--global] NAME X, poetry config pypi-token.NAME X
+        r"(?<![A-Za-z0-9_-])config(?:ure)?[ \t]+"
+        r"(?:(?:set|--global|--local|--system|--user|--project|-g)[ \t]+)*"
+        r"(?P<n>[^\s=\"'`;|&<>]{1,200})[ \t]+[\"']?(?P<s>[^\s\"'`<>\\;|]+)",
+        lower_gate=True,
+        flags=re.IGNORECASE,
+        check=_config_set_ok,
+        left_boundary=False,
+    ),
+    _rule(
+        "cli_http_basic",
+        ("http-basic.",),
+        # poetry config http-basic.NAME USER PASSWORD
+        r"config[ \t]+http-basic\.[^\s]{1,200}[ \t]+[^\s]{1,200}[ \t]+[\"']?"
+        r"(?P<s>[^\s\"'`<>\\;|]+)",
+        check=_positional_ok,
+        left_boundary=False,
+    ),
+    _rule(
+        "xml_element",
+        ("</",),
+        # <password>…</password> (Maven settings.xml), <ns:secretKey>…</ns:secretKey>
+        r"<(?P<n>[A-Za-z_][A-Za-z0-9_.:-]{0,64})>(?P<s>[^<\r\n]{1,4096})</",
+        check=_xml_ok,
+        left_boundary=False,
     ),
 )
 
@@ -515,7 +747,7 @@ def _gate_table(lower: bool) -> tuple[tuple[str, tuple[int, ...]], ...]:
 
 _CASE_GATES = _gate_table(lower=False)
 _LOWER_GATES = _gate_table(lower=True)
-_ASSIGNMENT_GATES = ("pass", "pwd", "secret", "token", "key")
+_ASSIGNMENT_GATES = _STEMS
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -575,18 +807,19 @@ def _find(text: str) -> list[tuple[int, int, str]]:
                 if rule.check is not None and not rule.check(text, m):
                     continue
                 spans.append((m.start("s"), m.end("s"), rule.name))
-    if "pass" in low or "pwd" in low or "secret" in low or "token" in low or "key" in low:
+    if any(stem in low for stem in _STEMS):
         for a in _assignments(text, low):
             if _assignment_ok(text, a):
-                g = a.value_group
-                spans.append((a.tail.start(g), a.tail.end(g), "assignment"))
+                spans.append((a.value_start, a.value_end, "assignment"))
     if "PRIVATE KEY" in text:
         _pem_spans(text, spans)
     if not spans:
         return spans
     result: list[tuple[int, int, str]] = []
     for start, end, name in spans:
-        s, e = _trim(text, start, _cut_escaped_delimiter(text, start, end))
+        if name != "url_password":
+            end = _cut_escaped_delimiter(text, start, end)
+        s, e = _trim(text, start, end)
         if s < e:
             result.append((s, e, name))
     result.sort()
