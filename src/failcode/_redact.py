@@ -48,6 +48,7 @@ normalization), so any change to what is redacted must bump it.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -786,7 +787,8 @@ _PRESCAN = re.compile(_trie_pattern(sorted(
     | set(_ASSIGNMENT_GATES) | {"private key"})))
 
 
-def _find(text: str) -> list[tuple[int, int, str]]:
+def _find_in(text: str) -> list[tuple[int, int, str]]:
+    """The spans every rule finds in ``text`` itself (no decoded view)."""
     low = text.lower()
     if len(low) != len(text):
         # Some code points lower-case to two; offsets in ``low`` must match ``text``.
@@ -822,6 +824,49 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         s, e = _trim(text, start, end)
         if s < e:
             result.append((s, e, name))
+    return result
+
+
+# A percent-escape that hides structure: white space, quotes, and the punctuation rules read
+# (``%20 %22 %27 %3A %2F %40 %3D %26 %3F %23 %2C %3B %0A``). Letters and digits are never
+# escaped by URL encoders, so text without one of these has no hidden structure.
+_STRUCTURAL_ESCAPE = re.compile(r"%(?:[01][0-9A-Fa-f]|2[0-9A-Fa-f]|3[A-Fa-f]|40|5[BbDd]|7[BbDd])")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+
+
+def _url_decoded_spans(text: str) -> list[tuple[int, int, str]]:
+    """Spans found in the percent-decoded view of ``text``, mapped back to ``text``'s offsets.
+
+    A URL-encoded command, PEM block or connection string hides the spaces, colons and slashes
+    the rules read; each escape becomes its character (one per escape, so offsets map back by
+    counting the escapes before a position).
+    """
+    pieces: list[str] = []
+    starts: list[int] = []  # decoded offset of each escape
+    pos = 0
+    shift = 0
+    for m in _ESCAPE.finditer(text):
+        pieces.append(text[pos : m.start()])
+        starts.append(m.start() - shift)
+        pieces.append(chr(int(m.group(1), 16)))
+        shift += 2
+        pos = m.end()
+    pieces.append(text[pos:])
+    decoded = "".join(pieces)
+    spans = _find_in(decoded)
+    if not spans:
+        return spans
+
+    def orig(d: int) -> int:
+        return d + 2 * bisect.bisect_left(starts, d)
+
+    return [(orig(s), orig(e), name) for s, e, name in spans]
+
+
+def _find(text: str) -> list[tuple[int, int, str]]:
+    result = _find_in(text)
+    if "%" in text and _STRUCTURAL_ESCAPE.search(text) is not None:
+        result += _url_decoded_spans(text)
     result.sort()
     return result
 
