@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from failcode._failure import MAX_CAUSE_DEPTH, MAX_MESSAGE_CHARS, CauseLink, Failure
+from failcode._failure import (
+    MAX_CAUSE_DEPTH,
+    MAX_MESSAGE_CHARS,
+    CauseLink,
+    EntityRef,
+    Failure,
+)
 from failcode._frozen import FrozenDict, Scalar
-from failcode._redact import redact
+from failcode._redact import redact, redact_slice
 from failcode._registry import template_fields
 from failcode._signature import SIGNATURE_VERSION, sign_failure_fields
 
@@ -15,10 +21,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from failcode._axes import Retryability, Severity
-    from failcode._failure import EntityRef
     from failcode._registry import CodeSpec
 
-__all__ = ["build_failure", "cause_chain", "clean_text"]
+__all__ = ["build_failure", "cause_chain", "clean_text", "redact_mapping"]
 
 MAX_CAUSE_MESSAGE_CHARS: Final = 500
 MAX_DETAIL_CHARS: Final = 4000
@@ -41,7 +46,8 @@ def clean_text(text: str, limit: int) -> str:
     cached = _clean_cache.get(key)
     if cached is not None:
         return cached
-    one_line = " ".join(redact(text[: limit * 4]).split())
+    # Redact before you cut: a secret straddling the cut is replaced whole, never half kept.
+    one_line = " ".join(redact_slice(text, 0, limit * 4).split())
     result = one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
     if len(text) <= _CLEAN_CACHEABLE_CHARS:
         if len(_clean_cache) >= _CLEAN_CACHE_SIZE:
@@ -139,9 +145,11 @@ def build_failure(
     if clean:
         message = redact(message)
         remedy = None if remedy is None else redact(remedy)
-    error_class = error_class or spec.error_class
-    frozen_metadata = FrozenDict(metadata) if metadata else _EMPTY
-    causes = cause_chain(cause) if isinstance(cause, BaseException) else tuple(cause or ())
+    error_class = _redact_short(error_class or spec.error_class)
+    surface = _redact_short(surface)
+    location = None if location is None else _redact_short(location)
+    frozen_metadata = _redacted_mapping(metadata) if metadata else _EMPTY
+    causes = cause_chain(cause) if isinstance(cause, BaseException) else _redacted_links(cause)
     return Failure(
         code=spec.code,
         kind=spec.kind,
@@ -160,18 +168,74 @@ def build_failure(
         cause=causes,
         remedy=remedy,
         recoverable=spec.recoverable if recoverable is None else recoverable,
-        context=FrozenDict(context) if context else _EMPTY,
-        cause_refs=tuple(cause_refs),
-        evidence_refs=tuple(evidence_refs),
+        context=_redacted_mapping(context) if context else _EMPTY,
+        cause_refs=_redacted_refs(cause_refs),
+        evidence_refs=_redacted_refs(evidence_refs),
         metadata=frozen_metadata,
     )
+
+
+def _redact_short(text: object) -> Any:
+    """:func:`redact` of a short, repeating field value (a surface, a program, a request id),
+    cached like :func:`clean_text`; anything that is not a str is returned as it is."""
+    if type(text) is not str:
+        return text
+    cached = _short_cache.get(text)
+    if cached is not None:
+        return cached
+    result = redact(text)
+    if len(text) <= _CLEAN_CACHEABLE_CHARS:
+        if len(_short_cache) >= _CLEAN_CACHE_SIZE:
+            _short_cache.clear()
+        _short_cache[text] = result
+    return result
+
+
+_short_cache: dict[str, str] = {}
+
+
+def redact_mapping(values: Mapping[str, Scalar]) -> dict[str, Scalar]:
+    """Keys and str values of a context or metadata mapping, redacted (no secret on the wire)."""
+    return {_redact_short(key): _redact_short(value) for key, value in values.items()}
+
+
+def _redacted_mapping(values: Mapping[str, Scalar]) -> FrozenDict:
+    if type(values) is FrozenDict and values is _EMPTY:
+        return values
+    return FrozenDict(redact_mapping(values))
+
+
+def _redacted_links(links: tuple[CauseLink, ...] | None) -> tuple[CauseLink, ...]:
+    """A cause chain given as links (a record re-made elsewhere), redacted like a live one."""
+    if not links:
+        return ()
+    out = []
+    for link in links:
+        if type(link) is not CauseLink:
+            out.append(link)  # the record's validation names the wrong item
+            continue
+        kind = _redact_short(link.type)
+        message = clean_text(link.message, MAX_CAUSE_MESSAGE_CHARS)
+        out.append(link if (kind, message) == (link.type, link.message)
+                   else CauseLink(kind, message, link.code))
+    return tuple(out)
+
+
+def _redacted_refs(refs: tuple[EntityRef, ...]) -> tuple[EntityRef, ...]:
+    if not refs:
+        return ()
+    out = []
+    for ref in refs:
+        kind, ident = _redact_short(ref.type), _redact_short(ref.id)
+        out.append(ref if (kind, ident) == (ref.type, ref.id) else EntityRef(kind, ident))
+    return tuple(out)
 
 
 def clean_detail(detail: str | None) -> str | None:
     """Redact a detail text and bound it (lines kept; a cut is marked)."""
     if not detail:
         return None
-    text = redact(detail[: MAX_DETAIL_CHARS * 2])
+    text = redact_slice(detail, 0, MAX_DETAIL_CHARS * 2)
     if len(text) > MAX_DETAIL_CHARS:
         text = text[: MAX_DETAIL_CHARS - 12] + " …[cut]"
     return text

@@ -55,7 +55,17 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["PLACEHOLDER", "REDACT_VERSION", "find_secrets", "redact", "redact_tree"]
+__all__ = [
+    "PLACEHOLDER",
+    "REDACT_VERSION",
+    "WINDOW_OVERLAP",
+    "find_secrets",
+    "redact",
+    "redact_cut",
+    "redact_slice",
+    "redact_tail",
+    "redact_tree",
+]
 
 REDACT_VERSION = "r1"
 """Version id of the rule set; bump on any change to what is redacted."""
@@ -202,6 +212,9 @@ def _assignment_ok(text: str, a: _Assignment) -> bool:
         return False  # "auth": "required" is prose; npm's _auth and Docker's "auth" are base64
     quoted = tail.group("open") is not None or tail.group("close") is not None
     if not quoted and tail.group("sep") in {":", "%3A", "%3a"}:
+        if lword == "auth":
+            # only YAML (``auth: <base64>`` starting its line); "…:auth:none:…" is a signature
+            return _starts_line(text, start + len(word)) and v_start > tail.start("sep") + 1
         return (
             _starts_line(text, start + len(word))
             or _looks_random(secret)
@@ -698,14 +711,21 @@ _PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----",
 _PEM_END = "-----END"
 
 
+_PEM_END_LINE = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----", _FLAGS)
+# What a PEM body is made of: base64 lines, their breaks (also JSON-escaped), header lines.
+_PEM_BODY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n\t \\"
+
+
 def _pem_spans(text: str, out: list[tuple[int, int, str]]) -> None:
     """PEM private key bodies; the BEGIN/END lines stay, an unterminated body runs to the end.
 
     A body ends at the next ``-----END`` or at the next BEGIN header, whichever comes first, so
-    spans never overlap and many headers cost linear time.
+    spans never overlap and many headers cost linear time. An END line whose BEGIN was cut off
+    (the tail of a long output) takes the base64 lines right before it.
     """
     headers = list(_PEM_BEGIN.finditer(text))
     end_cache = -1
+    covered = 0
     for k, m in enumerate(headers):
         body = m.end()
         if end_cache < body:
@@ -717,6 +737,21 @@ def _pem_spans(text: str, out: list[tuple[int, int, str]]) -> None:
             stop = min(stop, headers[k + 1].start())
         if stop > body:
             out.append((body, stop, "pem_private_key"))
+    if "-----END" not in text:
+        return
+    k = 0
+    for m in _PEM_END_LINE.finditer(text):
+        # the nearest BEGIN before this END, if any, already owns the body
+        while k < len(headers) and headers[k].start() < m.start():
+            covered = max(covered, headers[k].end())
+            k += 1
+        floor = covered
+        run = text[floor : m.start()]
+        body = m.start() - (len(run) - len(run.rstrip(_PEM_BODY_CHARS)))
+        if floor == 0 or body > floor:
+            if body < m.start() and text[body : m.start()].strip(" \r\n\t\\"):
+                out.append((body, m.start(), "pem_private_key"))
+        covered = m.end()
 
 
 def _decode(text: object) -> str:
@@ -923,6 +958,102 @@ def redact(text: str | bytes) -> str:
         return "".join(parts)
     except Exception:  # noqa: BLE001 - failing closed: never hand back text that may hold a secret
         return PLACEHOLDER
+
+
+WINDOW_OVERLAP = 8192
+"""How far past a cut :func:`redact_slice` reads: longer than any secret a rule matches except a
+PEM block, which is found from its BEGIN or END line wherever that lies."""
+
+
+def _spans_merged(text: str) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end, _ in _find(text):
+        if merged and start < merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+            continue
+        merged.append((start, end))
+    return merged
+
+
+def redact_slice(text: str | bytes, start: int, end: int) -> str:
+    """``text[start:end]`` redacted as if the whole text had been redacted first.
+
+    Redact before you cut: a secret cut by a limit must not survive as its other half. The
+    slice is redacted with :data:`WINDOW_OVERLAP` characters of context on each side, a secret
+    that straddles a cut is replaced whole (the slice grows to include its placeholder), and a
+    slice that starts inside a PEM private key body whose BEGIN line lies further back is
+    redacted up to the body's END. Cost: linear in the slice plus the overlap (and one
+    backward search for a BEGIN line). Never raises; on an internal error the slice is withheld
+    (:data:`PLACEHOLDER`).
+    """
+    try:
+        s = _decode(text)
+        n = len(s)
+        start, end = max(0, min(start, n)), max(0, min(end, n))
+        if end <= start:
+            return ""
+        lo, hi = max(0, start - WINDOW_OVERLAP), min(n, end + WINDOW_OVERLAP)
+        window = s[lo:hi]
+        spans = _spans_merged(window)
+        a, b = start - lo, end - lo
+        if lo > 0 and "PRIVATE KEY" in s:
+            begin = s.rfind("PRIVATE KEY", 0, lo)
+            if begin >= 0 and _PEM_BEGIN.search(s, max(0, begin - 60), begin + 20) is not None:
+                close = s.find(_PEM_END, begin)
+                if close < 0 or close >= lo:
+                    # the slice's window starts inside a key body: up to its END, all secret
+                    stop = close - lo if 0 <= close - lo <= len(window) else len(window)
+                    spans = _spans_merged_with(spans, (0, stop))
+        parts: list[str] = []
+        pos = a
+        for s0, e0 in spans:
+            if e0 <= a:
+                continue
+            if s0 >= b:
+                break
+            if s0 <= pos:
+                parts.append(PLACEHOLDER)
+            else:
+                parts.extend((window[pos:s0], PLACEHOLDER))
+            pos = max(pos, e0)
+        if pos < b:
+            parts.append(window[pos:b])
+        return "".join(parts)
+    except Exception:  # noqa: BLE001 - failing closed, as redact does
+        return PLACEHOLDER
+
+
+def _spans_merged_with(spans: list[tuple[int, int]], extra: tuple[int, int]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted([*spans, extra]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def redact_cut(text: str | bytes, limit: int, marker: str = "") -> str:
+    """The start of ``text``, redacted before it is cut to at most ``limit`` characters; a cut
+    ends in ``marker``. Cutting redacted text can split a placeholder, never a secret."""
+    s = _decode(text)
+    out = redact_slice(s, 0, min(len(s), limit + _PLACEHOLDER_LEN))
+    if len(s) <= limit + _PLACEHOLDER_LEN and len(out) <= limit:
+        return out
+    keep = max(0, limit - len(marker))
+    return out[:keep] + marker
+
+
+def redact_tail(text: str | bytes, limit: int, marker: str = "") -> str:
+    """The end of ``text``, redacted before it is cut to at most ``limit`` characters; a cut
+    starts with ``marker``."""
+    s = _decode(text)
+    if len(s) <= limit:
+        return redact_slice(s, 0, len(s))
+    out = redact_slice(s, len(s) - limit, len(s))
+    keep = max(0, limit - len(marker))
+    return marker + out[max(0, len(out) - keep) :] if keep else marker
 
 
 def redact_tree(value: Any) -> Any:
