@@ -67,7 +67,7 @@ __all__ = [
     "redact_tree",
 ]
 
-REDACT_VERSION = "r1"
+REDACT_VERSION = "r2"
 """Version id of the rule set; bump on any change to what is redacted."""
 
 PLACEHOLDER = "<secret>"
