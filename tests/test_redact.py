@@ -16,11 +16,18 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import example, given, seed, settings
 from hypothesis import strategies as st
 
 from failcode._redact import PLACEHOLDER, REDACT_VERSION, find_secrets, redact
 from tests._growth import growth
+from tests.conftest import EXPLORE_SEED
+
+
+# Redaction invariants explore in CI too: a varying, printed seed and a larger budget.
+def EXPLORE(test: Callable[..., None]) -> Callable[..., None]:
+    """Run a property test under the "explore" profile with the session's explore seed."""
+    return seed(EXPLORE_SEED)(settings(settings.get_profile("explore"))(test))
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -539,24 +546,28 @@ _separators = st.sampled_from([" ", "\n", "\t", ", ", " = ", ": ", "(", "[", "|"
 
 class TestProperties:
     @given(st.one_of(st.text(), _tricky_text))
-    @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+    @example("BASIC AccountKey=0")
+    @EXPLORE
     def test_idempotent(self, text: str) -> None:
         """redact(redact(x)) == redact(x)."""
         once = redact(text)
         assert redact(once) == once
 
     @given(st.one_of(st.text(), _tricky_text))
-    @settings(max_examples=300)
+    @example("BASIC AccountKey=0")
+    @EXPLORE
     def test_output_holds_no_findings(self, text: str) -> None:
         """Nothing in redact's output is still recognized as a secret."""
         assert find_secrets(redact(text)) == []
 
     @given(st.binary(max_size=500))
+    @EXPLORE
     def test_bytes_never_raise(self, data: bytes) -> None:
         """Any bytes give a str that encodes to UTF-8."""
         redact(data).encode("utf-8")
 
     @given(st.text(alphabet=st.characters(codec=None), max_size=300))
+    @EXPLORE
     def test_any_text_never_raises(self, text: str) -> None:
         """Any code points, surrogates included, give a str that encodes to UTF-8."""
         redact(text).encode("utf-8")

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from failcode._catalog import FC
-from failcode._redact import redact_cut, redact_slice
 from failcode._failure import Failure, InvalidFailureError
 from failcode._outcomes import Cancelled, NoMatch
 from failcode._parsers import (
@@ -36,6 +35,7 @@ from failcode._parsers import (
     find_diagnostics,
     strip_ansi,
 )
+from failcode._redact import redact_cut, redact_slice
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -427,7 +427,7 @@ def _tail(text: str) -> str | None:
     begin = len(body)
     for _ in range(20):
         found = body.rfind("\n", 0, begin)
-        begin = found if found >= 0 else 0
+        begin = max(found, 0)
         if begin == 0:
             break
     if not body[begin:].strip():

@@ -321,7 +321,7 @@ _FLAGS = re.ASCII
 # A token starts after a character outside [A-Za-z0-9_-], or right after an escape that ends in
 # a letter or digit (``\n``, ``\u0022``, ``\x22``, ``%3D``): the regex form of _left_ok, for
 # rules whose prefix letters sit inside their own token class.
-_TOKEN_START = (
+_WORD_START = (
     r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{4})|(?<=\\x[0-9A-Fa-f]{2})"
     r"|(?<=%[0-9A-Fa-f]{2}))"
 )
@@ -437,7 +437,7 @@ def _assignments(text: str, low: str) -> list[_Assignment]:
     found: list[_Assignment] = []
     n = len(text)
     for stem in _STEMS:
-        stops = _StopFinder(text)
+        stops: _StopFinder | None = None
         i = low.find(stem)
         while i >= 0:
             end = i + len(stem)
@@ -466,6 +466,8 @@ def _assignments(text: str, low: str) -> list[_Assignment]:
                     group = next(g for g in _VALUE_GROUPS if tail.start(g) >= 0)
                 v_start, v_end = tail.start(group), tail.end(group)
                 if group == "s5":
+                    if stops is None:
+                        stops = _StopFinder(text)
                     v_end = stops.end(v_start)
                 if start >= 0:
                     found.append(_Assignment(text[start:end], start, tail, group, v_start, v_end))
@@ -473,7 +475,7 @@ def _assignments(text: str, low: str) -> list[_Assignment]:
                     # assignment (``&user=``) resumes there, so that one is read too.
                     nxt = max(nxt, v_end)
                 else:
-                    # Not a secret name (a bare ``key``): its value may hold one (``key=api_key=…``).
+                    # Not a secret name (a bare ``key``): its value may hold one.
                     nxt = max(nxt, v_start)
             i = low.find(stem, nxt)
     return found
@@ -566,7 +568,8 @@ _RULES: tuple[_Rule, ...] = (
         ("eyJ",),
         # "eyJ" is inside its own token class: only the first "eyJ" of a run may start a match,
         # or a run of "eyJeyJ…" is rescanned from each of them (quadratic).
-        _TOKEN_START + r"eyJ(?P<s>[A-Za-z0-9_-]{5,}+\.eyJ[A-Za-z0-9_-]{5,}+\.[A-Za-z0-9_-]*+)",
+        _WORD_START
+        + r"eyJ(?P<s>[A-Za-z0-9_-]{5,}+\.eyJ[A-Za-z0-9_-]{5,}+\.[A-Za-z0-9_-]*+)",
     ),
     _rule(
         "url_password",
@@ -648,7 +651,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "cli_login_password",
-        ("login", "sshpass", "twine"),
+        ("-p",),
         # docker/podman/helm/oras/az login -p X, sshpass -p X, twine upload -p X
         r"(?<![A-Za-z0-9_.-])(?:(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|az)"
         r"(?:[ \t]+(?:registry|acr))?[ \t]+login|sshpass|twine[ \t]+upload)\b[^\n|;&]{0,512}?"
@@ -658,7 +661,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "cli_mysql_password",
-        ("mysql", "mariadb"),
+        ("-p",),
         r"(?<![A-Za-z0-9_.-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,512}?"
         r"[ \t]-p[\"']?(?P<s>[^\s\"'`<>\\;|]+)",
         check=_positional_ok,
@@ -666,10 +669,11 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "cli_credentials_command",
-        ("mc ",),
+        ("alias set", "host add", "admin user add"),
         # mc alias set NAME URL ACCESS SECRET, mc config host add (same), mc admin user add A U S
         r"(?<![A-Za-z0-9_.-])mc(?:\.exe)?[ \t]+"
-        r"(?:(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+[^\s;|&<>]+|admin[ \t]+user[ \t]+add)"
+        r"(?:(?:alias[ \t]+set|config[ \t]+host[ \t]+add)(?:[ \t]+--(?:api|path)[ \t]+[^\s;|&<>]+)*"
+        r"[ \t]+[^\s;|&<>]+|admin[ \t]+user[ \t]+add)"
         r"[ \t]+[^\s;|&<>]+[ \t]+[\"']?[^\s\"';|&<>]+[\"']?[ \t]+[\"']?"
         r"(?P<s>[^\s\"'`<>\\;|]+)",
         check=_positional_ok,
@@ -677,7 +681,8 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "cli_config_set",
-        ("config",),
+        # the name must name a secret, so it holds one of the assignment stems
+        ("pass", "pwd", "token", "secret", "key", "auth"),
         # aws configure set aws_secret_access_key X, npm/yarn/pnpm config set NAME X,
         # git config [--global] NAME X, poetry config pypi-token.NAME X
         r"(?<![A-Za-z0-9_-])config(?:ure)?[ \t]+"
@@ -686,6 +691,7 @@ _RULES: tuple[_Rule, ...] = (
         lower_gate=True,
         flags=re.IGNORECASE,
         check=_config_set_ok,
+        need="onfig",
         left_boundary=False,
     ),
     _rule(
@@ -699,10 +705,13 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "xml_element",
-        ("</",),
+        # the element must name a secret, so it holds one of the assignment stems
+        ("pass", "pwd", "token", "secret", "key", "auth"),
         # <password>…</password> (Maven settings.xml), <ns:secretKey>…</ns:secretKey>
         r"<(?P<n>[A-Za-z_][A-Za-z0-9_.:-]{0,64})>(?P<s>[^<\r\n]{1,4096})</",
+        lower_gate=True,
         check=_xml_ok,
+        need="</",
         left_boundary=False,
     ),
 )
@@ -748,9 +757,10 @@ def _pem_spans(text: str, out: list[tuple[int, int, str]]) -> None:
         floor = covered
         run = text[floor : m.start()]
         body = m.start() - (len(run) - len(run.rstrip(_PEM_BODY_CHARS)))
-        if floor == 0 or body > floor:
-            if body < m.start() and text[body : m.start()].strip(" \r\n\t\\"):
-                out.append((body, m.start(), "pem_private_key"))
+        # a run reaching back to a BEGIN header is that header's body, already found
+        owned = floor > 0 and body == floor
+        if not owned and body < m.start() and text[body : m.start()].strip(" \r\n\t\\"):
+            out.append((body, m.start(), "pem_private_key"))
         covered = m.end()
 
 
@@ -847,16 +857,15 @@ def _find_in(text: str) -> list[tuple[int, int, str]]:
     if any(stem in low for stem in _STEMS):
         for a in _assignments(text, low):
             if _assignment_ok(text, a):
-                spans.append((a.value_start, a.value_end, "assignment"))
+                spans.append((a.value_start, a.value_end, "assignment"))  # noqa: PERF401
     if "PRIVATE KEY" in text:
         _pem_spans(text, spans)
     if not spans:
         return spans
     result: list[tuple[int, int, str]] = []
     for start, end, name in spans:
-        if name != "url_password":
-            end = _cut_escaped_delimiter(text, start, end)
-        s, e = _trim(text, start, end)
+        stop = end if name == "url_password" else _cut_escaped_delimiter(text, start, end)
+        s, e = _trim(text, start, stop)
         if s < e:
             result.append((s, e, name))
     return result
@@ -1024,7 +1033,9 @@ def redact_slice(text: str | bytes, start: int, end: int) -> str:
         return PLACEHOLDER
 
 
-def _spans_merged_with(spans: list[tuple[int, int]], extra: tuple[int, int]) -> list[tuple[int, int]]:
+def _spans_merged_with(
+    spans: list[tuple[int, int]], extra: tuple[int, int]
+) -> list[tuple[int, int]]:
     merged: list[tuple[int, int]] = []
     for start, end in sorted([*spans, extra]):
         if merged and start <= merged[-1][1]:
