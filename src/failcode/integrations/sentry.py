@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from failcode._failure import Failure, FailureError
-from failcode._redact import redact_tree
+from failcode.record._failure import Failure, FailureError
+from failcode.signature._redact import redact_tree
 
 __all__ = ["before_send", "failure_of_hint"]
 
