@@ -1019,6 +1019,12 @@ def _credentials_file(plan: _Plan, text: str) -> _Plan:
     """A missing credentials file named in the message wins over a generic provider row."""
     if plan.code not in _CREDENTIAL_CODES:
         return plan
+    if text.isascii():
+        # ASCII text matches only through these words (case folds are ASCII there); other
+        # text goes to the pattern, whose case folding also pairs "i" with a dotless one
+        low = text[:_MAX_TEXT].lower()
+        if "credential" not in low and "key file" not in low:
+            return plan
     match = _CREDENTIALS_FILE_RE.search(text[:_MAX_TEXT])
     if match is None:
         return plan
@@ -1159,10 +1165,12 @@ def _classify(
     best = _plan(rule, family, exc, _type_name(cls), text, surface, last_frame)
     if rule.action == "unknown":
         names = [base.__name__ for base in getattr(cls, "__mro__", (cls,))]
-        defect = _defect_plan(names, _type_name(cls), text, _frames_of_tb(exc.__traceback__),
-                              cwd)
-        if defect is not None:
-            return _build(defect, surface, location, exc, context)
+        # the frames matter only when a name can make it a defect (_defect_plan's first test)
+        if _defect_name(names) is not None or not _DEFECT_IN_OWN_CODE.isdisjoint(names):
+            defect = _defect_plan(names, _type_name(cls), text,
+                                  _frames_of_tb(exc.__traceback__), cwd)
+            if defect is not None:
+                return _build(defect, surface, location, exc, context)
     if best.strength < 3 and (exc.__cause__ is not None or exc.__context__ is not None):
         for link in _chain(exc)[1:]:
             if isinstance(link, FailureError):
