@@ -101,3 +101,12 @@ def test_a_slice_holding_the_whole_text_is_its_redaction(text: str, extra: int) 
     """redact_slice from 0 to at least the decoded text's end equals redact of all of it."""
     end = (len(text) if text.isascii() else 3 * len(text)) + extra
     assert _redact.redact_slice(text, 0, end) == redact(text)
+
+
+def test_only_the_path_rules_before_the_id_rule_are_gated_by_a_slash() -> None:
+    """Text with no slash or backslash can skip exactly the whole-text rules before <id>."""
+    rules = _normalize._TEXT_RULES
+    first = _normalize._FIRST_ID_RULE
+    assert rules[first][0] == "<id>"
+    assert all("/" in g or "\\" in g for rule in rules[:first] for g in rule[2])
+    assert not any("/" in g or "\\" in g for rule in rules[first:] for g in rule[2])

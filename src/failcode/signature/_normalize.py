@@ -107,6 +107,9 @@ _TEXT_RULES: Final[tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]] = (
     ),
 )
 
+# the path rules come first; every gate of theirs holds "/" or "\\" (tested)
+_FIRST_ID_RULE: Final = next(k for k, rule in enumerate(_TEXT_RULES) if rule[0] == "<id>")
+
 # --- token rules: a whitespace-free token's core (surrounding punctuation stripped) -----------
 _HEX = "[0-9a-fA-F]"
 _TOKEN_RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
@@ -294,7 +297,9 @@ def _normalize(text: object, *, redacted: bool = False) -> str:
         body = body.translate(_CTRL)
     if not redacted:
         body = redact(body)
-    for placeholder, rx, gates in _TEXT_RULES:
+    # every path rule's gate holds a slash or a backslash: without one, only the id rule can run
+    rules = _TEXT_RULES if "/" in body or "\\" in body else _TEXT_RULES[_FIRST_ID_RULE:]
+    for placeholder, rx, gates in rules:
         for g in gates:
             if g in body:
                 body = rx.sub(r"\g<1>" + placeholder, body)
