@@ -10,8 +10,8 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from failcode import normalize_message, redact
-from failcode.signature import _normalize, _redact
+from failcode import Kind, normalize_message, redact, sign
+from failcode.signature import _normalize, _redact, _signature
 
 # pieces words and texts are made of: numbers, punctuation around them, the shapes each token
 # rule reads (dates, hosts, ids, paths, units, models), non-ASCII digits and case folds
@@ -110,3 +110,21 @@ def test_only_the_path_rules_before_the_id_rule_are_gated_by_a_slash() -> None:
     assert rules[first][0] == "<id>"
     assert all("/" in g or "\\" in g for rule in rules[:first] for g in rule[2])
     assert not any("/" in g or "\\" in g for rule in rules[first:] for g in rule[2])
+
+
+_OPTIONAL = st.sampled_from([None, 0, 1, 1.0, True, "", "1", "E0425", "policy"])
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(list(Kind)), st.sampled_from(["python", "llm.openai"]),
+       st.sampled_from([None, "src/a.py"]), st.lists(st.tuples(_OPTIONAL, _OPTIONAL, _OPTIONAL),
+                                                      min_size=1, max_size=4))
+def test_the_factory_signature_equals_sign_whatever_was_signed_before(
+        kind: Kind, surface: str, location: str | None,
+        optionals: list[tuple[object, object, object]]) -> None:
+    """sign_value (prefixes kept per combination) equals sign(...).value in any order."""
+    for status, diagnostic, blocker in optionals:
+        fast = _signature.sign_value(kind, surface, "boom", location, message="worker 3 died",
+                                     status=status, diagnostic=diagnostic, blocker=blocker)
+        assert fast == sign(kind, surface, "boom", location, message="worker 3 died",
+                            status=status, diagnostic=diagnostic, blocker=blocker).value

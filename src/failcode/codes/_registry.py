@@ -24,6 +24,7 @@ another meaning, or moved to another kind or category.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -157,9 +158,12 @@ class CodeSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
         template = getattr(self, field)
         if not self.optional or template is None:
             return field
-        missing = sorted(name for name in self.optional
-                         if "{" + name + "}" in template
-                         and (params.get(name) is None or params.get(name) == ""))
+        try:
+            used = _optional_in(template, self.optional)
+        except TypeError:  # optional given as a list: not hashable, so not cached
+            used = _optional_in.__wrapped__(template, self.optional)
+        missing = [name for name in used
+                   if params.get(name) is None or params.get(name) == ""]
         return f"{field}.without.{'.'.join(missing)}" if missing else field
 
     def template(self, field: str, params: Mapping[str, Any]) -> str | None:
@@ -215,6 +219,12 @@ class CodeSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
             severity=severity, retryability=retryability, detail=detail, cause=cause,
             context=context, metadata=metadata, cause_refs=cause_refs,
             evidence_refs=evidence_refs, recoverable=recoverable)
+
+
+@functools.lru_cache(maxsize=1024)
+def _optional_in(template: str, optional: tuple[str, ...]) -> tuple[str, ...]:
+    """The optional params ``template`` uses, sorted."""
+    return tuple(sorted(name for name in optional if "{" + name + "}" in template))
 
 
 class CodeEnum(StrEnum):
