@@ -64,6 +64,13 @@ def test_a_word_normalizes_alike_on_the_fast_and_the_slow_path(word: str) -> Non
 @example("req_1234abcd")
 @example("gpt-4o")
 @example("deadbeef-dead-beef-dead-beefdeadbeef")
+@example("/srv/app-781/src/main.py")
+@example("/10.0.0.1")
+@example("/10.0.0.1:8080")
+@example("localhost:9571")
+@example("+5s")
+@example("-12ms")
+@example("fe80::1")
 def test_a_core_normalizes_alike_on_the_fast_and_the_slow_path(core: str) -> None:
     """_classify_core (plain cores first) equals _classify_core_slow on any core."""
     assert _normalize._classify_core(core) == _normalize._classify_core_slow(core)

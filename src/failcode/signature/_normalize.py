@@ -401,6 +401,13 @@ def _classify_core(core: str) -> str:
     not a request id is its pieces, as :func:`_classify_core_slow` finds after every rule."""
     if _PLAIN_CORE.fullmatch(core) and _REQ_PREFIX.match(core) is None:
         return _pieces(core)
+    first = core[:1]
+    # The token rules and ip:port match whole cores that start with a digit, a sign, "/" and a
+    # digit, or (a UUID) have 36 characters; any other core skips them. isdigit() holds for
+    # every character the patterns' \d matches, and more.
+    if (not core[1:2].isdigit() if first == "/"
+            else not (first.isdigit() or first in "+-" or len(core) == 36)):
+        return _classify_core_rest(core)
     return _classify_core_slow(core)
 
 
@@ -411,6 +418,11 @@ def _classify_core_slow(core: str) -> str:
             return placeholder
     if _IP_PORT.fullmatch(core):
         return "<ip>:<int>"
+    return _classify_core_rest(core)
+
+
+def _classify_core_rest(core: str) -> str:
+    """The rules after the token rules and ip:port, which did not match ``core``."""
     if ":" in core and _IPV6.fullmatch(core) and core.count(":") >= 2:
         return "<ip>"
     m = _SRC_PATH.fullmatch(core)
