@@ -10,7 +10,8 @@ with ``wait_exponential_jitter``, ``time.sleep`` stubbed to a no-op, around a fu
 raises once then succeeds; per attempt = time per call / 2 (as in the shared retry baseline).
 A naive classifier (``str(exc)``, a list of regexes, a dict record with a blake2b signature of
 the raw text) is reported for reference. All run interleaved in one process; each ratio is the
-median of per-round ratios.
+median of per-round ratios. Every candidate classifies batches of its own (distinct seeds), so
+no candidate finds failcode's caches (word, text and record memos) warmed by another.
 
 Target (issue 10): failcode <= 1x tenacity per attempt. ``--profile`` prints where
 failcode's time goes under cProfile; ``--steps`` adds a per-step breakdown measured without a
