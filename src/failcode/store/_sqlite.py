@@ -36,6 +36,12 @@ _NOTADB: Final = 26
 
 
 _IN_CHUNK: Final = 500
+_CHECKPOINT_PAGES: Final = 8192
+"""WAL pages (4 KiB) after which a commit checkpoints (SQLite's default: 1000)."""
+_WAL_LIMIT: Final = 64 * 1024 * 1024
+"""The WAL file is truncated to this many bytes after a checkpoint."""
+_CACHE_KIB: Final = 32 * 1024
+"""The page cache per connection (SQLite's default: 2 MiB)."""
 
 
 class _Tx:
@@ -110,6 +116,11 @@ class SqliteBackend:
                 self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
             self._connection.execute("PRAGMA journal_mode=WAL").fetchall()
             self._connection.execute("PRAGMA synchronous=NORMAL")
+            # a larger WAL between checkpoints copies a page updated by many batches (the
+            # aggregates) once, and a larger cache keeps the indexes' hot pages in memory
+            self._connection.execute(f"PRAGMA wal_autocheckpoint={_CHECKPOINT_PAGES}")
+            self._connection.execute(f"PRAGMA journal_size_limit={_WAL_LIMIT}")
+            self._connection.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
             self._connection.execute("PRAGMA foreign_keys=OFF")
         except (sqlite3.Error, OSError) as exc:
             failure = self.failure(exc, writing=True)
