@@ -276,11 +276,129 @@ def _s_azure(rng: random.Random) -> Secret:
     )
 
 
+# --- issue 10 families: HTTP Basic, key names, credentials commands, PEM cut, URL passwords --
+# Formats follow the tools' own documentation: npm's .npmrc (``_auth`` is base64 of
+# user:password, ``//host/:_authToken``), Docker's config.json (``"auths": {host: {"auth"}}``),
+# Maven's settings.xml (``<server><password>``), the AWS CLI (``aws configure set NAME VALUE``,
+# ``AWS_SECRET_ACCESS_KEY``), MinIO's mc (``mc alias set [--api S] ALIAS URL ACCESSKEY
+# SECRETKEY``, ``MC_HOST_alias=https://AK:SK@host``) and git's credential URLs.
+
+PUNCT = "&:~@!^*"
+
+
+def _pw(rng: random.Random) -> str:
+    """A password with punctuation inside it (never first or last)."""
+    return _r(rng, 5) + rng.choice(PUNCT) + _r(rng, 6) + rng.choice(PUNCT) + _r(rng, 5)
+
+
+def _basic_cred(rng: random.Random) -> str:
+    return base64.b64encode(f"{rng.choice(['ci', 'deploy', 'svc'])}:{_pw(rng)}".encode()).decode()
+
+
+def _s_npm_auth(rng: random.Random) -> Secret:
+    cred = _basic_cred(rng)
+    return Secret("basic/npm_auth", f"//npm.corp.example/:_auth={cred}\nalways-auth=true",
+                  [cred.rstrip("=")])
+
+
+def _s_docker_auth(rng: random.Random) -> Secret:
+    cred = _basic_cred(rng)
+    doc = json.dumps({"auths": {"registry.example.com": {"auth": cred}}}, indent=1)
+    return Secret("basic/docker_auth", doc, [cred.rstrip("=")])
+
+
+def _s_curl_user(rng: random.Random) -> Secret:
+    pw = _pw(rng)
+    return Secret("basic/curl_user", f"+ curl -fsS -u deploy:{pw} https://artifacts.example.com/x",
+                  [pw])
+
+
+def _s_camel_key(rng: random.Random) -> Secret:
+    name = rng.choice(["secretKey", "clientSecret", "auth_token", "AWS_SECRET_ACCESS_KEY",
+                       "apiKey", "DB_PASS", "privateKey"])
+    val = _pw(rng)
+    form = rng.choice(['{name}: "{val}"', "{name}={val}", "{name} = {val}", '"{name}": "{val}"'])
+    return Secret("keyname/" + name, form.format(name=name, val=val), [val])
+
+
+def _s_maven(rng: random.Random) -> Secret:
+    pw = _pw(rng).replace("&", "&amp;")
+    xml = (f"<servers>\n  <server>\n    <id>corp-releases</id>\n    <username>ci</username>\n"
+           f"    <password>{pw}</password>\n  </server>\n</servers>")
+    return Secret("keyname/maven_xml", xml, [pw])
+
+
+def _s_ini(rng: random.Random) -> Secret:
+    pw = _pw(rng)
+    return Secret("keyname/ini_password", f"[client]\nuser = app\npassword = {pw}\n", [pw])
+
+
+def _s_mc_alias(rng: random.Random) -> Secret:
+    sk = _r(rng, 40, B64)
+    api = rng.choice(["", "--api S3v4 "])
+    return Secret("cli/mc_alias_set",
+                  f"$ mc alias set {api}prod https://minio.example.com AKMINIO{_r(rng, 13)} {sk}",
+                  [sk])
+
+
+def _s_aws_configure(rng: random.Random) -> Secret:
+    sk = _r(rng, 40, B64)
+    return Secret("cli/aws_configure_set",
+                  f"+ aws configure set aws_secret_access_key {sk} --profile ci", [sk])
+
+
+def _s_cli_option(rng: random.Random) -> Secret:
+    val = _r(rng, 24)
+    form = rng.choice(["deploy --client-secret {v} --env prod", "docker login -u ci -p {v} ghcr.io",
+                       "keytool -list -storepass {v}", "openssl pkcs12 -passin pass:{v} -in a.p12",
+                       "mysql -h db -u root -p{v} app"])
+    return Secret("cli/option", form.format(v=val), [val])
+
+
+def _s_pem_cut(rng: random.Random) -> Secret:
+    body = base64.b64encode(rng.randbytes(480)).decode()
+    lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+    cut = rng.randrange(2, len(lines))
+    text = "\n".join([f"-----BEGIN {PEM_LABEL}-----", *lines[:cut]])
+    return Secret("pem/cut_by_limit", text + PEM_CUT_MARK, lines[:cut])
+
+
+PEM_CUT_MARK = "\n[output truncated]"
+
+
+def _s_url_reserved(rng: random.Random) -> Secret:
+    raw = _pw(rng)
+    pw = rng.choice([raw, urllib.parse.quote(raw, safe="")])
+    return Secret("url/reserved_chars", f"could not connect to postgresql://app:{pw}@db.internal:5432/x",
+                  [pw])
+
+
+def _s_git_remote(rng: random.Random) -> Secret:
+    tok = rng.choice([_r(rng, 40), "ghs_" + _r(rng, 36)])
+    user = rng.choice(["x-access-token", "oauth2", "gitlab-ci-token"])
+    return Secret("url/git_remote",
+                  f"fatal: unable to access 'https://{user}:{tok}@github.com/acme/app.git/'",
+                  [tok.removeprefix("ghs_")])
+
+
+def _s_mc_host(rng: random.Random) -> Secret:
+    sk = _r(rng, 40, B64.replace("/", ""))
+    return Secret("url/mc_host_env", f"MC_HOST_prod=https://AKMINIO{_r(rng, 12)}:{sk}@play.min.io",
+                  [sk])
+
+
+FAMILY_MAKERS: list[Callable[[random.Random], Secret]] = [
+    _s_npm_auth, _s_docker_auth, _s_curl_user, _s_camel_key, _s_maven, _s_ini, _s_mc_alias,
+    _s_aws_configure, _s_cli_option, _s_pem_cut, _s_url_reserved, _s_git_remote, _s_mc_host,
+]  # fmt: skip
+
+
 SECRET_MAKERS: list[Callable[[random.Random], Secret]] = [
     _s_aws, _s_aws_id, _s_aws_session, _s_github, _s_github_pat, _s_gitlab, _s_openai,
     _s_openai_proj, _s_anthropic, _s_google, _s_huggingface, _s_npm, _s_stripe, _s_slack,
     _s_slack_webhook, _s_jwt, _s_pem, _s_url_password, _s_query_token, _s_bearer, _s_basic,
     _s_env_password, _s_json_password, _s_yaml_token, _s_toml_secret, _s_azure,
+    *FAMILY_MAKERS,
 ]  # fmt: skip
 
 # Encodings a one-line secret may travel through in error text.
@@ -296,6 +414,9 @@ URL_SAFE_KINDS = {
     "slack_token", "jwt", "env_password", "json_password", "bearer_header", "basic_header",
     "query_param", "aws_session_token",
 }  # fmt: skip
+
+
+ENCODABLE_FAMILIES = ("basic/curl_user", "keyname/", "cli/", "url/")
 
 
 def _encode_parts(parts: list[str], enc: str) -> list[str]:
@@ -354,6 +475,26 @@ def _negatives(rng: random.Random) -> list[str]:
         "api_key = os.environ['OPENAI_API_KEY']",
         f"git push -u origin feature/{n}",
         f"INFO  worker-{n} heartbeat ok lag=0.{n}s",
+        # look-alikes of the issue 10 families
+        f"+ git checkout {sha}",
+        f"+ docker pull registry.example.com/app@sha256:{digest}",
+        f"+ mc cp --version-id {uid} prod/bucket/a.txt .",
+        "+ mc alias set prod https://minio.example.com",
+        "+ aws configure set region eu-west-1 --profile ci",
+        "+ aws configure get aws_secret_access_key --profile ci",
+        (f"aws secretsmanager get-secret-value --secret-id "
+         f"arn:aws:secretsmanager:eu-west-1:{n:012d}:secret:prod/db-{_r(rng, 6)}"),
+        f"+ docker run -u 1000:1000 -p {n}:80 app",
+        f"fatal: unable to access 'https://github.com/acme/app-{n}.git/': 403",
+        "ssh://git@github.com/acme/app.git",
+        '{"auths": {"ghcr.io": {}}, "credsStore": "desktop"}',
+        '"auth": "required"',
+        "<passwordPolicy>strict</passwordPolicy>",
+        "deploy --password-file /run/secrets/db --token-ttl 30",
+        "openssl rsa -passin env:KEY_PASS -in key.pem",
+        "-----BEGIN CERTIFICATE-----",
+        f"signature: provider_error:llm.complete:auth:none:{sha[:8]}",
+        f"request_id=req_{_r(rng, 24)}",
     ]
 
 
@@ -408,11 +549,14 @@ def build_corpus(rng: random.Random, docs: int) -> list[Doc]:
         for _ in range(rng.randrange(1, 4)):
             sec = SECRET_MAKERS[(i + len(pieces)) % len(SECRET_MAKERS)](rng)
             enc = "plain"
-            if "\n" not in sec.text and sec.kind in URL_SAFE_KINDS and rng.random() < 0.35:
+            encodable = sec.kind in URL_SAFE_KINDS or sec.kind.startswith(ENCODABLE_FAMILIES)
+            if "\n" not in sec.text and encodable and rng.random() < 0.35:
                 enc = rng.choice(["json-escaped", "repr", "url-encoded"])
             snippet = ENCODINGS[enc](sec.text)
             wrapper = rng.choice(WRAPPERS)
-            if wrapper is _http_body and enc == "plain" and "\n" not in snippet:
+            if sec.kind == "pem/cut_by_limit":
+                pieces.append("$ ./deploy.sh\n" + snippet)
+            elif wrapper is _http_body and enc == "plain" and "\n" not in snippet:
                 pieces.append(wrapper(rng, snippet))
                 enc = "json-escaped-once"
             else:
@@ -420,10 +564,13 @@ def build_corpus(rng: random.Random, docs: int) -> list[Doc]:
                     _log(rng, snippet) if wrapper is _http_body else wrapper(rng, snippet)
                 )
             doc.secrets.append((sec, enc))
-        negs = rng.sample(_negatives(rng), k=4)
+        negs = rng.sample(_negatives(rng), k=6)
         doc.negatives.extend(negs)
         pieces.extend(negs)
         rng.shuffle(pieces)
+        # output cut by a limit ends the captured text: a truncated PEM block comes last
+        cut = [piece for piece in pieces if piece.endswith(PEM_CUT_MARK)]
+        pieces = [piece for piece in pieces if not piece.endswith(PEM_CUT_MARK)] + cut
         doc.text = "\n".join(pieces)
         out.append(doc)
     return out
@@ -489,6 +636,7 @@ class Scores:
     neg_altered: int = 0
     neg_total: int = 0
     by_kind: dict[str, list[int]] = field(default_factory=dict)
+    altered: list[str] = field(default_factory=list)
 
     def add(self, kind: str, ok: bool) -> None:
         self.total += 1
@@ -508,6 +656,8 @@ def score_failcode(corpus: list[Doc]) -> Scores:
         for neg in doc.negatives:
             sc.neg_total += 1
             sc.neg_altered += neg not in out
+            if neg not in out and len(sc.altered) < 10:
+                sc.altered.append(neg)
     return sc
 
 
@@ -600,10 +750,30 @@ def _run(
         cells = " | ".join(f"{ds[name].by_kind[kind][0] / n:.0%}" for name in names)
         print(f"| {kind} | {n} | {f_ok / n:.0%} | {cells} |")
 
+    print("\nrecall per family (issue 10), all encodings\n")
+    print("| family | n | failcode | " + " | ".join(f"ds {n}" for n in names) + " |")
+    print("|---|---|---|" + "---|" * len(names))
+    families: dict[str, list[int]] = {}
+    ds_families: dict[str, dict[str, int]] = {name: {} for name in names}
+    for kind, (f_ok, n) in fc.by_kind.items():
+        fam = kind.split("/", 1)[0] if "/" in kind.split("/", 1)[1] else "provider tokens"
+        row = families.setdefault(fam, [0, 0])
+        row[0] += f_ok
+        row[1] += n
+        for name in names:
+            ds_families[name][fam] = ds_families[name].get(fam, 0) + ds[name].by_kind[kind][0]
+    for fam in sorted(families):
+        f_ok, n = families[fam]
+        cells = " | ".join(f"{ds_families[name][fam] / n:.0%}" for name in names)
+        print(f"| {fam} | {n} | {f_ok / n:.1%} | {cells} |")
+
+    for line in fc.altered:
+        print(f"look-alike altered by failcode: {line[:100]!r}")
     missed = [k for k, (ok, n) in fc.by_kind.items() if ok < n]
     print(f"\ntargets: recall 100% -> {'met' if not missed else 'MISSED ' + ', '.join(missed)}")
     print(
-        f"negatives altered <= 2% -> {'met' if fc.neg_altered <= 0.02 * fc.neg_total else 'MISSED'}"
+        "look-alikes altered <= 1% -> "
+        + ("met" if fc.neg_altered <= 0.01 * fc.neg_total else "MISSED")
     )
 
 

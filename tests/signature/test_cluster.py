@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from failcode import ClusterMatch, ClusterStateError, TemplateClusterer
@@ -127,6 +127,80 @@ def test_repeated_token_runs_count_once() -> None:
     assert a.cluster_id == b.cluster_id
 
 
+def test_a_bound_on_a_number_is_a_number() -> None:
+    """``<5 ms`` and ``12 ms`` are one duration: the same cluster, the template unchanged."""
+    c = TemplateClusterer()
+    a = c.add("copy finished in 12 ms")
+    b = c.add("copy finished in <5 ms")
+    assert b.cluster_id == a.cluster_id
+    assert not b.changed
+    assert b.template == "copy finished in <duration>"
+
+
+def test_values_of_different_kinds_join() -> None:
+    """A clock time and a duration in one position are two values, not two words."""
+    c = TemplateClusterer()
+    a = c.add("job done, elapsed 00:03")
+    b = c.add("job done, elapsed 250 ms")
+    assert b.cluster_id == a.cluster_id
+    assert b.template == "job done, elapsed <*>"
+
+
+def test_a_repeated_word_is_kept() -> None:
+    """A user named ``user`` keeps its token: the message joins its event's cluster."""
+    c = TemplateClusterer()
+    a = c.add("Invalid user admin from 10.1.2.3")
+    b = c.add("Invalid user user from 10.4.5.6")
+    assert b.cluster_id == a.cluster_id
+    assert b.template == "Invalid user <*> from <ip>"
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("2024-03-01 10:00:01,123 INFO [main] app.Worker: job 7 finished",
+         "2024-03-01 10:00:02,456 WARN [pool-1 thread 3 of 8] app.Scheduler: job 9 finished"),
+        ("[03.01 10:00:01] prog.exe - conn to db.local:80 closed",
+         "[03.02 11:00:02] other.exe *64 - conn to 10.0.0.9:443 closed"),
+        ("Mar  1 10:00:01 host-a cron[12]: session closed",
+         "Mar  2 10:00:01 host-b cron(pam)[345]: session closed"),
+        ("2024-03-01 10:00:01.5 123 INFO svc.api [req-1a2b x y - -] GET /x done",
+         "2024-03-01 10:00:03.5 124 INFO svc.api [-] GET /x done"),
+    ],
+)  # fmt: skip
+def test_log_record_headers_of_any_shape_join(first: str, second: str) -> None:
+    """Lines whose headers differ in shape (thread names, optional fields) share a cluster."""
+    c = TemplateClusterer()
+    a = c.add(first)
+    b = c.add(second)
+    assert b.cluster_id == a.cluster_id
+    assert b.template.startswith("<header> ")
+
+
+def test_a_header_is_not_the_message() -> None:
+    """Two events behind the same header shape stay apart."""
+    c = TemplateClusterer()
+    a = c.add("2024-03-01 10:00:01 INFO app.Worker: job started")
+    b = c.add("2024-03-01 10:00:02 INFO app.Worker: cache flushed")
+    assert b.cluster_id != a.cluster_id
+
+
+def test_words_before_a_time_without_separator_stay() -> None:
+    """Without a separator after the time there is no header: the leading words count."""
+    c = TemplateClusterer()
+    a = c.add("backup at 12:30: disk full")
+    b = c.add("restore at 12:31: disk full")
+    assert b.cluster_id != a.cluster_id
+    assert a.template == "backup at <ts>: disk full"
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Nd", "Cs")), max_size=120))
+def test_no_header_without_a_digit(message: str) -> None:
+    """A message without a digit has no time stamp, so no header is ever cut off it."""
+    assume("<header>" not in message)
+    assert "<header>" not in TemplateClusterer().add(message).template
+
+
 def test_match_does_not_update() -> None:
     """match() finds the cluster without changing its template or size."""
     c = TemplateClusterer()
@@ -196,8 +270,8 @@ def test_cluster_ids_do_not_depend_on_the_hash_seed() -> None:
 
 def _state(**over: object) -> bytes:
     base: dict[str, object] = {
-        "version": 2,
-        "masking_version": "m1",
+        "version": 3,
+        "masking_version": "m2",
         "similarity": 0.6,
         "clusters": [{"id": "t1", "tokens": ["a", "<*>"], "size": 2}],
     }
@@ -212,8 +286,8 @@ def _state(**over: object) -> bytes:
         b"{",
         b"[]",
         b"null",
-        _state(version=1),
-        _state(version=3),
+        _state(version=2),
+        _state(version=4),
         _state(version="1"),
         _state(clusters=[{"id": "t1", "tokens": [], "size": 1}]),
         _state(clusters=[{"id": "t1", "tokens": ["a"], "size": 0}]),

@@ -11,17 +11,18 @@ import hashlib
 import json
 import random
 import string
-import time
 import urllib.parse
 import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from failcode import REDACT_VERSION, find_secrets, redact
 from failcode.signature._redact import PLACEHOLDER
+from tests._growth import growth
+from tests.conftest import DEEP_EXAMPLES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -281,16 +282,7 @@ TRUE_POSITIVES: dict[str, Callable[[random.Random], Case]] = {
     "curl_user": _curl_user,
 }
 
-# Encodings a secret travels through; URL-encoding breaks the structure some rules read.
-NOT_URL_ENCODABLE = {
-    "aws_secret_bare",
-    "pem",
-    "url_password",
-    "slack_webhook",
-    "cli_flag",
-    "curl_user",
-    "azure_sas",
-}
+# Encodings a secret travels through; a URL-encoded one is read through its decoded view.
 
 
 def _json_escape(s: str) -> str:
@@ -343,8 +335,6 @@ class TestTruePositives:
     @pytest.mark.parametrize("case", sorted(TRUE_POSITIVES))
     def test_encoded_secret_is_removed(self, case: str, encoding: str, rng: random.Random) -> None:
         """Secrets inside JSON-escaped, repr'd and URL-encoded text are removed too."""
-        if encoding == "url" and case in NOT_URL_ENCODABLE:
-            pytest.skip("structure does not survive URL-encoding; documented caveat")
         enc = ENCODINGS[encoding]
         for _ in range(10):
             text, parts, _rule = TRUE_POSITIVES[case](rng)
@@ -494,7 +484,7 @@ class TestFalsePositives:
 class TestContract:
     def test_version(self) -> None:
         """The rule-set version is exported and pinned."""
-        assert REDACT_VERSION == "r1"
+        assert REDACT_VERSION == "r2"
 
     def test_bytes_are_decoded_with_replacement(self) -> None:
         """Bytes are decoded as UTF-8, invalid sequences replaced, and redacted."""
@@ -551,13 +541,15 @@ _separators = st.sampled_from([" ", "\n", "\t", ", ", " = ", ": ", "(", "[", "|"
 
 class TestProperties:
     @given(st.one_of(st.text(), _tricky_text))
-    @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+    @example("BASIC AccountKey=0")
+    @settings(max_examples=300)
     def test_idempotent(self, text: str) -> None:
         """redact(redact(x)) == redact(x)."""
         once = redact(text)
         assert redact(once) == once
 
     @given(st.one_of(st.text(), _tricky_text))
+    @example("BASIC AccountKey=0")
     @settings(max_examples=300)
     def test_output_holds_no_findings(self, text: str) -> None:
         """Nothing in redact's output is still recognized as a secret."""
@@ -593,59 +585,98 @@ class TestProperties:
             assert out.count(part) <= allowed
 
 
+
+@pytest.mark.deep
+class TestDeepProperties:
+    """The redaction invariants with a large, randomized budget (CI's deep job)."""
+
+    @given(st.one_of(st.text(), _tricky_text))
+    @example("BASIC AccountKey=0")
+    @settings(max_examples=DEEP_EXAMPLES, derandomize=False)
+    def test_idempotent_and_clean(self, text: str) -> None:
+        """redact is idempotent and leaves nothing find_secrets recognizes."""
+        once = redact(text)
+        assert redact(once) == once
+        assert find_secrets(once) == []
+
+    @given(st.text(alphabet=st.characters(codec=None), max_size=300) | st.binary(max_size=300))
+    @settings(max_examples=DEEP_EXAMPLES, derandomize=False)
+    def test_never_raises(self, text: str | bytes) -> None:
+        """Any code points or bytes give a str that encodes to UTF-8."""
+        redact(text).encode("utf-8")
+
+
 MIB = 2**20
 
+# One repeating unit per class of super-linear regex the rules must avoid: a value class that
+# overlaps its separator or lookahead (bearer / basic with "+" and "=" padding), a match that does
+# not advance past a bare key (key=key=…), a prefix inside its own token class (eyJeyJ…),
+# unterminated blocks and quotes, and runs of every separator the rules read.
+ADVERSARIAL_UNITS = {
+    "equals": "=",
+    "unterminated_begin": "-----BEGIN ",
+    "many_pem_headers": PEM_HEAD,
+    "eyJ_near_jwt": "eyJaaaaa.eyJ.",
+    "eyJ_run": "eyJ",
+    "base64_run": "QUFB+/",
+    "a_colon": "a:",
+    "password_eq": "password=",  # pragma: allowlist secret
+    "json_password_open": '"password": "',
+    "token_escaped_quotes": 'token\\"',
+    "scheme_colons": "://a:",
+    "scheme_at": "://u:p@",
+    "userinfo_token": "https://x-access-token:",
+    "query_keys": "?key=&",
+    "key_eq": "key=",
+    "auth_eq": "_auth=",
+    "token_amp": "token=a&",
+    "password_amp_value": "password=a&b",
+    "comma_name_colon": ", a: ",
+    "bearer_plus": "Bearer +",
+    "bearer_equals": "bearer =",
+    "basic_plus": "Basic +",
+    "basic_padding": "Basic a=",
+    "basic_b64": "Basic QUFB",
+    "authorization_basic_plus": "Authorization: Basic +",
+    "akia_run": "AKIA",
+    "sk_dash_run": "sk-a-",
+    "percent_run": "%2",
+    "percent_escapes": "%3A%2F",
+    "backslashes": "\\",
+    "api_key_words": "api_key api-key apikey ",  # pragma: allowlist secret
+    "dash_dash_password": "--password ",
+    "option_run": "--client-secret-",
+    "curl_user": "-u a:",
+    "xml_value": "<password>x",
+    "mc_alias": "mc alias set ",
+    "configure_set": "configure set ",
+    "login_p": "docker login -p",
+    "gitlab_dots": "glpat-aaaaaaaaaaaaaaaaaaaa.",
+    "account_key": "AccountKey=",
+    "arn_secret": "arn:aws:secretsmanager:secret:",
+}
 
-def _adversarial() -> dict[str, str]:
-    rng = random.Random(7)
-    return {
-        "equals": "=" * MIB,
-        "unterminated_begin": "-----BEGIN " + "A" * MIB,
-        "many_pem_headers": PEM_HEAD * (MIB // len(PEM_HEAD)),
-        "pem_headers_then_end": PEM_HEAD * (MIB // len(PEM_HEAD) // 2) + PEM_TAIL,
-        "eyJ_dots": "eyJ." * (MIB // 4),
-        "eyJ_near_jwt": "eyJaaaaa.eyJ." * (MIB // 13),
-        "base64_token": _r(rng, MIB, B64),
-        "urlsafe_token_aws": "aws " + _r(rng, MIB, URLSAFE),
-        "a_colon": "a:" * (MIB // 2),
-        "password_eq": "password=" * (MIB // 9),  # pragma: allowlist secret
-        "password_colon_space": "password: " * (MIB // 10),  # pragma: allowlist secret
-        "json_password_open": '"password": "' * (MIB // 13),
-        "token_escaped_quotes": 'token\\"' * (MIB // 7),
-        "scheme_colons": "://a:" * (MIB // 5),
-        "scheme_then_run": "://" + "a:" * (MIB // 2),
-        "query_keys": "?key=&" * (MIB // 6),
-        "query_suffix_run": "?" + "a_" * (MIB // 2),
-        "bearer_spaces": "Bearer " * (MIB // 7),
-        "authorization": "Authorization: " * (MIB // 15),
-        "akia_run": "AKIA" * (MIB // 4),
-        "sk_dash_run": "sk-" + "a-" * (MIB // 2),
-        "percent_run": "password%3D" + "%2" * (MIB // 3),
-        "backslashes": "\\" * MIB,
-        "api_key_words": "api_key api-key apikey " * (MIB // 23),  # pragma: allowlist secret
-        "dash_dash_password": "--password " * (MIB // 11),
-        "curl_user": "-u a:" * (MIB // 5),
-        "gitlab_dots": "glpat-" + "aaaaaaaaaaaaaaaaaaaa." * (MIB // 21),
-    }
 
+class TestLinearTime:
+    @pytest.mark.parametrize("name", sorted(ADVERSARIAL_UNITS))
+    def test_redact_grows_linearly(self, name: str) -> None:
+        """redact on 1 MiB of an adversarial shape costs at most ~20x its 64 KiB case."""
+        ratio, bound = growth(redact, ADVERSARIAL_UNITS[name])
+        assert ratio <= bound, f"{name}: 64 KiB -> 1 MiB grew {ratio:.0f}x (bound {bound:.0f}x)"
 
-class TestReDoS:
-    @pytest.mark.parametrize("name", sorted(_adversarial()))
-    def test_adversarial_input_is_linear(self, name: str) -> None:
-        """Each ~1 MiB adversarial input finishes well inside a generous bound (no backtracking)."""
-        text = _adversarial()[name]
-        t0 = time.perf_counter()
-        out = redact(text)
-        elapsed = time.perf_counter() - t0
-        assert isinstance(out, str)
-        assert elapsed < 3.0, f"{name}: {elapsed:.2f}s"
+    @pytest.mark.parametrize("name", ["eyJ_run", "key_eq", "basic_plus", "percent_escapes",
+                                      "scheme_at", "xml_value", "token_amp"])
+    def test_find_secrets_grows_linearly(self, name: str) -> None:
+        """find_secrets on 1 MiB of an adversarial shape costs at most ~20x its 64 KiB case."""
+        ratio, bound = growth(find_secrets, ADVERSARIAL_UNITS[name])
+        assert ratio <= bound, f"{name}: 64 KiB -> 1 MiB grew {ratio:.0f}x (bound {bound:.0f}x)"
 
     def test_ten_megabytes_of_mixed_text(self) -> None:
-        """A 10 MB text with secrets and noise is redacted without error."""
+        """A 10 MB text with secrets and noise is redacted without error, every secret gone."""
         rng = random.Random(3)
-        chunk = "\n".join(maker(rng)[0] for maker in TRUE_POSITIVES.values())
+        made = [maker(rng) for maker in TRUE_POSITIVES.values()]
+        chunk = "\n".join(t for t, _p, _r in made)
         text = (chunk + "\n" + _r(rng, 2000, B64 + " \n")) * (10 * MIB // (len(chunk) + 2001))
-        t0 = time.perf_counter()
         out = redact(text)
-        assert time.perf_counter() - t0 < 30.0
-        assert PLACEHOLDER in out
+        for _t, parts, _rule in made:
+            _assert_gone(out, parts)

@@ -120,10 +120,12 @@ from failcode.classification._providers import (
     should_retry_header,
     status_from_text,
 )
+from failcode.codes._build import redact_mapping
 from failcode.codes._catalog import FC
 from failcode.record._failure import MAX_CAUSE_DEPTH, Failure, FailureError
 from failcode.record._frozen import FrozenDict
 from failcode.record._outcomes import Cancelled, RejectedAction
+from failcode.signature._redact import redact_cut
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -522,7 +524,8 @@ def _tb_location(tb: TracebackType | None, cwd: str) -> tuple[str | None, Any]:
     return best, last
 
 
-_TB_FILE_RE: Final = re.compile(r'^\s*File "([^"\n]{1,1000})", line \d+', re.MULTILINE)
+# [ \t]*, not \s*: under MULTILINE, \s* swallows blank lines and rescans them from each "^"
+_TB_FILE_RE: Final = re.compile(r'^[ \t]*File "([^"\n]{1,1000})", line \d+', re.MULTILINE)
 
 
 def _text_location(traceback: str | None, cwd: str) -> str | None:
@@ -683,10 +686,10 @@ def _http_plan(  # noqa: PLR0917 - private; one call shape shared by every entry
     if status is not None:
         metadata["http_status"] = status
     if fields.provider_code:
-        metadata["provider_code"] = fields.provider_code[:120]
+        metadata["provider_code"] = redact_cut(fields.provider_code, 120)
     request_id = request_id_header(headers) or fields.request_id or _attr(exc, "request_id")
     if isinstance(request_id, str) and request_id:
-        metadata["request_id"] = request_id[:200]
+        metadata["request_id"] = redact_cut(request_id, 200)
     if delay is None:
         delay = fields.retry_delay_s if fields.retry_delay_s is not None else (
             retry_hint_s(phrase_text))
@@ -1065,7 +1068,7 @@ def _build(  # noqa: PLR0917 - private helper of the three entry points
                                  cause=cause, context=context, metadata=plan.metadata,
                                  detail=detail, error_class=plan.error_class)
     except Exception as exc:  # noqa: BLE001 - never raise: degrade step by step
-        note = f"{type(exc).__name__}: {_safe_str(exc)}"[:300]
+        note = redact_cut(f"{type(exc).__name__}: {_safe_str(exc)}", 300)
     try:
         return plan.code.failure(surface=surface, params=plan.params, location=None,
                                  cause=cause, metadata={**plan.metadata,
@@ -1088,7 +1091,7 @@ def _merge_context(failure: Failure, context: Mapping[str, Scalar] | None) -> Fa
     if not context:
         return failure
     try:
-        merged = FrozenDict({**failure.context, **dict(context)})
+        merged = FrozenDict({**failure.context, **redact_mapping(context)})
         return msgspec.structs.replace(failure, context=merged)
     except Exception:  # noqa: BLE001 - an invalid context leaves the record as it was
         return failure
@@ -1122,7 +1125,7 @@ def classify(
     try:
         return _classify(exc, clean_surface, context)
     except Exception as error:  # noqa: BLE001 - the contract: never raise
-        note = f"{type(error).__name__}: {_safe_str(error)}"[:300]
+        note = redact_cut(f"{type(error).__name__}: {_safe_str(error)}", 300)
         try:
             return FC.SYS_UNKNOWN.failure(
                 surface=clean_surface or _FALLBACK_SURFACE,
@@ -1143,9 +1146,9 @@ def _classify(
     cls = type(exc)
     rule, family = _rule_for_type(cls)
     if rule.action == "cancel":
-        reason = _safe_str(exc)[:300] or _type_name(cls)
+        reason = redact_cut(_safe_str(exc), 300) or _type_name(cls)
         return Cancelled(reason=reason, signal=2 if cls is KeyboardInterrupt else None,
-                         context=FrozenDict(context) if context else FrozenDict())
+                         context=FrozenDict(redact_mapping(context)) if context else FrozenDict())
     cwd = _cwd()
     location, last_frame = _tb_location(exc.__traceback__, cwd)
     text = _safe_str(exc)
@@ -1232,7 +1235,7 @@ def classify_text(
         rule, family = _rule_for_name(name)
         text = message[:262144]
         if rule.action == "cancel":
-            return Cancelled(reason=text.strip()[:300] or name,
+            return Cancelled(reason=redact_cut(text.strip(), 300) or name,
                              signal=2 if name.endswith("KeyboardInterrupt") else None)
         if (rule.action == "validation" and clean_surface is not None
                 and is_tool_argument_surface(clean_surface)):
@@ -1249,9 +1252,9 @@ def classify_text(
                                   _frames_of_text(traceback), cwd)
             plan = defect or plan
         return _build(plan, clean_surface, location, None, None,
-                      detail=f"{name}: {text[:1000]}")
+                      detail=f"{name}: {redact_cut(text, 1000, ' …')}")
     except Exception as error:  # noqa: BLE001 - the contract: never raise
-        note = f"{type(error).__name__}: {_safe_str(error)}"[:300]
+        note = redact_cut(f"{type(error).__name__}: {_safe_str(error)}", 300)
         try:
             return FC.SYS_UNKNOWN.failure(surface=clean_surface or _FALLBACK_SURFACE,
                                           params={"exception": str(type_name)[:100] or "?"},
@@ -1300,7 +1303,7 @@ def classify_http(
             plan = plan._replace(surface="llm")
         return _build(plan, clean_surface, None, None, None)
     except Exception as error:  # noqa: BLE001 - the contract: never raise
-        note = f"{type(error).__name__}: {_safe_str(error)}"[:300]
+        note = redact_cut(f"{type(error).__name__}: {_safe_str(error)}", 300)
         try:
             return FC.SYS_UNKNOWN.failure(surface=clean_surface or "llm",
                                           params={"exception": f"HTTP {status!r}"[:100]},

@@ -22,6 +22,7 @@ import os
 import posixpath
 import re
 import shlex
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -34,6 +35,7 @@ from failcode.classification._parsers import (
 from failcode.codes._catalog import FC
 from failcode.record._failure import Failure, InvalidFailureError
 from failcode.record._outcomes import Cancelled, NoMatch
+from failcode.signature._redact import redact_cut, redact_slice
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -231,49 +233,50 @@ def _words(segment: str) -> list[str]:
 def _unwrap(words: list[str]) -> tuple[str, list[str], bool, bool]:
     """(program, args, under_timeout, under_xargs) with wrappers and assignments removed."""
     under_timeout = under_xargs = False
-    rest = list(words)
+    rest = deque(words)  # popleft is O(1); list.pop(0) made long argv quadratic
     while rest:
         while rest and (_ASSIGNMENT.match(rest[0]) or rest[0] in _KEYWORDS):
-            rest.pop(0)
+            rest.popleft()
         if not rest:
             break
         name = posixpath.basename(rest[0])
         if name == "env":
-            rest.pop(0)
+            rest.popleft()
             while rest and (rest[0].startswith("-") or _ASSIGNMENT.match(rest[0])):
-                rest.pop(0)
+                rest.popleft()
             continue
         if name in _WRAPPER_ARG_OPTIONS:
             arg_options = _WRAPPER_ARG_OPTIONS[name]
-            rest.pop(0)
+            rest.popleft()
             while rest and rest[0].startswith("-") and rest[0] != "-":
-                option = rest.pop(0)
+                option = rest.popleft()
                 if option in arg_options and rest:
-                    rest.pop(0)
+                    rest.popleft()
             if name == "timeout":
                 under_timeout = True
                 if rest:
-                    rest.pop(0)  # the duration
+                    rest.popleft()  # the duration
             elif name == "xargs":
                 under_xargs = True
                 if not rest:
                     return "echo", [], under_timeout, under_xargs  # xargs's default command
             continue
         if name in _SIMPLE_WRAPPERS:
-            rest.pop(0)
+            rest.popleft()
             while rest and rest[0].startswith("-"):
-                rest.pop(0)
+                rest.popleft()
             continue
         if len(rest) > 1 and (name, rest[1]) in _RUNNERS:
-            rest = rest[2:]
+            rest.popleft()
+            rest.popleft()
             while rest and rest[0].startswith("-"):
-                option = rest.pop(0)
+                option = rest.popleft()
                 if option in ("-n", "-p", "--name", "--prefix") and rest:
-                    rest.pop(0)
+                    rest.popleft()
             continue
         if _PYTHON.match(name) and len(rest) > 2 and rest[1] == "-m":
-            return rest[2].split(".", 1)[0], rest[3:], under_timeout, under_xargs
-        return name, rest[1:], under_timeout, under_xargs
+            return rest[2].split(".", 1)[0], list(rest)[3:], under_timeout, under_xargs
+        return name, list(rest)[1:], under_timeout, under_xargs
     return "sh", [], under_timeout, under_xargs
 
 
@@ -410,16 +413,28 @@ def _excerpt(text: str, start: int, end: int) -> str:
             stop = len(text)
             break
         stop = found
-    excerpt = text[begin: stop].strip("\n")
-    return excerpt if len(excerpt) <= _DETAIL_CHARS else excerpt[: _DETAIL_CHARS - 2] + " …"
+    # Redact before you cut: the excerpt is redacted with the text around it, then bounded.
+    cut = stop - begin > _DETAIL_CHARS
+    excerpt = redact_slice(text, begin, min(stop, begin + _DETAIL_CHARS)).strip("\n")
+    if not cut and len(excerpt) <= _DETAIL_CHARS:
+        return excerpt
+    return excerpt[: _DETAIL_CHARS - 2] + " …"
 
 
 def _tail(text: str) -> str | None:
-    lines = text.strip("\n").splitlines()[-20:]
-    excerpt = "\n".join(lines)
-    if not excerpt.strip():
+    """The last 20 lines of ``text`` (at most ``_DETAIL_CHARS``), redacted before the cut."""
+    body = text.rstrip("\n")
+    begin = len(body)
+    for _ in range(20):
+        found = body.rfind("\n", 0, begin)
+        begin = max(found, 0)
+        if begin == 0:
+            break
+    if not body[begin:].strip():
         return None
-    return excerpt if len(excerpt) <= _DETAIL_CHARS else "… " + excerpt[-(_DETAIL_CHARS - 2):]
+    if len(body) - begin > _DETAIL_CHARS - 2:
+        return "… " + redact_slice(body, len(body) - (_DETAIL_CHARS - 2), len(body))
+    return redact_slice(body, begin, len(body)).strip("\n")
 
 
 def _decode(data: str | bytes | bytearray | memoryview | None) -> str:
@@ -527,7 +542,7 @@ def _subject(diagnostic: Diagnostic) -> str | None:
     subject = diagnostic.subject
     if not subject:
         return None
-    return " ".join(subject.strip("'\"\u2018\u2019`").split())[:200] or None
+    return redact_cut(" ".join(subject.strip("'\"\u2018\u2019`").split()), 200) or None
 
 
 def _classify_traceback(diagnostic: Diagnostic, surface: str) -> Failure:
@@ -654,7 +669,7 @@ def from_command(
     status = _normalize_exit(raw_exit)
     base = os.fspath(cwd) if cwd is not None else None
     verb = _VERBS[purpose]
-    program = invocation.program[:64] or "sh"
+    program = redact_cut(invocation.program, 64) or "sh"
 
     def piece(lang_hint: str | None, detail: str | None, *, timed: bool = False) -> _Build:
         chosen = surface or f"{lang_hint or _lang(program)}.{verb}"
@@ -693,7 +708,7 @@ def from_command(
             else None
         if missing is None and (found := _SHELL_ENOENT.search(text)):
             missing = found.group("prog")
-        missing = posixpath.basename(missing or program)[:64] or program
+        missing = redact_cut(posixpath.basename(missing or program), 64) or program
         return _make(FC.CMD_NOT_FOUND, piece("shell" if lang in (None, "shell") else lang,
                                              detail), params={"program": missing})
     # 6. killed

@@ -20,12 +20,13 @@ from failcode.record._failure import (
     MAX_CAUSE_DEPTH,
     MAX_MESSAGE_CHARS,
     CauseLink,
+    EntityRef,
     Failure,
     FailureError,
     new_error_id,
 )
 from failcode.record._frozen import FrozenDict, Scalar
-from failcode.signature._redact import redact
+from failcode.signature._redact import redact, redact_slice
 from failcode.signature._signature import SIGNATURE_VERSION, sign_failure_fields
 
 if TYPE_CHECKING:
@@ -33,9 +34,15 @@ if TYPE_CHECKING:
 
     from failcode.codes._registry import CodeSpec
     from failcode.record._axes import Retryability, Severity
-    from failcode.record._failure import EntityRef
 
-__all__ = ["build_failure", "cause_chain", "clean_text", "render_template", "template_fields"]
+__all__ = [
+    "build_failure",
+    "cause_chain",
+    "clean_text",
+    "redact_mapping",
+    "render_template",
+    "template_fields",
+]
 
 MAX_CAUSE_MESSAGE_CHARS: Final = 500
 MAX_DETAIL_CHARS: Final = 4000
@@ -59,7 +66,8 @@ def clean_text(text: str, limit: int) -> str:
     cached = _clean_cache.get(key)
     if cached is not None:
         return cached
-    one_line = " ".join(redact(text[: limit * 4]).split())
+    # Redact before you cut: a secret straddling the cut is replaced whole, never half kept.
+    one_line = " ".join(redact_slice(text, 0, limit * 4).split())
     result = one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
     if len(text) <= _CLEAN_CACHEABLE_CHARS:
         if len(_clean_cache) >= _CLEAN_CACHE_SIZE:
@@ -211,8 +219,8 @@ def _from_template(
     """
     if context:
         try:
-            frozen_context = FrozenDict(context)
-        except (TypeError, ValueError):
+            frozen_context = FrozenDict(redact_mapping(context))
+        except (TypeError, ValueError, AttributeError):
             return None
     else:
         frozen_context = _EMPTY
@@ -239,9 +247,12 @@ def _build_full(  # noqa: PLR0917 - build_failure's arguments, in its order
     if clean:
         message = redact(message)
         remedy = None if remedy is None else redact(remedy)
-    error_class = error_class or spec.error_class
-    frozen_metadata = FrozenDict(metadata) if metadata else _EMPTY
-    causes = cause_chain(cause) if isinstance(cause, BaseException) else tuple(cause or ())
+    # No secret on the wire: every field a classifier or caller fills is redacted too.
+    error_class = _redact_short(error_class or spec.error_class)
+    surface = _redact_short(surface)
+    location = None if location is None else _redact_short(location)
+    frozen_metadata = _redacted_mapping(metadata) if metadata else _EMPTY
+    causes = cause_chain(cause) if isinstance(cause, BaseException) else _redacted_links(cause)
     return Failure(
         code=spec.code,
         kind=spec.kind,
@@ -260,18 +271,77 @@ def _build_full(  # noqa: PLR0917 - build_failure's arguments, in its order
         cause=causes,
         remedy=remedy,
         recoverable=spec.recoverable if recoverable is None else recoverable,
-        context=FrozenDict(context) if context else _EMPTY,
-        cause_refs=tuple(cause_refs),
-        evidence_refs=tuple(evidence_refs),
+        context=_redacted_mapping(context) if context else _EMPTY,
+        cause_refs=_redacted_refs(cause_refs),
+        evidence_refs=_redacted_refs(evidence_refs),
         metadata=frozen_metadata,
     )
+
+
+def _redact_short(text: Any) -> Any:
+    """:func:`redact` of a short, repeating field value (a surface, a program, a request id),
+    cached like :func:`clean_text`; anything that is not a str is returned as it is."""
+    if type(text) is not str:
+        return text
+    cached = _short_cache.get(text)
+    if cached is not None:
+        return cached
+    result = redact(text)
+    if len(text) <= _CLEAN_CACHEABLE_CHARS:
+        if len(_short_cache) >= _CLEAN_CACHE_SIZE:
+            _short_cache.clear()
+        _short_cache[text] = result
+    return result
+
+
+_short_cache: dict[str, str] = {}
+
+
+def redact_mapping(values: Mapping[str, Scalar]) -> dict[str, Scalar]:
+    """Keys and str values of a context or metadata mapping, redacted (no secret on the wire)."""
+    return {_redact_short(key): _redact_short(value) for key, value in values.items()}
+
+
+def _redacted_mapping(values: Mapping[str, Scalar]) -> FrozenDict:
+    if values is _EMPTY:
+        return _EMPTY
+    return FrozenDict(redact_mapping(values))
+
+
+def _redacted_links(links: tuple[CauseLink, ...] | None) -> tuple[CauseLink, ...]:
+    """A cause chain given as links (a record re-made elsewhere), redacted like a live one."""
+    if not links:
+        return ()
+    out = []
+    for link in links:
+        if type(link) is not CauseLink:
+            out.append(link)  # the record's validation names the wrong item
+            continue
+        kind = _redact_short(link.type)
+        message = clean_text(link.message, MAX_CAUSE_MESSAGE_CHARS)
+        out.append(link if (kind, message) == (link.type, link.message)
+                   else CauseLink(kind, message, link.code))
+    return tuple(out)
+
+
+def _redacted_refs(refs: tuple[EntityRef, ...]) -> tuple[EntityRef, ...]:
+    if not refs:
+        return ()
+    out = []
+    for ref in refs:
+        if type(ref) is not EntityRef:
+            out.append(ref)  # the record's validation names the wrong item
+            continue
+        kind, ident = _redact_short(ref.type), _redact_short(ref.id)
+        out.append(ref if (kind, ident) == (ref.type, ref.id) else EntityRef(kind, ident))
+    return tuple(out)
 
 
 def clean_detail(detail: str | None) -> str | None:
     """Redact a detail text and bound it (lines kept; a cut is marked); blank text is None."""
     if not detail or not detail.strip():
         return None
-    text = redact(detail[: MAX_DETAIL_CHARS * 2])
+    text = redact_slice(detail, 0, MAX_DETAIL_CHARS * 2)
     if len(text) > MAX_DETAIL_CHARS:
         text = text[: MAX_DETAIL_CHARS - 12] + " …[cut]"
     return text

@@ -15,8 +15,9 @@ Masking (per distinct word, cached; each rule is about log text in general):
   ``<hex>`` like the hex ids it stands beside), a date or clock time (``<ts>``), a hex
   word of 7+ characters or ``0x...`` (``<hex>``), a number with a time or size unit
   (``<duration>``, ``<size>``); a path is masked part by part, a comma-separated list of
-  like values is one value, in ``key=value`` the key stays; elsewhere each digit run is
-  ``<int>`` (``blk_<int>``, ``R<int>-M<int>``); surrounding punctuation stays;
+  like values is one value, in ``key=value`` the key stays; a bound on a number is a
+  number (``<1``, ``>=10``, ``~5``); elsewhere each digit run is ``<int>``
+  (``blk_<int>``, ``R<int>-M<int>``); surrounding punctuation stays;
 - a date and time written in several words is one ``<ts>``; a number and the unit word
   after it are one ``<duration>`` or ``<size>``; a parenthesized value after a value
   (``1234 bytes (1.2 KB)``) restates it and is dropped.
@@ -28,20 +29,31 @@ template tokens into ``<*>``).
 
 Algorithm (one setting for every log source; the figures are in bench/bench_loghub.py):
 
-- tokens: the masked words, a run of one repeated token kept once
-  (``blk_<int> blk_<int> blk_<int>`` is a list of any length);
+- tokens: the masked words, a run of one repeated value kept once
+  (``blk_<int> blk_<int> blk_<int>`` is a list of any length; a repeated plain word
+  stays: ``Invalid user user`` is the user named ``user``);
+- a log record's header is one ``<header>`` token: a header holds a date or clock time
+  in one of its first four fields and ends at the first separator after it (a token
+  ending in ``:`` such as ``sshd[24200]:`` or ``org.apache.Foo:``, a lone ``-`` or
+  ``|``), at most seven fields in, a bracketed group (``[IPC Server handler 5 on
+  62270]``) counting as one field; without a separator it ends after its last bracketed
+  field (``[req-1 - - -]``, ``[notice]``). Headers vary per line in ways the message
+  does not (thread names, optional fields, host and program names), so they never
+  count for or against a match; a message with no time stamp near its start has no
+  header;
 - candidates: clusters with the same token count and the same first token when that
   token is a constant word, else all clusters of that token count;
 - similarity: the share of positions where the template token equals the message token,
   a ``<*>`` position counting as half a match; join when it is at least
   ``SIMILARITY``, the best candidate winning (ties: the older cluster);
-- a veto: two different plain words at one position (``Started``/``Stopped``,
+- a veto: two different plain words (a placeholder such as ``<ts>`` is a value, not a
+  word) at one position (``Started``/``Stopped``,
   ``"GET``/``"POST``, ``(usable)``/``(reserved)``, ``user=root``/``user=guest``) mean
   another event, not a value, unless the word names a value by position: it follows
   (or is the value of) a key from a short generic list (``user``, ``host``, ``account``,
   ``for`` ...), so ``Invalid user chen`` and ``Invalid user support`` join;
-- an exact repeat of a token sequence seen before goes to the same cluster without a
-  scan.
+- an exact repeat of a message text, or of a token sequence, seen before goes to the
+  same cluster without a scan (the text without tokenizing).
 
 Caveat: a first pass is order dependent, as any online clusterer: a cluster's
 template only ever generalizes, so a message seen early may have joined a cluster a
@@ -64,12 +76,14 @@ if TYPE_CHECKING:
 __all__ = ["ClusterMatch", "ClusterStateError", "TemplateCluster", "TemplateClusterer"]
 
 WILDCARD: Final = "<*>"
+HEADER: Final = "<header>"  # the one token standing for a log record's header
+_SEPARATORS: Final = frozenset(("-", "|", "--", "-->"))
 _EMPTY: Final = "<empty>"  # the one token of an empty (or all-whitespace) message
 SIMILARITY: Final = 0.6
 """Share of agreeing positions needed to join a cluster (wildcards count half)."""
 
-STATE_VERSION: Final = 2
-MASKING_VERSION: Final = "m1"
+STATE_VERSION: Final = 3
+MASKING_VERSION: Final = "m2"
 """Version id of the clusterer's word masking (saved with the state)."""
 _EXACT_CACHE_MAX: Final = 1 << 16
 
@@ -138,6 +152,7 @@ _CLOCK: Final = re.compile(
 _UNIT: Final = re.compile(r"[-+]?\d+(?:\.\d+)?([A-Za-zµ]{1,7})")
 _HEXWORD: Final = re.compile(r"(?:0[xX])?[0-9a-fA-F]{7,}|0[xX][0-9a-fA-F]+")
 _RUN: Final = re.compile(r"\d+")
+_BOUND: Final = re.compile(r"(?:[<>]=?|~)(?=[-+]?\d)")
 _DURATIONS: Final = frozenset(("ns", "us", "µs", "ms", "s", "sec", "secs", "m", "min", "mins",
                                 "h", "hr", "hrs", "d"))
 _SIZES: Final = frozenset(("b", "k", "kb", "kib", "m", "mb", "mib", "g", "gb", "gib", "t", "tb",
@@ -197,6 +212,9 @@ def _mask(word: str) -> str:
     if _DIGITS.isdisjoint(word):
         core = word.strip(_LEAD + _TRAIL)
         return word.replace(core, "<ts>") if core in _CALENDAR else word
+    bound = _BOUND.match(word)
+    if bound:  # "<1", ">=10", "~5": a bound on a number is a number
+        return _mask(word[bound.end():])
     n = len(word)
     i = 0
     while i < n and word[i] in _LEAD:
@@ -242,12 +260,60 @@ def _tokens(message: object) -> tuple[str, ...]:
                 if unit is not None:  # "12 ms", "93.0 B,": a number and its unit are one
                     out[-1] = last = unit
                     continue
-        if r != last:
+        if r != last or "<" not in r:  # a repeated value, not a repeated word
             out.append(r)
             last = r
     if not out:
         return (_EMPTY,)
+    if len(out) > 2 and "<ts>" in " ".join(out[:_HEADER_FIELDS]):
+        cut = _header_end(out)
+        if cut:
+            out[:cut] = [HEADER]
     return tuple(out)
+
+
+_HEADER_FIELDS: Final = 7
+"""A log record's header is at most this many fields (a bracketed group is one field)."""
+_STAMP_FIELDS: Final = 4
+"""A header's date or time is among its first this many fields."""
+
+
+def _header_end(toks: list[str]) -> int:
+    """How many leading tokens form a log record's header, 0 when there is none.
+
+    A header holds a date or clock time in one of its first ``_STAMP_FIELDS`` fields
+    and ends at the first separator after it: a token ending in ``:`` (``sshd[24200]:``,
+    ``org.apache.Foo:``) or a lone ``-`` or ``|``, at most ``_HEADER_FIELDS`` fields in,
+    outside brackets, with content after it; without a separator, it ends after its last
+    bracketed field (``[req-1 - -]``, ``[notice]``). A bracketed group
+    (``[IPC Server handler 5 on 62270]``) is one field.
+    """
+    depth = 0
+    fields = 0
+    stamped = False
+    bracket_end = 0
+    last = len(toks) - 1
+    for i, t in enumerate(toks):
+        if i == last or fields >= _HEADER_FIELDS:
+            break
+        opened = depth > 0 or t[0] == "["
+        if opened or "(" in t or "]" in t or ")" in t:
+            depth += t.count("[") + t.count("(") - t.count("]") - t.count(")")
+            if depth > 0:
+                continue
+            depth = 0
+        fields += 1
+        if not stamped:
+            if t.strip("[](),;:.") == "<ts>" or (t[0] == "[" and "<ts>" in t):
+                stamped = True
+            elif fields >= _STAMP_FIELDS:
+                return 0
+            continue
+        if t[-1] == ":" or t in _SEPARATORS:
+            return i + 1
+        if opened and t[-1] == "]":
+            bracket_end = i + 1
+    return bracket_end if stamped else 0
 
 
 def _safe_template(message: object, toks: tuple[str, ...]) -> list[str]:
@@ -270,7 +336,7 @@ _PUNCT: Final = "\"'`()[]{}<>.,:;!?"
 
 def _is_word(token: str) -> bool:
     """A plain word (``Started``, ``"GET``, ``(usable)``, ``user=root``), not a value."""
-    return token.strip(_PUNCT).replace("=", "", 1).isalpha()
+    return "<" not in token and token.strip(_PUNCT).replace("=", "", 1).isalpha()
 
 
 # a word right after one of these (or in its key=value) is a value: a user or host name
@@ -312,12 +378,13 @@ class TemplateClusterer:
     Not thread-safe: guard one instance with a lock if threads share it.
     """
 
-    __slots__ = ("_by_key", "_clusters", "_exact", "_ids")
+    __slots__ = ("_by_key", "_clusters", "_exact", "_ids", "_seen")
 
     def __init__(self) -> None:
         self._clusters: list[_Cluster] = []
         self._by_key: dict[tuple[int, str], list[_Cluster]] = {}
         self._exact: dict[tuple[str, ...], _Cluster] = {}
+        self._seen: dict[str, _Cluster] = {}  # message text -> its cluster (bounded)
         self._ids: set[str] = set()
 
     def __len__(self) -> int:
@@ -333,15 +400,22 @@ class TemplateClusterer:
         Returns:
             The cluster it joined or opened.
         """
+        seen = self._seen
+        c = seen.get(message) if type(message) is str else None
+        if c is not None:  # the same text again: the same cluster, without tokenizing
+            c.size += 1
+            return ClusterMatch(c.cid, " ".join(c.tokens), is_new=False, changed=False)
         toks = _tokens(message)
         c = self._exact.get(toks)
         if c is not None:
             c.size += 1
+            self._see(message, c)
             return ClusterMatch(c.cid, " ".join(c.tokens), is_new=False, changed=False)
         c = self._best(toks)
         if c is None:
             c = self._open(_safe_template(message, toks))
             self._remember(toks, c)
+            self._see(message, c)
             return ClusterMatch(c.cid, " ".join(c.tokens), is_new=True, changed=True)
         changed = False
         for i, (t, m) in enumerate(zip(c.tokens, toks, strict=True)):
@@ -350,6 +424,7 @@ class TemplateClusterer:
                 changed = True
         c.size += 1
         self._remember(toks, c)
+        self._see(message, c)
         return ClusterMatch(c.cid, " ".join(c.tokens), is_new=False, changed=changed)
 
     def match(self, message: str) -> ClusterMatch | None:
@@ -359,8 +434,10 @@ class TemplateClusterer:
             The match (``is_new`` and ``changed`` False), or None when ``add`` would
             open a new cluster.
         """
-        toks = _tokens(message)
-        c = self._exact.get(toks) or self._best(toks)
+        c = self._seen.get(message) if type(message) is str else None
+        if c is None:
+            toks = _tokens(message)
+            c = self._exact.get(toks) or self._best(toks)
         if c is None:
             return None
         return ClusterMatch(c.cid, " ".join(c.tokens), is_new=False, changed=False)
@@ -450,3 +527,9 @@ class TemplateClusterer:
         if len(self._exact) >= _EXACT_CACHE_MAX:
             self._exact.clear()
         self._exact[toks] = c
+
+    def _see(self, message: str, c: _Cluster) -> None:
+        if type(message) is str:
+            if len(self._seen) >= _EXACT_CACHE_MAX:
+                self._seen.clear()
+            self._seen[message] = c

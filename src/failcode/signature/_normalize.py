@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from failcode.signature._redact import redact
+from failcode.signature._redact import redact, redact_slice
 
 __all__ = ["CUT_MARKER", "MAX_CHARS", "NORMALIZE_VERSION", "PLACEHOLDERS", "normalize_message"]
 
@@ -270,7 +270,8 @@ def _normalize(text: object, *, redacted: bool = False) -> str:
         text = str(text)
     cut = False
     if len(text) > MAX_CHARS:
-        text = text[:MAX_CHARS]
+        # Redact before you cut: a secret straddling the cut is replaced whole, never half kept.
+        text = text[:MAX_CHARS] if redacted else redact_slice(text, 0, MAX_CHARS)
         cut = True
     body = text.rstrip()
     if body.endswith(_CUT_SUFFIX) or body == CUT_MARKER:

@@ -48,15 +48,26 @@ normalization), so any change to what is redacted must bump it.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["PLACEHOLDER", "REDACT_VERSION", "find_secrets", "redact", "redact_tree"]
+__all__ = [
+    "PLACEHOLDER",
+    "REDACT_VERSION",
+    "WINDOW_OVERLAP",
+    "find_secrets",
+    "redact",
+    "redact_cut",
+    "redact_slice",
+    "redact_tail",
+    "redact_tree",
+]
 
-REDACT_VERSION = "r1"
+REDACT_VERSION = "r2"
 """Version id of the rule set; bump on any change to what is redacted."""
 
 PLACEHOLDER = "<secret>"
@@ -128,6 +139,19 @@ def _looks_random(value: str) -> bool:
     return rest != rest.lower() and value != value.upper()
 
 
+def _is_path(value: str) -> bool:
+    """True for a file reference (``/run/secrets/db``, ``./keys/dev.pem``): a path prefix and no
+    segment that looks like base64 (8+ characters mixing upper case, lower case and digits), so
+    an AWS secret that happens to start with "/" is still a secret."""
+    if not value.startswith(_PATH_PREFIXES) or "+" in value or value.endswith("="):
+        return False
+    for segment in value.split("/"):
+        if (len(segment) >= 8 and any(c.isupper() for c in segment)
+                and any(c.islower() for c in segment) and any(c.isdigit() for c in segment)):
+            return False
+    return True
+
+
 def _is_reference(value: str) -> bool:
     """True for values that name a secret instead of holding one (``$VAR``, ``None``, ``***``)."""
     return value.lower() in _NOT_SECRET_LITERALS or value.startswith(_REFERENCE_PREFIXES)
@@ -177,7 +201,7 @@ def _starts_line(text: str, key_end: int) -> bool:
 
 def _assignment_ok(text: str, a: _Assignment) -> bool:
     """Decide whether a ``<name><sep><value>`` assignment holds a secret (see the module doc)."""
-    word, start, tail, group = a
+    word, start, tail, _group, v_start, v_end = a
     lword = word.lower()
     if lword in {"pass", "pwd"}:
         # Short words: only as a suffix of a compound (db_pass, DB_PWD, dbPass), never in "compass".
@@ -187,7 +211,7 @@ def _assignment_ok(text: str, a: _Assignment) -> bool:
             return False
         if lword == "pwd" and prev in _ASCII_ALNUM and not camel:
             return False
-    secret = tail.group(group)
+    secret = text[v_start:v_end]
     if _is_reference(secret):
         return False
     if lword == "pwd" and secret.startswith(_PATH_PREFIXES):
@@ -195,10 +219,15 @@ def _assignment_ok(text: str, a: _Assignment) -> bool:
     if lword not in _PASSWORD_WORDS:
         if len(secret) < _MIN_TOKEN_VALUE or secret.isdigit():
             return False
-        if secret.startswith(_PATH_PREFIXES):
+        if _is_path(secret):
             return False
+    if lword == "auth" and not (_looks_random(secret) or len(secret) >= _AMBIGUOUS_MIN_LEN):
+        return False  # "auth": "required" is prose; npm's _auth and Docker's "auth" are base64
     quoted = tail.group("open") is not None or tail.group("close") is not None
     if not quoted and tail.group("sep") in {":", "%3A", "%3a"}:
+        if lword == "auth":
+            # only YAML (``auth: <base64>`` starting its line); "…:auth:none:…" is a signature
+            return _starts_line(text, start + len(word)) and v_start > tail.start("sep") + 1
         return (
             _starts_line(text, start + len(word))
             or _looks_random(secret)
@@ -221,7 +250,97 @@ def _cli_ok(_text: str, m: re.Match[str]) -> bool:
     return not _is_reference(secret) and not secret.startswith("-")
 
 
+_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", re.ASCII)
+_NAME_SEGMENTS = re.compile(r"[./:\\]")
+_SECRET_LAST_WORDS = frozenset({
+    "password", "passwd", "passphrase", "pass", "pwd", "secret", "token", "auth",
+    "storepass", "keypass", "apikey", "accesskey", "secretkey", "privatekey", "authtoken",
+})
+
+
+def _secret_name(name: str) -> bool:
+    """True when a dotted, camelCase, snake_case or kebab-case name names a secret: one of its
+    segments ends in a secret word (``aws_secret_access_key``, ``clientSecret``,
+    ``//registry.npmjs.org/:_authToken``, ``pypi-token.pypi``); ``secret_id``,
+    ``passwordPolicy`` and ``token_type`` do not."""
+    for segment in _NAME_SEGMENTS.split(name[:200]):
+        words = [w.lower() for w in _NAME_WORDS.findall(segment)]
+        if not words:
+            continue
+        last = words[-1]
+        if last in _SECRET_LAST_WORDS:
+            return True
+        if last == "key" and len(words) > 1 and words[-2] in _KEY_QUALIFIERS:
+            return True
+    return False
+
+
+def _value_ok(secret: str, *, password: bool) -> bool:
+    """A value under a secret name: not a reference or a path; 6+ characters and not all digits
+    unless the name is a password's."""
+    if _is_reference(secret) or _is_path(secret):
+        return False
+    return password or (len(secret) >= _MIN_TOKEN_VALUE and not secret.isdigit())
+
+
+def _xml_ok(_text: str, m: re.Match[str]) -> bool:
+    """``<password>…</password>``: the element names a secret (Maven's settings.xml)."""
+    name = m.group("n").rpartition(":")[2]
+    if not _secret_name(name):
+        return False
+    low = name.lower()
+    return _value_ok(m.group("s").strip(), password="pass" in low or "pwd" in low)
+
+
+_OPTION_VALUE_REFS = ("env:", "file:", "fd:", "stdin")
+
+
+def _option_ok(_text: str, m: re.Match[str]) -> bool:
+    """A value after a credentials-shaped option (``--client-secret X``, ``-storepass X``)."""
+    secret = m.group("s")
+    if secret.startswith("-") or secret.lower().startswith(_OPTION_VALUE_REFS):
+        return False
+    option = m.group("o").lower()
+    password = "pass" in option or "pwd" in option
+    if not _value_ok(secret, password=password):
+        return False
+    return password or _looks_random(secret) or len(secret) >= _AMBIGUOUS_MIN_LEN
+
+
+def _config_set_ok(_text: str, m: re.Match[str]) -> bool:
+    """``aws configure set aws_secret_access_key X``, ``npm config set //host/:_authToken X``."""
+    if not _secret_name(m.group("n")):
+        return False
+    low = m.group("n").lower()
+    return _value_ok(m.group("s"), password="pass" in low or "pwd" in low)
+
+
+def _user_password_ok(_text: str, m: re.Match[str]) -> bool:
+    """``-u user:password``; ``-u 1000:1000`` (a uid and gid) is not a credential."""
+    secret = m.group("s")
+    if secret.startswith("-") or _is_reference(secret):
+        return False
+    return not (secret.isdigit() and m.group("u").isdigit())
+
+
+def _positional_ok(_text: str, m: re.Match[str]) -> bool:
+    """A secret standing alone in a credentials command (``mc alias set A URL USER SECRET``)."""
+    secret = m.group("s")
+    return not (_is_reference(secret) or secret.startswith("-"))
+
+
 _FLAGS = re.ASCII
+
+# A token starts after a character outside [A-Za-z0-9_-], or right after an escape that ends in
+# a letter or digit (``\n``, ``\u0022``, ``\x22``, ``%3D``): the regex form of _left_ok, for
+# rules whose prefix letters sit inside their own token class.
+_WORD_START = (
+    r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{4})|(?<=\\x[0-9A-Fa-f]{2})"
+    r"|(?<=%[0-9A-Fa-f]{2}))"
+)
+# What may follow a header credential: the end, white space, a quote, a closing bracket or a
+# separator; never "=" or a letter (``Basic AccountKey=<secret>`` is a key name, not base64).
+_CREDENTIAL_END = r"(?=[\s\"'`,;)\]}|&\\]|%2[0267Cc]|%3[Dd]|<(?!secret>)|$)"
 
 # Qualifiers that make "<q>_key", "<q>-key" or "<q>key" a secret name; a bare "key" is not one.
 _KEY_QUALIFIERS = (
@@ -253,27 +372,85 @@ _ASSIGN_TAIL = re.compile(
     r"|'(?P<s2>(?:[^'\\\r\n\x00]|\\.)+)'?"
     r"|\\+[\"'](?P<s3>[^\"'\\\r\n\x00]+)"
     r"|%2[27](?P<s4>[^\s\x00&\"'<>\\]+))"
-    r"|(?P<s5>[^\s\x00\"'`,;&<>(){}\[\]\\]+))",
+    r"|(?P<s5>[^\s\x00\"'`<>\\]))",
     re.ASCII,
 )
+# An unquoted value runs over punctuation (``p@ss:w~rd&x``) and ends where the next
+# assignment of a query string, connection string or flow mapping starts (``&user=``,
+# ``;Database=``, ``, user:``); closing brackets and sentence punctuation at its end stay.
+_VALUE_STOP = re.compile(
+    r"[\s\x00\"'`<>\\]"
+    r"|(?:&amp;|[&;,])[ \t]*[A-Za-z_][A-Za-z0-9_.-]{0,64}[ \t]*="
+    r"|,[ \t]*[A-Za-z_][A-Za-z0-9_.-]{0,64}:[ \t]",
+    re.ASCII,
+)
+_VALUE_TRAIL = ")]},;.!?"
 _VALUE_GROUPS = ("s1", "s2", "s3", "s4", "s5")
 
 
 class _Assignment(NamedTuple):
-    """One ``<name><sep><value>`` candidate: the secret name, where it starts, its tail match and
-    the name of the tail group that holds the value."""
+    """One ``<name><sep><value>`` candidate: the secret name, where it starts, its tail match,
+    the name of the tail group that holds the value, and the value's span."""
 
     word: str
     start: int
     tail: re.Match[str]
     value_group: str
+    value_start: int
+    value_end: int
+
+
+_STEMS = ("pass", "pwd", "secret", "token", "key", "auth")
+
+
+def _in_arn(low: str, i: int) -> bool:
+    """True when position ``i`` is inside an ARN (``arn:aws:secretsmanager:…:secret:name``):
+    there ``secret:`` is a resource type, and ARNs are identity."""
+    j = low.rfind("arn:", max(0, i - 200), i)
+    if j < 0 or (j > 0 and low[j - 1].isalnum()):
+        return False
+    return not any(c in low[j:i] for c in " \t\n\"'")
+
+
+def _in_userinfo(low: str, i: int) -> bool:
+    """True when position ``i`` is inside a URL's user part (``https://x-access-token:T@host``);
+    the ``url_password`` rule owns those, and an assignment would swallow the host."""
+    j = low.rfind("://", max(0, i - 130), i)
+    if j < 0:
+        return False
+    between = low[j + 3 : i]
+    return not any(c in between for c in "/@?# \t\n\"'")
+
+
+class _StopFinder:
+    """The next value stop at or after a position, remembering the last search: positions only
+    grow within one scan, so every character is searched once (a value that runs to the end of
+    a 1 MiB text is not searched again for each name inside it)."""
+
+    __slots__ = ("_from", "_stop", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._from = len(text) + 1
+        self._stop = len(text)
+
+    def end(self, start: int) -> int:
+        """Where an unquoted value starting at ``start`` ends, trailing punctuation dropped."""
+        if not self._from <= start <= self._stop:
+            m = _VALUE_STOP.search(self._text, start)
+            self._from, self._stop = start, (len(self._text) if m is None else m.start())
+        end = self._stop
+        while end > start + 1 and self._text[end - 1] in _VALUE_TRAIL:
+            end -= 1
+        return end
 
 
 def _assignments(text: str, low: str) -> list[_Assignment]:
     """Find secret names in ``low`` (``text`` lower-cased, same offsets) followed by a value."""
     found: list[_Assignment] = []
     n = len(text)
-    for stem in ("pass", "pwd", "secret", "token", "key"):
+    for stem in _STEMS:
+        stops: _StopFinder | None = None
         i = low.find(stem)
         while i >= 0:
             end = i + len(stem)
@@ -287,19 +464,32 @@ def _assignments(text: str, low: str) -> list[_Assignment]:
             nxt = i + len(stem)
             # Cheap checks first: a separator or a closing quote must follow the name.
             tail = _ASSIGN_TAIL.match(text, end) if end < n and text[end] in _TAIL_FIRST else None
+            if tail is not None and stem == "auth" and i > 0 and low[i - 1].isalnum():
+                tail = None  # "oauth", "xauth": only the word auth itself (_auth, "auth", auth=)
+            if tail is not None and (_in_userinfo(low, i) or _in_arn(low, i)):
+                tail = None
             if tail is not None:
                 start = i
                 if stem == "key":
                     head = low[max(0, i - _LONGEST_KEY_PREFIX) : i]
                     prefix = next((p for p in _KEY_PREFIXES if head.endswith(p)), None)
                     start = -1 if prefix is None else i - len(prefix)
+                group = tail.lastgroup or "s5"
+                if group == "open":
+                    group = next(g for g in _VALUE_GROUPS if tail.start(g) >= 0)
+                v_start, v_end = tail.start(group), tail.end(group)
+                if group == "s5":
+                    if stops is None:
+                        stops = _StopFinder(text)
+                    v_end = stops.end(v_start)
                 if start >= 0:
-                    group = tail.lastgroup or "s5"
-                    if group == "open":
-                        group = next(g for g in _VALUE_GROUPS if tail.start(g) >= 0)
-                    found.append(_Assignment(text[start:end], start, tail, group))
-                    # Resume after the value, as finditer would: rescanning it is quadratic.
-                    nxt = tail.end()
+                    found.append(_Assignment(text[start:end], start, tail, group, v_start, v_end))
+                    # Resume after the value, as finditer would; a value cut at the next
+                    # assignment (``&user=``) resumes there, so that one is read too.
+                    nxt = max(nxt, v_end)
+                else:
+                    # Not a secret name (a bare ``key``): its value may hold one.
+                    nxt = max(nxt, v_start)
             i = low.find(stem, nxt)
     return found
 
@@ -389,12 +579,17 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "jwt",
         ("eyJ",),
-        r"eyJ(?P<s>[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*)",
+        # "eyJ" is inside its own token class: only the first "eyJ" of a run may start a match,
+        # or a run of "eyJeyJ…" is rescanned from each of them (quadratic).
+        _WORD_START
+        + r"eyJ(?P<s>[A-Za-z0-9_-]{5,}+\.eyJ[A-Za-z0-9_-]{5,}+\.[A-Za-z0-9_-]*+)",
     ),
     _rule(
         "url_password",
         ("://",),
-        r"://[^\s:/@?#\"'<>\\]{0,128}:(?P<s>[^\s/@?#\"'<>\\]{1,256})@",
+        # The password runs to the last "@" before the path: a raw "@" or ":" in it stays
+        # inside (``https://u:p@ss@host``); percent-escapes are part of it.
+        r"://[^\s:/@?#\"'<>\\]{0,128}:(?P<s>[^\s/?#\"'<>\\]{1,256})@",
         left_boundary=False,
     ),
     _rule(
@@ -412,7 +607,8 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "authorization_header",
         ("authoriz",),
-        r"authorization(?:\\*[\"']|%22)?[ \t]*(?:[:=]|%3[Aa]|%3[Dd])[ \t]*(?:\\*[\"']|%22)?[ \t]*"
+        r"authorization(?:\\*[\"']|%22)?(?:[ \t]|%20)*(?:[:=]|%3[Aa]|%3[Dd])(?:[ \t]|%20)*"
+        r"(?:\\*[\"']|%22)?(?:[ \t]|%20)*"
         r"(?:(?:bearer|basic|token|digest|apikey|api-key|key|bot|sso-key|negotiate|ntlm)"
         r"(?:[ \t]+|%20|\+))?"
         r"(?P<s>[A-Za-z0-9._~+/=:%-]+)",
@@ -425,7 +621,7 @@ _RULES: tuple[_Rule, ...] = (
         "bearer_token",
         ("bearer",),
         # not glued to a placeholder: "Bearer AccountKey=<secret>" is already redacted text
-        r"bearer(?:[ \t]+|%20|\+)(?P<s>[A-Za-z0-9._~+/=%-]+)(?![A-Za-z0-9._~+/=%-]|<secret>)",
+        r"bearer(?:[ \t]+|%20|\+)(?P<s>[A-Za-z0-9._~+/=%-]++)" + _CREDENTIAL_END,
         lower_gate=True,
         flags=re.IGNORECASE,
         check=_bearer_ok,
@@ -433,7 +629,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "basic_auth",
         ("basic",),
-        r"basic(?:[ \t]+|%20|\+)(?P<s>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])",
+        r"basic(?:[ \t]+|%20|\+)(?P<s>[A-Za-z0-9+/]{8,}+={0,2}+)" + _CREDENTIAL_END,
         lower_gate=True,
         flags=re.IGNORECASE,
         check=_credential_ok,
@@ -447,17 +643,89 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "cli_flag",
-        ("--",),
-        r"--(?:[A-Za-z0-9]+-)*(?:password|passwd|token|secret|api-key|apikey|access-key"
-        r"|secret-key|private-key)[ \t]+(?:[\"'])?(?P<s>[^\s\"'`;&|<>\\]+)",
+        ("pass", "pwd", "token", "secret", "key", "auth"),
+        # --password X, --client-secret X, --api-key X, -storepass X, -passin pass:X, --auth u:p
+        r"(?<![A-Za-z0-9_-])(?P<o>--?(?:[a-z0-9]+[-_.])*(?:pass(?:word|wd|phrase|in|out)?|pwd"
+        r"|token|secret|(?:api|access|secret|private|client|account|master|storage)[-_]?key"
+        r"|auth|(?:src|dest)?(?:store|key)pass))[ \t]+(?:pass:)?[\"']?"
+        r"(?P<s>[^\s\"'`<>\\;|]+)",
+        lower_gate=True,
         flags=re.IGNORECASE,
-        check=_cli_ok,
+        check=_option_ok,
+        left_boundary=False,
     ),
     _rule(
         "cli_user_password",
-        ("-u",),
-        r"(?:-u|--user)[ \t]+[\"']?[^\s:\"'@]{1,128}:(?P<s>[^\s\"'@]+)",
-        check=_cli_ok,
+        ("-u", "--user", "--proxy-user"),
+        r"(?<![A-Za-z0-9_-])(?:-u[ \t]*|--user[ \t=]+|--proxy-user[ \t=]+|-U[ \t]+)[\"']?"
+        r"(?P<u>[^\s:\"'@]{1,128}):(?P<s>[^\s\"'`<>\\;|]+)",
+        check=_user_password_ok,
+        left_boundary=False,
+    ),
+    _rule(
+        "cli_login_password",
+        ("-p",),
+        # docker/podman/helm/oras/az login -p X, sshpass -p X, twine upload -p X
+        r"(?<![A-Za-z0-9_.-])(?:(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|az)"
+        r"(?:[ \t]+(?:registry|acr))?[ \t]+login|sshpass|twine[ \t]+upload)\b[^\n|;&]{0,512}?"
+        r"[ \t]-p[ \t]*[\"']?(?P<s>[^\s\"'`<>\\;|]+)",
+        check=_positional_ok,
+        left_boundary=False,
+    ),
+    _rule(
+        "cli_mysql_password",
+        ("-p",),
+        r"(?<![A-Za-z0-9_.-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,512}?"
+        r"[ \t]-p[\"']?(?P<s>[^\s\"'`<>\\;|]+)",
+        check=_positional_ok,
+        left_boundary=False,
+    ),
+    _rule(
+        "cli_credentials_command",
+        ("alias set", "host add", "admin user add"),
+        # mc alias set NAME URL ACCESS SECRET, mc config host add (same), mc admin user add A U S
+        r"(?<![A-Za-z0-9_.-])mc(?:\.exe)?[ \t]+"
+        r"(?:(?:alias[ \t]+set|config[ \t]+host[ \t]+add)(?:[ \t]+--(?:api|path)[ \t]+[^\s;|&<>]+)*"
+        r"[ \t]+[^\s;|&<>]+|admin[ \t]+user[ \t]+add)"
+        r"[ \t]+[^\s;|&<>]+[ \t]+[\"']?[^\s\"';|&<>]+[\"']?[ \t]+[\"']?"
+        r"(?P<s>[^\s\"'`<>\\;|]+)",
+        check=_positional_ok,
+        left_boundary=False,
+    ),
+    _rule(
+        "cli_config_set",
+        # the name must name a secret, so it holds one of the assignment stems
+        ("pass", "pwd", "token", "secret", "key", "auth"),
+        # aws configure set aws_secret_access_key X, npm/yarn/pnpm config set NAME X,
+        # git config [--global] NAME X, poetry config pypi-token.NAME X
+        r"(?<![A-Za-z0-9_-])config(?:ure)?[ \t]+"
+        r"(?:(?:set|--global|--local|--system|--user|--project|-g)[ \t]+)*"
+        r"(?P<n>[^\s=\"'`;|&<>]{1,200})[ \t]+[\"']?(?P<s>[^\s\"'`<>\\;|]+)",
+        lower_gate=True,
+        flags=re.IGNORECASE,
+        check=_config_set_ok,
+        need="onfig",
+        left_boundary=False,
+    ),
+    _rule(
+        "cli_http_basic",
+        ("http-basic.",),
+        # poetry config http-basic.NAME USER PASSWORD
+        r"config[ \t]+http-basic\.[^\s]{1,200}[ \t]+[^\s]{1,200}[ \t]+[\"']?"
+        r"(?P<s>[^\s\"'`<>\\;|]+)",
+        check=_positional_ok,
+        left_boundary=False,
+    ),
+    _rule(
+        "xml_element",
+        # the element must name a secret, so it holds one of the assignment stems
+        ("pass", "pwd", "token", "secret", "key", "auth"),
+        # <password>…</password> (Maven settings.xml), <ns:secretKey>…</ns:secretKey>
+        r"<(?P<n>[A-Za-z_][A-Za-z0-9_.:-]{0,64})>(?P<s>[^<\r\n]{1,4096})</",
+        lower_gate=True,
+        check=_xml_ok,
+        need="</",
+        left_boundary=False,
     ),
 )
 
@@ -465,14 +733,21 @@ _PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----",
 _PEM_END = "-----END"
 
 
+_PEM_END_LINE = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----", _FLAGS)
+# What a PEM body is made of: base64 lines, their breaks (also JSON-escaped), header lines.
+_PEM_BODY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n\t \\"
+
+
 def _pem_spans(text: str, out: list[tuple[int, int, str]]) -> None:
     """PEM private key bodies; the BEGIN/END lines stay, an unterminated body runs to the end.
 
     A body ends at the next ``-----END`` or at the next BEGIN header, whichever comes first, so
-    spans never overlap and many headers cost linear time.
+    spans never overlap and many headers cost linear time. An END line whose BEGIN was cut off
+    (the tail of a long output) takes the base64 lines right before it.
     """
     headers = list(_PEM_BEGIN.finditer(text))
     end_cache = -1
+    covered = 0
     for k, m in enumerate(headers):
         body = m.end()
         if end_cache < body:
@@ -484,6 +759,22 @@ def _pem_spans(text: str, out: list[tuple[int, int, str]]) -> None:
             stop = min(stop, headers[k + 1].start())
         if stop > body:
             out.append((body, stop, "pem_private_key"))
+    if "-----END" not in text:
+        return
+    k = 0
+    for m in _PEM_END_LINE.finditer(text):
+        # the nearest BEGIN before this END, if any, already owns the body
+        while k < len(headers) and headers[k].start() < m.start():
+            covered = max(covered, headers[k].end())
+            k += 1
+        floor = covered
+        run = text[floor : m.start()]
+        body = m.start() - (len(run) - len(run.rstrip(_PEM_BODY_CHARS)))
+        # a run reaching back to a BEGIN header is that header's body, already found
+        owned = floor > 0 and body == floor
+        if not owned and body < m.start() and text[body : m.start()].strip(" \r\n\t\\"):
+            out.append((body, m.start(), "pem_private_key"))
+        covered = m.end()
 
 
 def _decode(text: object) -> str:
@@ -515,7 +806,7 @@ def _gate_table(lower: bool) -> tuple[tuple[str, tuple[int, ...]], ...]:
 
 _CASE_GATES = _gate_table(lower=False)
 _LOWER_GATES = _gate_table(lower=True)
-_ASSIGNMENT_GATES = ("pass", "pwd", "secret", "token", "key")
+_ASSIGNMENT_GATES = _STEMS
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -554,7 +845,8 @@ _PRESCAN = re.compile(_trie_pattern(sorted(
     | set(_ASSIGNMENT_GATES) | {"private key"})))
 
 
-def _find(text: str) -> list[tuple[int, int, str]]:
+def _find_in(text: str) -> list[tuple[int, int, str]]:
+    """The spans every rule finds in ``text`` itself (no decoded view)."""
     low = text.lower()
     if len(low) != len(text):
         # Some code points lower-case to two; offsets in ``low`` must match ``text``.
@@ -575,20 +867,63 @@ def _find(text: str) -> list[tuple[int, int, str]]:
                 if rule.check is not None and not rule.check(text, m):
                     continue
                 spans.append((m.start("s"), m.end("s"), rule.name))
-    if "pass" in low or "pwd" in low or "secret" in low or "token" in low or "key" in low:
+    if any(stem in low for stem in _STEMS):
         for a in _assignments(text, low):
             if _assignment_ok(text, a):
-                g = a.value_group
-                spans.append((a.tail.start(g), a.tail.end(g), "assignment"))
+                spans.append((a.value_start, a.value_end, "assignment"))  # noqa: PERF401
     if "PRIVATE KEY" in text:
         _pem_spans(text, spans)
     if not spans:
         return spans
     result: list[tuple[int, int, str]] = []
     for start, end, name in spans:
-        s, e = _trim(text, start, _cut_escaped_delimiter(text, start, end))
+        stop = end if name == "url_password" else _cut_escaped_delimiter(text, start, end)
+        s, e = _trim(text, start, stop)
         if s < e:
             result.append((s, e, name))
+    return result
+
+
+# A percent-escape that hides structure: white space, quotes, and the punctuation rules read
+# (``%20 %22 %27 %3A %2F %40 %3D %26 %3F %23 %2C %3B %0A``). Letters and digits are never
+# escaped by URL encoders, so text without one of these has no hidden structure.
+_STRUCTURAL_ESCAPE = re.compile(r"%(?:[01][0-9A-Fa-f]|2[0-9A-Fa-f]|3[A-Fa-f]|40|5[BbDd]|7[BbDd])")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+
+
+def _url_decoded_spans(text: str) -> list[tuple[int, int, str]]:
+    """Spans found in the percent-decoded view of ``text``, mapped back to ``text``'s offsets.
+
+    A URL-encoded command, PEM block or connection string hides the spaces, colons and slashes
+    the rules read; each escape becomes its character (one per escape, so offsets map back by
+    counting the escapes before a position).
+    """
+    pieces: list[str] = []
+    starts: list[int] = []  # decoded offset of each escape
+    pos = 0
+    shift = 0
+    for m in _ESCAPE.finditer(text):
+        pieces.append(text[pos : m.start()])
+        starts.append(m.start() - shift)
+        pieces.append(chr(int(m.group(1), 16)))
+        shift += 2
+        pos = m.end()
+    pieces.append(text[pos:])
+    decoded = "".join(pieces)
+    spans = _find_in(decoded)
+    if not spans:
+        return spans
+
+    def orig(d: int) -> int:
+        return d + 2 * bisect.bisect_left(starts, d)
+
+    return [(orig(s), orig(e), name) for s, e, name in spans]
+
+
+def _find(text: str) -> list[tuple[int, int, str]]:
+    result = _find_in(text)
+    if "%" in text and _STRUCTURAL_ESCAPE.search(text) is not None:
+        result += _url_decoded_spans(text)
     result.sort()
     return result
 
@@ -645,6 +980,104 @@ def redact(text: str | bytes) -> str:
         return "".join(parts)
     except Exception:  # noqa: BLE001 - failing closed: never hand back text that may hold a secret
         return PLACEHOLDER
+
+
+WINDOW_OVERLAP = 8192
+"""How far past a cut :func:`redact_slice` reads: longer than any secret a rule matches except a
+PEM block, which is found from its BEGIN or END line wherever that lies."""
+
+
+def _spans_merged(text: str) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end, _ in _find(text):
+        if merged and start < merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+            continue
+        merged.append((start, end))
+    return merged
+
+
+def redact_slice(text: str | bytes, start: int, end: int) -> str:
+    """``text[start:end]`` redacted as if the whole text had been redacted first.
+
+    Redact before you cut: a secret cut by a limit must not survive as its other half. The
+    slice is redacted with :data:`WINDOW_OVERLAP` characters of context on each side, a secret
+    that straddles a cut is replaced whole (the slice grows to include its placeholder), and a
+    slice that starts inside a PEM private key body whose BEGIN line lies further back is
+    redacted up to the body's END. Cost: linear in the slice plus the overlap (and one
+    backward search for a BEGIN line). Never raises; on an internal error the slice is withheld
+    (:data:`PLACEHOLDER`).
+    """
+    try:
+        s = _decode(text)
+        n = len(s)
+        start, end = max(0, min(start, n)), max(0, min(end, n))
+        if end <= start:
+            return ""
+        lo, hi = max(0, start - WINDOW_OVERLAP), min(n, end + WINDOW_OVERLAP)
+        window = s[lo:hi]
+        spans = _spans_merged(window)
+        a, b = start - lo, end - lo
+        if lo > 0 and "PRIVATE KEY" in s:
+            begin = s.rfind("PRIVATE KEY", 0, lo)
+            if begin >= 0 and _PEM_BEGIN.search(s, max(0, begin - 60), begin + 20) is not None:
+                close = s.find(_PEM_END, begin)
+                if close < 0 or close >= lo:
+                    # the slice's window starts inside a key body: up to its END, all secret
+                    stop = close - lo if 0 <= close - lo <= len(window) else len(window)
+                    spans = _spans_merged_with(spans, (0, stop))
+        parts: list[str] = []
+        pos = a
+        for s0, e0 in spans:
+            if e0 <= a:
+                continue
+            if s0 >= b:
+                break
+            if s0 <= pos:
+                parts.append(PLACEHOLDER)
+            else:
+                parts.extend((window[pos:s0], PLACEHOLDER))
+            pos = max(pos, e0)
+        if pos < b:
+            parts.append(window[pos:b])
+        return "".join(parts)
+    except Exception:  # noqa: BLE001 - failing closed, as redact does
+        return PLACEHOLDER
+
+
+def _spans_merged_with(
+    spans: list[tuple[int, int]], extra: tuple[int, int]
+) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted([*spans, extra]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def redact_cut(text: str | bytes, limit: int, marker: str = "") -> str:
+    """The start of ``text``, redacted before it is cut to at most ``limit`` characters; a cut
+    ends in ``marker``. Cutting redacted text can split a placeholder, never a secret."""
+    s = _decode(text)
+    out = redact_slice(s, 0, min(len(s), limit + _PLACEHOLDER_LEN))
+    if len(s) <= limit + _PLACEHOLDER_LEN and len(out) <= limit:
+        return out
+    keep = max(0, limit - len(marker))
+    return out[:keep] + marker
+
+
+def redact_tail(text: str | bytes, limit: int, marker: str = "") -> str:
+    """The end of ``text``, redacted before it is cut to at most ``limit`` characters; a cut
+    starts with ``marker``."""
+    s = _decode(text)
+    if len(s) <= limit:
+        return redact_slice(s, 0, len(s))
+    out = redact_slice(s, len(s) - limit, len(s))
+    keep = max(0, limit - len(marker))
+    return marker + out[max(0, len(out) - keep) :] if keep else marker
 
 
 def redact_tree(value: Any) -> Any:
