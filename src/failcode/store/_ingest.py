@@ -157,7 +157,7 @@ _PAIR_UPDATE: Final = (
     "THEN excluded.last_us ELSE session_signatures.last_us END")
 
 
-def _aggregate(tx: Tx, batch: list[tuple[int, str, Event]],  # noqa: C901, PLR0912 - one pass
+def _aggregate(tx: Tx, batch: list[tuple[int, str, Event]],  # noqa: PLR0915 - one pass
                clusters: ClustererState) -> None:
     """Aggregate the new events of a batch in Python (one row per key), then write each
     aggregate table with one set-based upsert, in one global table order."""
@@ -172,6 +172,7 @@ def _aggregate(tx: Tx, batch: list[tuple[int, str, Event]],  # noqa: C901, PLR09
         event_counts[name] = event_counts.get(name, 0) + 1
         failure = event.failure
         session = event.session
+        entry: list[Any] | None = None
         if session is not None:
             entry = sessions.get(session)
             if entry is None:
@@ -191,7 +192,7 @@ def _aggregate(tx: Tx, batch: list[tuple[int, str, Event]],  # noqa: C901, PLR09
                 info[5] = event_id
             hour = (ts - ts % HOUR_US, sig)
             hourly[hour] = hourly.get(hour, 0) + 1
-            if session is not None:
+            if session is not None and entry is not None:
                 entry[1] += 1
                 failed = session_failures.get(session)
                 if failed is None:
@@ -223,8 +224,7 @@ def _aggregate(tx: Tx, batch: list[tuple[int, str, Event]],  # noqa: C901, PLR09
                 pairs[(session, sig)] = [1, current[1], ts, ts]
             else:
                 pair[0] += 1
-                if current[1] > pair[1]:
-                    pair[1] = current[1]
+                pair[1] = max(pair[1], current[1])
                 pair[3] = ts
 
     # 2. (session, signature) pairs: a new one adds a session to its signature
