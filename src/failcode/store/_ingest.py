@@ -2,7 +2,10 @@
 
 Shared by both backends; it talks to the database only through :class:`Tx`, whose SQL uses
 ``?`` placeholders and portable statements (``INSERT ... ON CONFLICT``, ``RETURNING``,
-``CASE``), so SQLite and PostgreSQL run the very same statements.
+``CASE``). A batch is aggregated in Python first (one row per key), then each table gets one
+:meth:`Tx.upsert` with the same conflict clause on both backends: ``executemany`` of one
+prepared statement on SQLite, ``COPY`` into a temporary table and one ``INSERT ... SELECT`` on
+PostgreSQL.
 
 Concurrency: SQLite writers are serialized by ``BEGIN IMMEDIATE``. On PostgreSQL, rows whose
 update depends on their current value (a session's last signature, a remedy's failure streak,
