@@ -4,9 +4,9 @@ Run:  python bench/bench_store.py [--events 200000] [--stored 1000000] [--rounds
 
 1. Reading a failcode JSONL event file with ``read_events`` (typed, validated) vs a plain
    ``json.loads`` line loop over the same file (target >= 2.5x).
-2. SQLite ingest: ``Store.append`` in batches of 1,000 (event ids checked, WAL, fsync per
-   batch, every aggregate updated in the same transaction) vs raw batched WAL inserts of the
-   same rows into a bare table (target >= 100,000 events/s).
+2. SQLite ingest: ``Store.append`` in batches of 1,000 (event ids checked, WAL with
+   synchronous=NORMAL, every aggregate updated in the same transaction) vs raw batched WAL
+   inserts of the same rows into a bare table (target >= 100,000 events/s).
 3. PostgreSQL ingest vs a plain ``COPY`` of the same rows (needs FAILCODE_TEST_PG_URL or
    --pg URL; skipped otherwise).
 4. Top-20 signatures over ``--stored`` stored events: the diagnostics query on SQLite

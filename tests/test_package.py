@@ -42,7 +42,8 @@ def test_layer_subpackages_say_what_they_hold() -> None:
     """Each layer subpackage has a docstring saying what it holds and what it may use."""
     import importlib
 
-    for layer in ("record", "signature", "codes", "classification", "policy", "render", "cli"):
+    for layer in ("record", "signature", "codes", "classification", "policy", "render", "cli",
+                  "events", "store", "triage", "pipeline", "integrations"):
         module = importlib.import_module(f"failcode.{layer}")
         assert module.__doc__, layer
         assert "may use" in module.__doc__, layer

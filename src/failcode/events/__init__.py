@@ -8,6 +8,9 @@
         store.emit(failure_event(failure, event="tool.failed", session="s-42"))
 
 ``open_store`` loads :mod:`failcode.store` on first use; ``import failcode.events`` does not.
+
+It may use every layer up to the boundaries (record, signature, codes, classification, policy,
+render, boundary), never the store, triage, the pipeline or the CLI.
 """
 
 from __future__ import annotations

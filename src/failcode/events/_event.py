@@ -162,6 +162,29 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     evidence_refs: tuple[EntityRef, ...] = ()
 
     def __post_init__(self) -> None:
+        # The fast path: a known name with the subject it requires, and plain valid fields.
+        # Anything it does not accept goes through _validate, which says what is wrong.
+        session = self.session
+        source = self.source
+        step = self.step
+        event_id = self.event_id
+        ts = self.ts
+        if not (
+            self.version == EVENT_VERSION
+            and _SUBJECT_OK.get(self.event, _no_subject)(self)
+            and type(event_id) is str and 0 < len(event_id) <= _MAX_ID
+            and event_id.isprintable() and " " not in event_id
+            and ts.tzinfo is UTC
+            and (session is None or (type(session) is str and 0 < len(session) <= _MAX_ID
+                                     and not session.isspace()))
+            and (source is None or (type(source) is str and 0 < len(source) <= _MAX_ID
+                                    and not source.isspace()))
+            and (step is None or (type(step) is int and step >= 0))
+        ):
+            self._validate()
+
+    def _validate(self) -> None:
+        """Every check, each with a message naming the field, the value and the rule."""
         if self.version != EVENT_VERSION:
             msg = (f"Event.version={self.version!r}: this failcode reads event version "
                    f"{EVENT_VERSION}")
@@ -240,6 +263,44 @@ def _check_subject(event: Event) -> None:
         msg = f"Event {name}: a {name} event carries a remedy"
         raise ValueError(msg)
 
+
+def _no_subject(_event: Event) -> bool:
+    return False
+
+
+def _failure_subject(event: Event) -> bool:
+    return (event.failure is not None and event.outcome is None and event.remedy is None)
+
+
+def _outcome_subject(name: str) -> Any:
+    def check(event: Event) -> bool:
+        outcome = event.outcome
+        return (outcome is not None and event.failure is None and event.remedy is None
+                and event.decision is None and OUTCOME_EVENTS.get(type(outcome)) == name)
+    return check
+
+
+def _decision_subject(action: Action) -> Any:
+    def check(event: Event) -> bool:
+        decision = event.decision
+        return (_failure_subject(event) and decision is not None
+                and decision.action is action)
+    return check
+
+
+def _remedy_subject(event: Event) -> bool:
+    return (event.remedy is not None and event.failure is None and event.outcome is None
+            and event.decision is None)
+
+
+_SUBJECT_OK: Final[Mapping[str, Any]] = {
+    **dict.fromkeys(FAILURE_EVENTS, _failure_subject),
+    **{name: _outcome_subject(name) for name in OUTCOME_EVENTS.values()},
+    **{name: _decision_subject(action) for action, name in DECISION_EVENTS.items()},
+    REMEDY_EVENT: _remedy_subject,
+}
+"""The known event names, each with a test of the fast path: it carries exactly the subject
+its name requires (other names, and anything this refuses, take the full validation)."""
 
 _ENCODER: Final = msgspec.json.Encoder(order="deterministic")
 _DECODER: Final = msgspec.json.Decoder(Event)

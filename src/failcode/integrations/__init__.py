@@ -12,4 +12,6 @@ module                                 extra             gives
 ``failcode.integrations.sentry``       ``sentry``        ``before_send``: fingerprint and tags
 ``failcode.integrations.artifact``     ``crypto``        encrypted developer artifacts
 =====================================  ================  ======================================
+
+Each may use every layer up to the boundaries, never the pipeline, triage or the CLI.
 """

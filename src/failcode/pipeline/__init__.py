@@ -28,6 +28,8 @@ it needs the ``pipeline`` extra: ``pip install 'failcode[pipeline]'``.
 ``failcode pipeline validate TRACE`` (or ``python -m failcode.pipeline validate TRACE``) checks
 a trace file; ``failcode pipeline dry-run INPUT`` validates an input and prints the dry-run
 artifact; ``failcode pipeline show TRACE`` prints the trace's timeline.
+
+It may use the integrations, events and everything below them, never triage or the CLI.
 """
 
 from __future__ import annotations

@@ -296,7 +296,7 @@ _VOLATILE_PREFIXES = (
     "/home/", "/Users/", "/root/", "/run/user/",
 )
 _VOLATILE_ROOTS = frozenset({"/tmp", "/var/tmp", "/home", "/Users", "/root"})  # noqa: S108
-_STATIC_CACHE_SIZE: Final = 4096
+_STATIC_CACHE_SIZE: Final = 16384
 _static_ok: dict[tuple[object, ...], tuple[object, ...]] = {}
 """(code, surface, class, location, version) -> (the four axes seen, prefix, its length + 8,
 whether a remedy is needed), for combinations already validated."""
@@ -367,7 +367,9 @@ def _validate_static(record: Failure, key: tuple[object, ...]) -> str:
     if location is None or location[0] != "/":
         # an absolute location is checked against the working directory, which may change
         if len(_static_ok) >= _STATIC_CACHE_SIZE:
-            _static_ok.clear()
+            # evict the oldest entry, not everything: more distinct combinations than the
+            # cache holds (one per source file, say) must not empty it over and over
+            del _static_ok[next(iter(_static_ok))]
         _static_ok[key] = (record.kind, record.category, record.severity, record.retryability,
                            prefix, len(prefix) + 8, record.category.needs_remedy)
     return prefix
@@ -441,15 +443,25 @@ def _validate(record: Failure) -> None:
 
 def _freeze_containers(record: Failure) -> None:
     """Make the mappings FrozenDicts and the sequences tuples, checking their items."""
+    # an empty dict (as decoding gives for {}) becomes the one shared empty FrozenDict
     value = record.params
     if type(value) is not FrozenDict:
-        _freeze(record, "params", value)
+        if type(value) is dict and not value:
+            force_setattr(record, "params", _EMPTY)
+        else:
+            _freeze(record, "params", value)
     value = record.context
     if type(value) is not FrozenDict:
-        _freeze(record, "context", value)
+        if type(value) is dict and not value:
+            force_setattr(record, "context", _EMPTY)
+        else:
+            _freeze(record, "context", value)
     value = record.metadata
     if type(value) is not FrozenDict:
-        _freeze(record, "metadata", value)
+        if type(value) is dict and not value:
+            force_setattr(record, "metadata", _EMPTY)
+        else:
+            _freeze(record, "metadata", value)
     if record.cause:
         _freeze_refs(record, "cause", CauseLink, MAX_CAUSE_DEPTH)
     if record.cause_refs:

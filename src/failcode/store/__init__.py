@@ -14,6 +14,9 @@ The query functions (:func:`diagnostics`, :func:`blame`, :func:`loops`, :func:`c
 ``fetch(sql, params)``, a Store included; the Store's methods call them with its knowledge
 thresholds. Every failure to open, write or read is a :class:`StoreError` carrying an FC-STORE
 Failure, never a driver's traceback.
+
+It may use the events layer and everything below it, never triage, the pipeline or the CLI; the
+query functions take any connection, so a service can sit on top.
 """
 
 from __future__ import annotations

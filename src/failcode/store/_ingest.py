@@ -2,7 +2,10 @@
 
 Shared by both backends; it talks to the database only through :class:`Tx`, whose SQL uses
 ``?`` placeholders and portable statements (``INSERT ... ON CONFLICT``, ``RETURNING``,
-``CASE``), so SQLite and PostgreSQL run the very same statements.
+``CASE``). A batch is aggregated in Python first (one row per key), then each table gets one
+:meth:`Tx.upsert` with the same conflict clause on both backends: ``executemany`` of one
+prepared statement on SQLite, ``COPY`` into a temporary table and one ``INSERT ... SELECT`` on
+PostgreSQL.
 
 Concurrency: SQLite writers are serialized by ``BEGIN IMMEDIATE``. On PostgreSQL, rows whose
 update depends on their current value (a session's last signature, a remedy's failure streak,
@@ -13,8 +16,9 @@ retries the whole batch (appends are idempotent by event id, so a retry stores n
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import TYPE_CHECKING, Any, Final, Protocol
+
+import msgspec
 
 from failcode.events import REMEDY_EVENT, Event
 from failcode.events._event import ts_micros
@@ -28,6 +32,9 @@ __all__ = ["HOUR_US", "Tx", "ingest", "replay_remedies"]
 
 HOUR_US: Final = 3_600_000_000
 _CHUNK: Final = 400
+
+_ENCODE: Final = msgspec.json.Encoder(order="deterministic").encode
+"""The events' canonical JSON (as ``Event.to_json``), without a method call per event."""
 
 EVENT_COLUMNS: Final = ("event_id", "ts_us", "event", "session", "step", "source", "signature",
                         "code", "body")
@@ -44,6 +51,17 @@ class Tx(Protocol):
 
     def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Execute one statement per row."""
+
+    def upsert(self, table: str, columns: Sequence[str], key: Sequence[str],
+               rows: Sequence[Sequence[Any]], update: str | None, *,
+               want_new: bool = True) -> set[Any]:
+        """Insert ``rows`` (the ``key`` columns first, each key once); a row whose key exists
+        is skipped (``update`` None) or updated by ``ON CONFLICT (key) DO UPDATE SET update``.
+        Returns the keys that had no row before (empty unless ``want_new``).
+
+        SQLite runs one prepared statement over the rows (``executemany``); PostgreSQL COPYs
+        them into a temporary table and runs one ``INSERT ... SELECT ... ON CONFLICT``.
+        """
 
 
 class ClustererState(Protocol):
@@ -64,21 +82,7 @@ def _chunks(rows: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
 def insert_new(tx: Tx, table: str, columns: Sequence[str], key: Sequence[str],
                rows: Sequence[Sequence[Any]]) -> set[Any]:
     """Insert ``rows``, skipping those whose key exists; return the keys actually inserted."""
-    if not rows:
-        return set()
-    width = len(columns)
-    head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
-    tail = f" ON CONFLICT ({', '.join(key)}) DO NOTHING RETURNING {', '.join(key)}"
-    one = "(" + ", ".join("?" * width) + ")"
-    inserted: set[Any] = set()
-    for chunk in _chunks(rows, max(1, _CHUNK * 9 // width)):
-        params = [value for row in chunk for value in row]
-        result = tx.run(head + ", ".join([one] * len(chunk)) + tail, params)
-        if len(key) == 1:
-            inserted.update(row[0] for row in result)
-        else:
-            inserted.update(tuple(row) for row in result)
-    return inserted
+    return tx.upsert(table, columns, key, rows, None)
 
 
 def _select_in(tx: Tx, sql: str, keys: Sequence[Any], suffix: str = "") -> list[tuple[Any, ...]]:
@@ -92,10 +96,14 @@ def _select_in(tx: Tx, sql: str, keys: Sequence[Any], suffix: str = "") -> list[
 def event_row(event: Event) -> tuple[Any, ...]:
     """The ``events`` row of an event."""
     failure = event.failure
-    signature = event.signature
+    if failure is not None:
+        signature: str | None = failure.signature
+        code: str | None = failure.code
+    else:
+        signature = event.signature
+        code = None
     return (event.event_id, ts_micros(event.ts), event.event, event.session, event.step,
-            event.source, signature, failure.code if failure is not None else None,
-            event.to_json().decode())
+            event.source, signature, code, _ENCODE(event).decode())
 
 
 def ingest(tx: Tx, events: Sequence[Event], clusters: ClustererState) -> int:
@@ -103,34 +111,75 @@ def ingest(tx: Tx, events: Sequence[Event], clusters: ClustererState) -> int:
     were new."""
     unique: dict[str, Event] = {}
     for event in events:
-        unique.setdefault(event.event_id, event)
+        if event.event_id not in unique:
+            unique[event.event_id] = event
     rows = [event_row(event) for event in unique.values()]
-    new_ids = insert_new(tx, "events", EVENT_COLUMNS, ("event_id",), rows)
+    new_ids = tx.upsert("events", EVENT_COLUMNS, ("event_id",), rows, None)
     if not new_ids:
         return 0
-    batch = sorted(((row[1], row[0], unique[row[0]]) for row in rows if row[0] in new_ids),
-                   key=lambda item: (item[0], item[1]))
+    batch = sorted((row[1], row[0], unique[row[0]]) for row in rows if row[0] in new_ids)
     _aggregate(tx, batch, clusters)
     return len(batch)
 
 
-def _aggregate(tx: Tx, batch: list[tuple[int, str, Event]],  # noqa: PLR0915 - one pass, one order
+_SIG_COLUMNS: Final = ("signature", "code", "kind", "category", "error_class", "surface", "area",
+                       "count", "sessions", "first_us", "last_us", "last_message",
+                       "last_event_id")
+_SIG_UPDATE: Final = (
+    "count = signatures.count + excluded.count, "
+    "sessions = signatures.sessions + excluded.sessions, "
+    "first_us = CASE WHEN excluded.first_us < signatures.first_us THEN excluded.first_us "
+    "ELSE signatures.first_us END, "
+    "last_message = CASE WHEN excluded.last_us >= signatures.last_us "
+    "THEN excluded.last_message ELSE signatures.last_message END, "
+    "last_event_id = CASE WHEN excluded.last_us >= signatures.last_us "
+    "THEN excluded.last_event_id ELSE signatures.last_event_id END, "
+    "last_us = CASE WHEN excluded.last_us > signatures.last_us THEN excluded.last_us "
+    "ELSE signatures.last_us END")
+_SESSION_COLUMNS: Final = ("session", "events", "failures", "first_us", "last_us",
+                           "last_signature", "run")
+# a session with failures in the batch had its state read (and locked) first: run > 0 says so
+_SESSION_UPDATE: Final = (
+    "events = sessions.events + excluded.events, "
+    "failures = sessions.failures + excluded.failures, "
+    "first_us = CASE WHEN excluded.first_us < sessions.first_us THEN excluded.first_us "
+    "ELSE sessions.first_us END, "
+    "last_us = CASE WHEN excluded.last_us > sessions.last_us THEN excluded.last_us "
+    "ELSE sessions.last_us END, "
+    "last_signature = CASE WHEN excluded.run > 0 THEN excluded.last_signature "
+    "ELSE sessions.last_signature END, "
+    "run = CASE WHEN excluded.run > 0 THEN excluded.run ELSE sessions.run END")
+_PAIR_COLUMNS: Final = ("session", "signature", "count", "max_run", "first_us", "last_us")
+_PAIR_UPDATE: Final = (
+    "count = session_signatures.count + excluded.count, "
+    "max_run = CASE WHEN excluded.max_run > session_signatures.max_run "
+    "THEN excluded.max_run ELSE session_signatures.max_run END, "
+    "first_us = CASE WHEN excluded.first_us < session_signatures.first_us "
+    "THEN excluded.first_us ELSE session_signatures.first_us END, "
+    "last_us = CASE WHEN excluded.last_us > session_signatures.last_us "
+    "THEN excluded.last_us ELSE session_signatures.last_us END")
+
+
+def _aggregate(tx: Tx, batch: list[tuple[int, str, Event]],  # noqa: PLR0915 - one pass
                clusters: ClustererState) -> None:
-    lock = tx.lock
-    event_counts: Counter[str] = Counter()
+    """Aggregate the new events of a batch in Python (one row per key), then write each
+    aggregate table with one set-based upsert, in one global table order."""
+    event_counts: dict[str, int] = {}
     sigs: dict[str, list[Any]] = {}
-    hourly: Counter[tuple[int, str]] = Counter()
+    hourly: dict[tuple[int, str], int] = {}
     sessions: dict[str, list[Any]] = {}
     session_failures: dict[str, list[tuple[str, int]]] = {}
     remedies: list[tuple[int, Event]] = []
     for ts, event_id, event in batch:
-        event_counts[event.event] += 1
+        name = event.event
+        event_counts[name] = event_counts.get(name, 0) + 1
         failure = event.failure
         session = event.session
+        entry: list[Any] | None = None
         if session is not None:
             entry = sessions.get(session)
             if entry is None:
-                sessions[session] = [1, 0, ts, ts]
+                entry = sessions[session] = [1, 0, ts, ts]
             else:
                 entry[0] += 1
                 entry[3] = ts
@@ -144,30 +193,29 @@ def _aggregate(tx: Tx, batch: list[tuple[int, str, Event]],  # noqa: PLR0915 - o
                 info[3] = ts
                 info[4] = failure.message
                 info[5] = event_id
-            hourly[(ts - ts % HOUR_US, sig)] += 1
-            if session is not None:
-                sessions[session][1] += 1
-                session_failures.setdefault(session, []).append((sig, ts))
-        elif event.event == REMEDY_EVENT and event.remedy is not None:
+            hour = (ts - ts % HOUR_US, sig)
+            hourly[hour] = hourly.get(hour, 0) + 1
+            if session is not None and entry is not None:
+                entry[1] += 1
+                failed = session_failures.get(session)
+                if failed is None:
+                    session_failures[session] = [(sig, ts)]
+                else:
+                    failed.append((sig, ts))
+        elif name == REMEDY_EVENT and event.remedy is not None:
             remedies.append((ts, event))
 
-    # 1. signatures: make sure each has a row (new ones are clustered below)
-    sig_keys = sorted(sigs)
-    new_sigs = insert_new(tx, "signatures", (
-        "signature", "code", "kind", "category", "error_class", "surface", "area", "count",
-        "sessions", "first_us", "last_us", "last_message", "last_event_id"), ("signature",), [
-        (sig, f.code, f.kind.value, f.category.value, f.error_class, f.surface,
-         f.code.split("-")[1], 0, 0, first, last, msg, eid)
-        for sig in sig_keys for f, _n, first, last, msg, eid in (sigs[sig],)])
-
-    # 2. sessions: rows exist, then read their last signature and run (locked on PostgreSQL)
+    # 1. sessions: rows exist, then their last signature and run are read (and every session
+    #    row of the batch locked, in key order, on PostgreSQL); the runs continue from there
     session_keys = sorted(sessions)
-    insert_new(tx, "sessions", ("session", "events", "failures", "first_us", "last_us",
-                                "last_signature", "run"), ("session",),
-               [(s, 0, 0, sessions[s][2], sessions[s][3], None, 0) for s in session_keys])
-    state = {row[0]: [row[1], row[2]] for row in _select_in(
-        tx, "SELECT session, last_signature, run FROM sessions WHERE session",
-        session_keys, lock)} if session_keys else {}
+    state: dict[str, list[Any]] = {}
+    if session_keys:
+        tx.upsert("sessions", _SESSION_COLUMNS, ("session",),
+                  [(s, 0, 0, sessions[s][2], sessions[s][3], None, 0) for s in session_keys],
+                  None, want_new=False)
+        state = {row[0]: [row[1], row[2]] for row in _select_in(
+            tx, "SELECT session, last_signature, run FROM sessions WHERE session",
+            session_keys if tx.lock else sorted(session_failures), tx.lock)}
     pairs: dict[tuple[str, str], list[int]] = {}
     for session in sorted(session_failures):
         current = state.setdefault(session, [None, 0])
@@ -182,49 +230,32 @@ def _aggregate(tx: Tx, batch: list[tuple[int, str, Event]],  # noqa: PLR0915 - o
                 pair[1] = max(pair[1], current[1])
                 pair[3] = ts
 
-    # 3. (session, signature) pairs: the new ones add a session to their signature
-    pair_keys = sorted(pairs)
-    new_pairs = insert_new(tx, "session_signatures", (
-        "session", "signature", "count", "max_run", "first_us", "last_us"),
-        ("session", "signature"),
-        [(s, sig, 0, 0, pairs[(s, sig)][2], pairs[(s, sig)][3]) for s, sig in pair_keys])
-    new_sessions: Counter[str] = Counter(sig for _s, sig in new_pairs)
+    # 2. (session, signature) pairs: a new one adds a session to its signature
+    new_pairs = tx.upsert("session_signatures", _PAIR_COLUMNS, ("session", "signature"), [
+        (s, sig, n, run, first, last)
+        for (s, sig), (n, run, first, last) in sorted(pairs.items())], _PAIR_UPDATE)
+    new_sessions: dict[str, int] = {}
+    for _s, sig in new_pairs:
+        new_sessions[sig] = new_sessions.get(sig, 0) + 1
 
-    # 4. counters, additively (another writer may have added to the same rows)
-    if sig_keys:
-        tx.many(
-            "UPDATE signatures SET count = count + ?, sessions = sessions + ?, "
-            "first_us = CASE WHEN ? < first_us THEN ? ELSE first_us END, "
-            "last_message = CASE WHEN ? >= last_us THEN ? ELSE last_message END, "
-            "last_event_id = CASE WHEN ? >= last_us THEN ? ELSE last_event_id END, "
-            "last_us = CASE WHEN ? > last_us THEN ? ELSE last_us END WHERE signature = ?",
-            [(n, new_sessions[sig], first, first, last, msg, last, eid, last, last, sig)
-             for sig in sig_keys for _f, n, first, last, msg, eid in (sigs[sig],)])
-    if session_keys:
-        tx.many(
-            "UPDATE sessions SET events = events + ?, failures = failures + ?, "
-            "first_us = CASE WHEN ? < first_us THEN ? ELSE first_us END, "
-            "last_us = CASE WHEN ? > last_us THEN ? ELSE last_us END, "
-            "last_signature = ?, run = ? WHERE session = ?",
-            [(sessions[s][0], sessions[s][1], sessions[s][2], sessions[s][2], sessions[s][3],
-              sessions[s][3], state.get(s, [None, 0])[0], state.get(s, [None, 0])[1], s)
-             for s in session_keys])
-    if pair_keys:
-        tx.many(
-            "UPDATE session_signatures SET count = count + ?, "
-            "max_run = CASE WHEN ? > max_run THEN ? ELSE max_run END, "
-            "first_us = CASE WHEN ? < first_us THEN ? ELSE first_us END, "
-            "last_us = CASE WHEN ? > last_us THEN ? ELSE last_us END "
-            "WHERE session = ? AND signature = ?",
-            [(n, run, run, first, first, last, last, s, sig)
-             for (s, sig) in pair_keys for n, run, first, last in (pairs[(s, sig)],)])
-    if hourly:
-        tx.many("INSERT INTO hourly (hour, signature, count) VALUES (?, ?, ?) "
-                "ON CONFLICT (hour, signature) DO UPDATE SET count = hourly.count + "
-                "excluded.count", [(h, sig, n) for (h, sig), n in sorted(hourly.items())])
-    tx.many("INSERT INTO event_counts (event, count) VALUES (?, ?) ON CONFLICT (event) "
-            "DO UPDATE SET count = event_counts.count + excluded.count",
-            sorted(event_counts.items()))
+    # 3. signatures, counters added (another writer may have added to the same rows)
+    sig_keys = sorted(sigs)
+    new_sigs = tx.upsert("signatures", _SIG_COLUMNS, ("signature",), [
+        (sig, f.code, f.kind.value, f.category.value, f.error_class, f.surface,
+         f.code.split("-")[1], n, new_sessions.get(sig, 0), first, last, msg, eid)
+        for sig in sig_keys for f, n, first, last, msg, eid in (sigs[sig],)], _SIG_UPDATE)
+
+    # 4. every session of the batch, then the hourly and per-name counters
+    no_state = (None, 0)
+    tx.upsert("sessions", _SESSION_COLUMNS, ("session",), [
+        (s, n, nf, first, last, *state.get(s, no_state))
+        for s in session_keys for n, nf, first, last in (sessions[s],)], _SESSION_UPDATE,
+        want_new=False)
+    tx.upsert("hourly", ("hour", "signature", "count"), ("hour", "signature"),
+              [(h, sig, n) for (h, sig), n in sorted(hourly.items())],
+              "count = hourly.count + excluded.count", want_new=False)
+    tx.upsert("event_counts", ("event", "count"), ("event",), sorted(event_counts.items()),
+              "count = event_counts.count + excluded.count", want_new=False)
 
     # 5. knowledge, then 6. clusters of the signatures seen for the first time
     if remedies:

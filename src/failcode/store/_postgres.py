@@ -7,6 +7,7 @@ event id (``ON CONFLICT DO NOTHING``); rows whose new value depends on the old a
 
 from __future__ import annotations
 
+import weakref
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
@@ -32,11 +33,35 @@ def _pg(sql: str) -> str:
     return converted
 
 
+_STAGED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+"""Per connection: the tables whose temporary staging table exists on it."""
+
+
 class _Tx:
     lock = " FOR UPDATE"
 
     def __init__(self, cursor: Any) -> None:
         self._cursor = cursor
+        self._used: set[str] = set()
+
+    def _stage(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+        """COPY ``rows`` into the connection's temporary staging table of ``table`` (emptied
+        at commit or rollback, and before a second use in one transaction)."""
+        cursor = self._cursor
+        stage = f"_fc_stage_{table}"
+        made = _STAGED.setdefault(cursor.connection, set())
+        if table not in made:
+            cursor.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {stage} (LIKE {table}) "
+                           "ON COMMIT DELETE ROWS")
+            made.add(table)
+        elif table in self._used:
+            cursor.execute(f"DELETE FROM {stage}")
+        self._used.add(table)
+        with cursor.copy(f"COPY {stage} ({', '.join(columns)}) FROM STDIN") as copy:
+            write = copy.write_row
+            for row in rows:
+                write(row)
+        return stage
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         cursor = self._cursor
@@ -46,6 +71,32 @@ class _Tx:
     def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if rows:
             self._cursor.executemany(_pg(sql), rows)
+
+    def upsert(self, table: str, columns: Sequence[str], key: Sequence[str],
+               rows: Sequence[Sequence[Any]], update: str | None, *,
+               want_new: bool = True) -> set[Any]:
+        if not rows:
+            return set()
+        stage = self._stage(table, columns, rows)
+        names = ", ".join(columns)
+        keys = ", ".join(key)
+        # key order: concurrent writers lock rows in one order (no deadlock between batches)
+        sql = (f"INSERT INTO {table} ({names}) SELECT {names} FROM {stage} ORDER BY {keys} "
+               f"ON CONFLICT ({keys}) DO ")
+        if update is None:
+            sql += "NOTHING" + (f" RETURNING {keys}" if want_new else "")
+        else:
+            # a row just inserted has no xmax; one updated by ON CONFLICT has this transaction's
+            sql += f"UPDATE SET {update}" + (f" RETURNING {keys}, xmax = 0" if want_new else "")
+        cursor = self._cursor
+        cursor.execute(sql)
+        if not want_new:
+            return set()
+        width = len(key)
+        result = cursor.fetchall()
+        if update is not None:
+            result = [row[:width] for row in result if row[width]]
+        return {row[0] for row in result} if width == 1 else {tuple(row) for row in result}
 
 
 def _first_line(exc: BaseException) -> str:

@@ -1,8 +1,9 @@
 """The embedded backend: one SQLite file in WAL mode, batched durable appends.
 
 Writers take the write lock at the start of each batch (``BEGIN IMMEDIATE``), so several
-processes can append to one file; ``synchronous=FULL`` makes each committed batch durable.
-Readers never block writers (WAL).
+processes can append to one file. With WAL and ``synchronous=NORMAL`` a committed batch is in
+the WAL file when ``append`` returns, so it survives the process being killed (an OS crash may
+lose the last batches). Readers never block writers (WAL).
 """
 
 from __future__ import annotations
@@ -34,6 +35,15 @@ _PERM: Final = 3
 _NOTADB: Final = 26
 
 
+_IN_CHUNK: Final = 500
+_CHECKPOINT_PAGES: Final = 8192
+"""WAL pages (4 KiB) after which a commit checkpoints (SQLite's default: 1000)."""
+_WAL_LIMIT: Final = 64 * 1024 * 1024
+"""The WAL file is truncated to this many bytes after a checkpoint."""
+_CACHE_KIB: Final = 32 * 1024
+"""The page cache per connection (SQLite's default: 2 MiB)."""
+
+
 class _Tx:
     lock = ""
 
@@ -46,6 +56,48 @@ class _Tx:
     def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if rows:
             self._connection.executemany(sql, rows)
+
+    def _existing(self, table: str, key: Sequence[str],
+                  keys: Sequence[Any]) -> set[Any]:
+        """The keys among ``keys`` that have a row (the write lock is held: no race)."""
+        execute = self._connection.execute
+        found: set[Any] = set()
+        if len(key) == 1:
+            head = f"SELECT {key[0]} FROM {table} WHERE {key[0]} IN ("
+            for start in range(0, len(keys), _IN_CHUNK):
+                chunk = keys[start:start + _IN_CHUNK]
+                rows = execute(head + ",".join("?" * len(chunk)) + ")", chunk).fetchall()
+                found.update(row[0] for row in rows)
+            return found
+        names = ", ".join(key)
+        mark = "(" + ",".join("?" * len(key)) + ")"
+        head = f"SELECT {names} FROM {table} WHERE ({names}) IN (VALUES "
+        for start in range(0, len(keys), _IN_CHUNK):
+            chunk = keys[start:start + _IN_CHUNK]
+            params = [value for item in chunk for value in item]
+            rows = execute(head + ",".join([mark] * len(chunk)) + ")", params).fetchall()
+            found.update(rows)
+        return found
+
+    def upsert(self, table: str, columns: Sequence[str], key: Sequence[str],
+               rows: Sequence[Sequence[Any]], update: str | None, *,
+               want_new: bool = True) -> set[Any]:
+        if not rows:
+            return set()
+        width = len(key)
+        keys = ([row[0] for row in rows] if width == 1
+                else [tuple(row[:width]) for row in rows])
+        existing = self._existing(table, key, keys) if (want_new or update is None) else set()
+        marks = ", ".join("?" * len(columns))
+        head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
+        if update is None:
+            fresh = [row for row, k in zip(rows, keys, strict=True) if k not in existing]
+            if fresh:
+                self._connection.executemany(head, fresh)
+        else:
+            self._connection.executemany(
+                f"{head} ON CONFLICT ({', '.join(key)}) DO UPDATE SET {update}", rows)
+        return {k for k in keys if k not in existing} if want_new else set()
 
 
 class SqliteBackend:
@@ -64,6 +116,11 @@ class SqliteBackend:
                 self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
             self._connection.execute("PRAGMA journal_mode=WAL").fetchall()
             self._connection.execute("PRAGMA synchronous=NORMAL")
+            # a larger WAL between checkpoints copies a page updated by many batches (the
+            # aggregates) once, and a larger cache keeps the indexes' hot pages in memory
+            self._connection.execute(f"PRAGMA wal_autocheckpoint={_CHECKPOINT_PAGES}")
+            self._connection.execute(f"PRAGMA journal_size_limit={_WAL_LIMIT}")
+            self._connection.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
             self._connection.execute("PRAGMA foreign_keys=OFF")
         except (sqlite3.Error, OSError) as exc:
             failure = self.failure(exc, writing=True)

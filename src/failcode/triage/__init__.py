@@ -8,6 +8,8 @@ summary, ``--json`` and ``--html`` render.
 
 ``import failcode`` does not import this package; the terminal summary imports rich only when
 it renders.
+
+It may use the events and store layers and everything below them, never the CLI.
 """
 
 from __future__ import annotations

@@ -1,0 +1,289 @@
+"""decide's rules 3 and 6 field by field, and the stateful helpers around it.
+
+Each expected Decision is written out in full (action, delay, route, outcome, reason, rule,
+hints, budget) from the documented rules (docs/decisions.md): the stuck ladder with the default
+thresholds (one retry after a change, one routing to the owner, then block) entered at its
+retry rung for retryable failures, its change rung for retryable-after-change ones and its
+escalate rung for unknown ones; a defect aborts (or is skipped on a non-critical path when the
+policy says so). The reason is part of the contract: it is what a log or a user reads.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import pytest
+
+from failcode import (
+    FC,
+    KIND_DEFAULTS,
+    Action,
+    Budget,
+    BudgetPolicy,
+    Change,
+    Decision,
+    DecisionRule,
+    Failure,
+    History,
+    Kind,
+    LadderPolicy,
+    NoMatch,
+    NoProgressMonitor,
+    Outcome,
+    Policy,
+    RejectedAction,
+    RetryClass,
+    SharedBudget,
+    decide,
+)
+
+BUDGET = Budget(123.0, 500.0)
+
+
+def _owner(kind: Kind) -> object:
+    return KIND_DEFAULTS[kind].routes[0]
+
+
+def _history(failure: Failure, n: int, *, operation: str = "default",
+             attempts: int = 0, critical: bool = True) -> History:
+    counts = MappingProxyType({failure.signature: n}) if n else MappingProxyType({})
+    return History(operation=operation, attempts=attempts, signatures=counts,
+                   critical=critical)
+
+
+def _build() -> Failure:
+    return FC.BUILD_FAILED.failure(surface="cpp.build", params={"program": "gcc"})
+
+
+def _rate_limit() -> Failure:
+    return FC.PROV_RATE_LIMIT.failure(surface="llm.complete", params={"provider": "OpenAI"})
+
+
+def _unknown() -> Failure:
+    return FC.SYS_UNKNOWN.failure(surface="step", params={"exception": "ValueError"})
+
+
+def _defect() -> Failure:
+    return FC.SYS_DEFECT.failure(surface="step", params={
+        "function": "app.orders:total", "exception": "AssertionError"})
+
+
+def _ladder(action: Action, failure: Failure, times: int, tail: str,
+            outcome: Outcome) -> Decision:
+    return Decision(action, 0.0, _owner(failure.kind), outcome,
+                    f"rule 3 (stuck ladder): the same failure {times} times with nothing "
+                    f"changed; {tail}", DecisionRule.STUCK_LADDER, (), BUDGET)
+
+
+# -- rule 3: retryable after a change enters at the change rung ----------------------------------
+
+def test_after_change_second_time_retries_only_after_a_change() -> None:
+    """Seen once before, nothing changed: retry only after a change (outcome failed, task)."""
+    failure = _build()
+    assert decide(failure, _history(failure, 1), budget=BUDGET) == _ladder(
+        Action.RETRY_AFTER_CHANGE, failure, 2, "retry only after a change", Outcome.FAILED)
+
+
+def test_after_change_third_time_routes_to_the_owner() -> None:
+    """Seen twice before: routed to the kind's primary owner, named in the reason."""
+    failure = _build()
+    owner = _owner(failure.kind)
+    assert decide(failure, _history(failure, 2), budget=BUDGET) == _ladder(
+        Action.ESCALATE, failure, 3, f"routed to the owner ({owner})", Outcome.FAILED)
+
+
+def test_after_change_fourth_time_blocks() -> None:
+    """Seen three times before: blocked, whatever the category."""
+    failure = _build()
+    assert decide(failure, _history(failure, 3), budget=BUDGET) == _ladder(
+        Action.BLOCK, failure, 4, "blocked", Outcome.BLOCKED)
+
+
+# -- rule 3: retryable failures stay on the retry rung while their class grants retries -------
+
+def test_retryable_on_the_retry_rung_is_rule_4() -> None:
+    """provider allows 4 attempts: a signature seen twice before is still retried (rule 4)."""
+    failure = _rate_limit()
+    decision = decide(failure, _history(failure, 2, operation="provider"), budget=BUDGET,
+                      rand=lambda: 0.5)
+    assert (decision.action, decision.rule) == (Action.RETRY, DecisionRule.RETRYABLE)
+    assert decision.delay_s == pytest.approx(0.5 * 1.0)
+
+
+def test_retryable_past_the_retry_rung_climbs_the_ladder() -> None:
+    """Seen three, four, five times before: change, owner, block (no fallback: blocked)."""
+    failure = _rate_limit()
+    owner = _owner(failure.kind)
+    steps = [(3, Action.RETRY_AFTER_CHANGE, "retry only after a change", Outcome.BLOCKED),
+             (4, Action.ESCALATE, f"routed to the owner ({owner})", Outcome.BLOCKED),
+             (5, Action.BLOCK, "blocked", Outcome.BLOCKED)]
+    for n, action, tail, outcome in steps:
+        decision = decide(failure, _history(failure, n, operation="provider"), budget=BUDGET)
+        assert decision == _ladder(action, failure, n + 1, tail, outcome), n
+
+
+def test_retryable_with_a_fallback_model_stops_as_failed() -> None:
+    """A provider failure stops as failed, not blocked, when a fallback model exists."""
+    failure = _rate_limit()
+    policy = Policy(fallback_models=("backup-model",))
+    decision = decide(failure, _history(failure, 3, operation="provider"), policy,
+                      budget=BUDGET)
+    assert (decision.action, decision.outcome) == (Action.RETRY_AFTER_CHANGE, Outcome.FAILED)
+
+
+# -- rule 3: unknown failures enter at the escalate rung -----------------------------------------
+
+def test_unknown_seen_before_escalates_then_blocks() -> None:
+    """An unknown failure seen once before is routed to its owner; twice before, blocked."""
+    failure = _unknown()
+    owner = _owner(failure.kind)
+    assert decide(failure, _history(failure, 1), budget=BUDGET) == _ladder(
+        Action.ESCALATE, failure, 2, f"routed to the owner ({owner})", Outcome.FAILED)
+    assert decide(failure, _history(failure, 2), budget=BUDGET) == _ladder(
+        Action.BLOCK, failure, 3, "blocked", Outcome.BLOCKED)
+
+
+def test_wider_ladder_thresholds_move_the_rungs() -> None:
+    """change_repeats=2, route_repeats=1: two change rungs before routing."""
+    failure = _build()
+    policy = Policy(ladder=LadderPolicy(change_repeats=2, route_repeats=1))
+    actions = [decide(failure, _history(failure, n), policy, budget=BUDGET).action
+               for n in (1, 2, 3, 4)]
+    assert actions == [Action.RETRY_AFTER_CHANGE, Action.RETRY_AFTER_CHANGE, Action.ESCALATE,
+                       Action.BLOCK]
+
+
+def test_a_recorded_change_leaves_the_ladder() -> None:
+    """The same signature again after a change is rule 5's retry, not the ladder."""
+    failure = _build()
+    history = _history(failure, 3).changed(Change.COMMAND)
+    decision = decide(failure, history, budget=BUDGET)
+    assert (decision.action, decision.rule) == (Action.RETRY,
+                                                DecisionRule.RETRYABLE_AFTER_CHANGE)
+
+
+# -- rule 6: defects --------------------------------------------------------------------------
+
+DEFECT_ABORT = ("rule 6 (defect): an assumption of the code is false; aborted and reported "
+                "with the evidence to reproduce it, never retried")
+DEFECT_SKIP = ("rule 6 (defect): skipped, because the path is non-critical and the policy "
+               "continues past such defects")
+
+
+def test_a_defect_aborts_and_is_reported() -> None:
+    """A defect aborts on its first occurrence, routed to its owner, outcome failed."""
+    failure = _defect()
+    assert decide(failure, History(), budget=BUDGET) == Decision(
+        Action.ABORT, 0.0, _owner(failure.kind), Outcome.FAILED, DEFECT_ABORT,
+        DecisionRule.NOT_RETRYABLE, (), BUDGET)
+
+
+def test_a_defect_is_never_retried_even_after_a_change() -> None:
+    """A change recorded before a defect does not make it retryable."""
+    failure = _defect()
+    decision = decide(failure, History().changed(Change.COMMAND), budget=BUDGET)
+    assert decision.action is Action.ABORT
+
+
+def test_a_noncritical_defect_is_skipped_when_the_policy_says_so() -> None:
+    """continue_noncritical_defects and a non-critical path: skipped, outcome failed."""
+    failure = _defect()
+    policy = Policy(continue_noncritical_defects=True)
+    assert decide(failure, History(critical=False), policy, budget=BUDGET) == Decision(
+        Action.SKIP, 0.0, _owner(failure.kind), Outcome.FAILED, DEFECT_SKIP,
+        DecisionRule.NOT_RETRYABLE, (), BUDGET)
+
+
+@pytest.mark.parametrize(("critical", "continues"), [(True, True), (False, False)])
+def test_a_defect_aborts_unless_both_conditions_hold(critical: bool, continues: bool) -> None:
+    """A critical path, or a policy that stops: aborted."""
+    policy = Policy(continue_noncritical_defects=continues)
+    assert decide(_defect(), History(critical=critical), policy).action is Action.ABORT
+
+
+# -- History -----------------------------------------------------------------------------------
+
+def test_history_after_counts_the_signature_and_clears_changes() -> None:
+    """after() adds one attempt and one count, keeps the operation, clears the changes."""
+    failure = _build()
+    start = History(operation="device", critical=False, started_at=5.0).changed(Change.MODEL)
+    after = start.after(failure).after(failure)
+    assert (after.operation, after.critical, after.started_at) == ("device", False, 5.0)
+    assert after.attempts == 2
+    assert after.count(failure.signature) == 2
+    assert after.count("other") == 0
+    assert after.changes == frozenset()
+    assert start.count(failure.signature) == 0  # the original is unchanged
+
+
+def test_history_changed_accumulates_and_accepts_names() -> None:
+    """changed() adds to the changes already recorded; a change's value names it too."""
+    history = History(attempts=3).changed(Change.MODEL).changed("command")
+    assert history.changes == frozenset({Change.MODEL, Change.COMMAND})
+    assert history.attempts == 3
+
+
+# -- the budget --------------------------------------------------------------------------------
+
+def test_budget_refund_is_capped_at_capacity() -> None:
+    """A success returns success_refund tokens, never above capacity; a full bucket is kept."""
+    policy = Policy(budget=BudgetPolicy(capacity=10.0, retry_cost=2.0, success_refund=3.0))
+    assert Budget(5.0, 10.0).refunded(policy) == Budget(8.0, 10.0)
+    assert Budget(9.0, 10.0).refunded(policy) == Budget(10.0, 10.0)
+    full = Budget(10.0, 10.0)
+    assert full.refunded(policy) is full
+
+
+def test_shared_budget_starts_full_spends_refunds_and_resets() -> None:
+    """A SharedBudget stores the spent state, refunds up to capacity and fills again."""
+    policy = Policy(budget=BudgetPolicy(capacity=10.0, retry_cost=4.0, success_refund=1.0))
+    shared = SharedBudget(policy)
+    assert shared.state == Budget(10.0, 10.0)
+    failure = _rate_limit()
+    decision = shared.decide(failure, History(operation="provider"), policy,
+                             clock=lambda: 0.0, rand=lambda: 0.0)
+    assert decision.action is Action.RETRY
+    assert shared.state == Budget(6.0, 10.0)
+    shared.refund()
+    assert shared.state == Budget(7.0, 10.0)
+    shared.reset()
+    assert shared.state == Budget(10.0, 10.0)
+
+
+def test_shared_budget_accepts_a_starting_state() -> None:
+    """A given state is kept as it is, not filled."""
+    assert SharedBudget(Policy(), Budget(1.0, 500.0)).state == Budget(1.0, 500.0)
+
+
+def test_policy_retry_class_falls_back_to_default() -> None:
+    """A listed class gives its own bounds; an unlisted one the default's."""
+    own = RetryClass(max_attempts=9)
+    policy = Policy(classes={"default": RetryClass(max_attempts=2), "slow": own})
+    assert policy.retry_class("slow") == own
+    assert policy.retry_class("anything").max_attempts == 2
+
+
+# -- the no-progress monitor ---------------------------------------------------------------------
+
+def test_monitor_progress_clears_every_count() -> None:
+    """After progress() the counts are zero and the session is no longer stuck."""
+    monitor = NoProgressMonitor()
+    failure = _build()
+    for _ in range(3):
+        monitor.observe(failure)
+    monitor.observe(NoMatch(probe="grep"))
+    monitor.observe(RejectedAction(action="edit", reason="bad path"))
+    assert monitor.stuck is not None
+    monitor.progress()
+    assert dict(monitor.counts) == {"repeated_signature": 0, "rejected_actions": 0,
+                                    "no_matches": 0}
+    assert monitor.stuck is None
+
+
+def test_monitor_ignores_values_without_a_signature() -> None:
+    """Values that are not failures or outcomes count for nothing."""
+    monitor = NoProgressMonitor()
+    assert monitor.observe("text") is None
+    assert monitor.observe(object()) is None
+    assert dict(monitor.counts) == {"repeated_signature": 0, "rejected_actions": 0,
+                                    "no_matches": 0}

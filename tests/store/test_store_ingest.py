@@ -1,0 +1,155 @@
+"""Batched ingest on both backends: duplicates inside a batch, batches partly stored already,
+and every aggregate equal to a recount from the events after mixed batches."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import tempfile
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from failcode import Veto
+from failcode.events import Event, outcome_event
+from failcode.store import open_store
+from tests.conftest import BACKENDS, fresh_url
+from tests.store.sample import PROGRAMS, SURFACES, T0, event
+
+if TYPE_CHECKING:
+    from failcode.store import Store
+
+HOUR_US = 3_600_000_000
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _stream(count: int, seed: int) -> list[Event]:
+    """Failures over a few signatures and sessions (some without a session) and vetoes, one
+    second apart, so "last" is never a tie."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        session = rng.choice(["s-0", "s-1", "s-2", None])
+        if rng.random() < 0.15:
+            veto = outcome_event(Veto(reason="wrong answer", by="judge"), session=session,
+                                 ts=T0)
+            out.append(msgspec.structs.replace(veto, ts=T0 + _seconds(i)))
+        else:
+            out.append(event(rng.choice(SURFACES[:2]), rng.choice(PROGRAMS[:3]),
+                             session=session, minute=i / 60))
+    return out
+
+
+def _seconds(n: int) -> timedelta:
+    return timedelta(seconds=n)
+
+
+def _us(item: Event) -> int:
+    """Microseconds since the Unix epoch, as the store keeps times."""
+    return (item.ts - EPOCH) // timedelta(microseconds=1)
+
+
+def _recount(events: list[Event]) -> dict[str, set[tuple[Any, ...]]]:
+    """Every aggregate table, computed from the events alone (in time order)."""
+    ordered = sorted({e.event_id: e for e in events}.values(), key=lambda e: e.ts)
+    failures = [e for e in ordered if e.failure is not None]
+    signatures = set()
+    for sig in {e.signature for e in failures}:
+        mine = [e for e in failures if e.signature == sig]
+        signatures.add((sig, len(mine), len({e.session for e in mine if e.session}),
+                        _us(mine[0]), _us(mine[-1]), mine[-1].failure.message))  # type: ignore[union-attr]
+    sessions, pairs = set(), set()
+    for session in {e.session for e in ordered if e.session}:
+        mine = [e for e in ordered if e.session == session]
+        failed = [e.signature for e in mine if e.failure is not None]
+        runs: list[tuple[str, int]] = []  # (signature, run length), in order
+        for sig in failed:
+            if runs and runs[-1][0] == sig:
+                runs[-1] = (sig, runs[-1][1] + 1)
+            else:
+                runs.append((sig, 1))  # type: ignore[arg-type]
+        last = runs[-1] if runs else (None, 0)
+        sessions.add((session, len(mine), len(failed), _us(mine[0]), _us(mine[-1]), *last))
+        for sig in set(failed):
+            times = [_us(e) for e in mine if e.signature == sig and e.failure is not None]
+            pairs.add((session, sig, failed.count(sig),
+                       max(n for s, n in runs if s == sig), min(times), max(times)))
+    hourly = Counter((_us(e) - _us(e) % HOUR_US, e.signature) for e in failures)
+    return {
+        "signatures": signatures, "sessions": sessions, "session_signatures": pairs,
+        "hourly": {(h, s, n) for (h, s), n in hourly.items()},
+        "event_counts": set(Counter(e.event for e in ordered).items()),
+        "events": {(e.event_id,) for e in ordered},
+    }
+
+
+_COLUMNS = {
+    "signatures": "signature, count, sessions, first_us, last_us, last_message",
+    "sessions": "session, events, failures, first_us, last_us, last_signature, run",
+    "session_signatures": "session, signature, count, max_run, first_us, last_us",
+    "hourly": "hour, signature, count",
+    "event_counts": "event, count",
+    "events": "event_id",
+}
+
+
+def _stored(store: Store) -> dict[str, set[tuple[Any, ...]]]:
+    return {table: {tuple(row) for row in store.fetch(f"SELECT {columns} FROM {table}")}
+            for table, columns in _COLUMNS.items()}
+
+
+@contextlib.contextmanager
+def _fresh(backend: str) -> Any:
+    with tempfile.TemporaryDirectory() as tmp:
+        urls = fresh_url(backend, Path(tmp))
+        try:
+            yield next(urls)
+        finally:
+            urls.close()
+
+
+def test_a_batch_with_duplicates_inside_stores_each_event_once(store_url: str) -> None:
+    """One batch holding the same events two and three times stores and counts them once."""
+    stream = _stream(40, seed=3)
+    batch = stream + stream[:25] + stream[10:20]
+    random.Random(1).shuffle(batch)
+    with open_store(store_url) as store:
+        assert store.append(batch) == 40
+        assert _stored(store) == _recount(stream)
+
+
+def test_a_batch_half_stored_adds_only_the_new_half(store_url: str) -> None:
+    """A batch whose first half is stored already stores the second half and counts it once."""
+    stream = _stream(60, seed=4)
+    with open_store(store_url) as store:
+        assert store.append(stream[:30]) == 30
+        assert store.append(stream[15:45]) == 15
+        assert store.append(stream[:60]) == 15
+        assert _stored(store) == _recount(stream)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_counts_equal_a_recount_after_mixed_batches(backend: str, data: st.DataObject) -> None:
+    """After overlapping, shuffled, duplicated batches of any size, every aggregate table
+    equals a recount from the events."""
+    count = data.draw(st.integers(1, 80), label="events")
+    stream = _stream(count, seed=data.draw(st.integers(0, 2**16), label="seed"))
+    with _fresh(backend) as url, open_store(url) as store:
+        start = 0
+        while start < count:
+            end = min(count, start + data.draw(st.integers(1, 30), label="size"))
+            back = data.draw(st.integers(0, start), label="overlap")
+            batch = stream[start - back:end] + stream[start:end][:data.draw(
+                st.integers(0, 5), label="dups")]
+            random.Random(start).shuffle(batch)
+            assert store.append(batch) == end - start
+            start = end
+        assert _stored(store) == _recount(stream)
