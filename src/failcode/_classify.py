@@ -477,7 +477,9 @@ def _tb_location(tb: TracebackType | None, cwd: str) -> tuple[str | None, Any]:
     return best, last
 
 
-_TB_FILE_RE: Final = re.compile(r'^\s*File "([^"\n]{1,1000})", line \d+', re.MULTILINE)
+# [ \t]*, never \s*: under MULTILINE \s* would run across the following blank lines from
+# every line start, quadratic in a traceback of blank lines.
+_TB_FILE_RE: Final = re.compile(r'^[ \t]*File "([^"\n]{1,1000})", line \d+', re.MULTILINE)
 
 
 def _text_location(traceback: str | None, cwd: str) -> str | None:

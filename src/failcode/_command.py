@@ -22,6 +22,7 @@ import os
 import posixpath
 import re
 import shlex
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -229,51 +230,60 @@ def _words(segment: str) -> list[str]:
 
 
 def _unwrap(words: list[str]) -> tuple[str, list[str], bool, bool]:
-    """(program, args, under_timeout, under_xargs) with wrappers and assignments removed."""
+    """(program, args, under_timeout, under_xargs) with wrappers and assignments removed.
+
+    The words are consumed from the left of a deque: popping the head of a list in a loop
+    would copy the rest each time, quadratic in a long argv of wrappers.
+    """
     under_timeout = under_xargs = False
-    rest = list(words)
+    rest = deque(words)
     while rest:
         while rest and (_ASSIGNMENT.match(rest[0]) or rest[0] in _KEYWORDS):
-            rest.pop(0)
+            rest.popleft()
         if not rest:
             break
         name = posixpath.basename(rest[0])
         if name == "env":
-            rest.pop(0)
+            rest.popleft()
             while rest and (rest[0].startswith("-") or _ASSIGNMENT.match(rest[0])):
-                rest.pop(0)
+                rest.popleft()
             continue
         if name in _WRAPPER_ARG_OPTIONS:
             arg_options = _WRAPPER_ARG_OPTIONS[name]
-            rest.pop(0)
+            rest.popleft()
             while rest and rest[0].startswith("-") and rest[0] != "-":
-                option = rest.pop(0)
+                option = rest.popleft()
                 if option in arg_options and rest:
-                    rest.pop(0)
+                    rest.popleft()
             if name == "timeout":
                 under_timeout = True
                 if rest:
-                    rest.pop(0)  # the duration
+                    rest.popleft()  # the duration
             elif name == "xargs":
                 under_xargs = True
                 if not rest:
                     return "echo", [], under_timeout, under_xargs  # xargs's default command
             continue
         if name in _SIMPLE_WRAPPERS:
-            rest.pop(0)
+            rest.popleft()
             while rest and rest[0].startswith("-"):
-                rest.pop(0)
+                rest.popleft()
             continue
         if len(rest) > 1 and (name, rest[1]) in _RUNNERS:
-            rest = rest[2:]
+            rest.popleft()
+            rest.popleft()
             while rest and rest[0].startswith("-"):
-                option = rest.pop(0)
+                option = rest.popleft()
                 if option in ("-n", "-p", "--name", "--prefix") and rest:
-                    rest.pop(0)
+                    rest.popleft()
             continue
         if _PYTHON.match(name) and len(rest) > 2 and rest[1] == "-m":
-            return rest[2].split(".", 1)[0], rest[3:], under_timeout, under_xargs
-        return name, rest[1:], under_timeout, under_xargs
+            rest.popleft()
+            rest.popleft()
+            module = rest.popleft()
+            return module.split(".", 1)[0], list(rest), under_timeout, under_xargs
+        rest.popleft()
+        return name, list(rest), under_timeout, under_xargs
     return "sh", [], under_timeout, under_xargs
 
 
