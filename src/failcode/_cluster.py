@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
+from failcode._failure import decode_problem
 from failcode._normalize import NORMALIZE_VERSION, normalize_message
 
 if TYPE_CHECKING:
@@ -242,6 +243,9 @@ class TemplateClusterer:
             state = msgspec.json.decode(data, type=_State)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise ClusterStateError(f"malformed clusterer state: {exc}") from exc
+        except (RecursionError, UnicodeError, TypeError) as exc:
+            raise ClusterStateError(
+                f"malformed clusterer state: {decode_problem(exc)}") from None
         if state.version != STATE_VERSION:
             raise ClusterStateError(
                 f"clusterer state version {state.version} is not supported "
