@@ -206,6 +206,23 @@ def _cases() -> list[tuple[str, str]]:
     cases += [(f"exc.{name}", body) for name, body in exc_cases.items()]
 
     # -- text: hostile texts to every public text entry point ----------------------------------
+    cases.append(("text.sentry.deep_event", """
+        from failcode.integrations.sentry import before_send
+        event = {"message": "x"}
+        node = event
+        for _ in range(10000):
+            node["extra"] = {}; node = node["extra"]
+        before_send(event, None)
+        """))
+    cases.append(("text.log_filter.exc_text_10mb", """
+        import logging
+        from failcode.integrations.logs import FailcodeLogFilter
+        try: raise ValueError("x" * (10 * MIB))
+        except ValueError: info = sys.exc_info()
+        record = logging.LogRecord("x", 40, __file__, 1, "failed", None, info)
+        FailcodeLogFilter().filter(record)
+        assert len(record.exc_text) <= 64 * 1024, len(record.exc_text)
+        """))
     entry = {
         "redact": "redact(s)",
         "find_secrets": "failcode.find_secrets(s)",
@@ -293,6 +310,8 @@ def _cases() -> list[tuple[str, str]]:
         "huge_int": 'good_json.replace(\'"context":{}\', \'"context":{"a":\' + "9" * 400 + "}")',
         "huge_int_metadata": 'good_json.replace(\'"metadata":{}\', \'"metadata":{"retry_after_s":\' + "9" * 400 + "}")',
         "huge_string": 'good_json.replace("cargo", "x" * (8 * MIB))',
+        "int_5000_digits": 'good_json.replace(\'"context":{}\', \'"context":{"a":\' + "9" * 5000 + "}")',
+        "deep_in_field": 'good_json.replace(\'"context":{}\', \'"context":{"a":\' + "[" * 10000 + "]" * 10000 + "}")',
     }
     decoders = {
         "failure": ("Failure.from_json(data)", "FailureDecodeError"),
@@ -323,7 +342,9 @@ def _cases() -> list[tuple[str, str]]:
         "deep_object": 'b\'{"trace_version": 1, "run_id": "r", "final": \' + b\'{"a":\' * 10000 + b"1" + b"}" * 10001',
         "surrogate_escape": 'b\'{"trace_version": 1, "run_id": "\\\\ud800", "events": [], "final": {}}\'',
         "huge_int": 'b\'{"trace_version": 1\' + b"0" * 400 + b"}"',
-        "huge_int_delay": 'b\'{"trace_version": 1, "run_id": "r", "events": [{"type": "phase", "phase": "INIT", "iteration": \' + b"9" * 400 + b"}], "final": {}}\'',
+        "huge_int_delay": 'b\'{"trace_version": 1, "run_id": "r", "events": [{"type": "phase", "phase": "INIT", "iteration": \' + b"9" * 400 + b\'}], "final": {}}\'',
+        "int_5000_digits": 'b\'{"trace_version": 1, "run_id": \' + b"9" * 5000 + b"}"',
+        "invalid_utf8": 'b\'{"trace_version": 1, "run_id": "\\xff\\xfe"}\'',
         "bad_events_500k": 'b\'{"trace_version": 1, "run_id": "r", "final": {}, "events": [\' + b",".join([b\'{"type": "phase", "phase": ""}\'] * 500000) + b"]}"',
     }
     for name, builder in traces.items():
@@ -353,6 +374,8 @@ def _cases() -> list[tuple[str, str]]:
         "deep_tables": 'b"[" + b".".join([b"a"] * 10000) + b"]\\nx = 1\\n"',
         "open_string": 'b\'x = """\' + b"a\\n" * 100000',
         "many_keys": 'b"".join(b"k%d = 1\\n" % i for i in range(100000))',
+        "int_5000_digits": 'b"[retry.default]\\nattempts = " + b"9" * 5000 + b"\\n"',
+        "long_dotted_key": 'b"a" + b".a" * 300000 + b" = 1\\n"',
         "long_line": 'b"x = \\"" + b"a" * MIB + b"\\""',
     }
     for name, builder in tomls.items():
@@ -387,7 +410,6 @@ def _cases() -> list[tuple[str, str]]:
         "raises": 'raise RuntimeError("boom at import")',
         "syntax_error": "def (:",
         "sys_exit": "import sys\nsys.exit(3)",
-        "keyboard_interrupt": "raise KeyboardInterrupt",
         "recursion": "def f(): f()\nf()",
         "binary": "\\udcff",
     }
