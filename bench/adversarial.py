@@ -197,8 +197,8 @@ def _cases() -> list[tuple[str, str]]:
             try: f(900)
             except ValueError as exc: serializable(classify(exc))""",
         "type_name_weird": """
-            E = type("bad: name\\n\\udcff", (Exception,), {})
-            E.__module__ = None
+            E = type("bad: name\\n", (Exception,), {})
+            E.__module__ = "mod\\udcff"
             serializable(classify(E("x")))""",
         "args_huge_bytes": """
             serializable(classify(ValueError(b"\\xff" * MIB)))""",
