@@ -44,12 +44,12 @@ def _per_call(call: Callable[[], object], floor: float = 0.02) -> float:
         repeats *= 4
 
 
-class _TooSlow(Exception):
+class _TooSlowError(Exception):
     pass
 
 
 def _on_alarm(_signum: int, _frame: object) -> None:
-    raise _TooSlow
+    raise _TooSlowError
 
 
 def growth(function: Callable[[T], object], small: T, large: T, rounds: int = 3) -> float:
@@ -78,7 +78,7 @@ def _growth(function: Callable[[T], object], small: T, large: T, rounds: int) ->
     try:
         signal.setitimer(signal.ITIMER_REAL, budget)
         large_cost = min(_per_call(lambda: function(large), floor=0.0) for _ in range(rounds))
-    except _TooSlow:
+    except _TooSlowError:
         return math.inf
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

@@ -2,9 +2,9 @@
 a CLI without tracebacks, bounded logging and Sentry hooks.
 
 Linear time is proved by growth ratios measured in one process (``tests/_growth.py``): 16 times
-the input may cost at most ``LIMIT`` (32) times as much; a quadratic pass costs 256 times. Entry points that cap their input (classify_text's
-traceback, the output parsers) are also timed below the cap (4 KiB against 64 KiB), where a
-quadratic pattern would still show.
+the input may cost at most ``LIMIT`` (32) times as much; a quadratic pass costs 256 times.
+Entry points that cap their input (classify_text's traceback, the output parsers) are also
+timed below the cap (4 KiB against 64 KiB), where a quadratic pattern would still show.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import json
 import logging
 import subprocess
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -48,6 +47,7 @@ from tests._growth import KIB4, KIB64, LIMIT, MIB, fill, growth
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
 SIZES = [pytest.param(KIB4, KIB64, id="4k-64k"), pytest.param(KIB64, MIB, id="64k-1m")]
 
@@ -299,7 +299,7 @@ def test_trace_loading_raises_schema_error_naming_the_file(tmp_path: Path, data:
     """A hostile trace file is a TraceSchemaError whose message names the file."""
     path = tmp_path / "hostile-trace.json"
     path.write_bytes(data)
-    with pytest.raises(TraceSchemaError, match="hostile-trace.json"):
+    with pytest.raises(TraceSchemaError, match=r"hostile-trace\.json"):
         load_trace_file(path)
 
 
