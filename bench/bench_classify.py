@@ -12,13 +12,18 @@ A naive classifier (``str(exc)``, a list of regexes, a dict record with a blake2
 the raw text) is reported for reference. All run interleaved in one process; each ratio is the
 median of per-round ratios.
 
-Target (issue 4): failcode <= 0.75x tenacity per attempt. ``--profile`` prints where
-failcode's time goes.
+Target (issue 10): failcode <= 1x tenacity per attempt. ``--profile`` prints where
+failcode's time goes under cProfile; ``--steps`` adds a per-step breakdown measured without a
+profiler: cumulative candidates (raise and catch; + rule lookup, location and ``str``; + the
+rule's plan; + the cause chain; the whole ``classify``; ``classify`` with the record-template
+cache emptied before every call, i.e. every record built, redacted, rendered, signed and
+validated in full), interleaved with the others; a step's cost is the difference of medians.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import hashlib
 import pstats
@@ -35,9 +40,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tenacity
 
 from _timing import interleaved, median_ratio
-from failcode._classify import classify
+from failcode.classification import _classify
+from failcode.classification._classify import classify
+from failcode.codes import _build
 
-TARGET = 0.75
+TARGET = 1.0
 DEPTH = 5
 
 _MODULES = ["numpy", "pandas", "requests", "torch", "yaml", "fastapi", "sqlalchemy", "httpx"]
@@ -110,6 +117,44 @@ _NAIVE_RULES = [
 ]
 
 
+def run_raise(items: list[tuple[type[BaseException], tuple[Any, ...]]]) -> None:
+    """Step 0: raise 5 frames deep and catch (the floor every candidate pays)."""
+    deep = _deep
+    for cls, args in items:
+        with contextlib.suppress(Exception):
+            deep(DEPTH, cls, args)
+
+
+def run_locate(items: list[tuple[type[BaseException], tuple[Any, ...]]], *,
+               plan: bool = False, causes: bool = False) -> None:
+    """Steps 1-3: + rule lookup, location and text; + the plan; + the cause chain."""
+    deep = _deep
+    c = _classify
+    for cls, args in items:
+        try:
+            deep(DEPTH, cls, args)
+        except Exception as exc:
+            rule, family = c._rule_for_type(type(exc))
+            _location, last = c._tb_location(exc.__traceback__, c._cwd())
+            text = c._safe_str(exc)
+            if plan:
+                c._plan(rule, family, exc, c._type_name(type(exc)), text, None, last)
+            if causes:
+                _build.cause_chain(exc)
+
+
+def run_uncached(items: list[tuple[type[BaseException], tuple[Any, ...]]]) -> None:
+    """The whole classify with every record built in full (no record template reused)."""
+    deep = _deep
+    templates = getattr(_build, "_templates", {})
+    for cls, args in items:
+        try:
+            deep(DEPTH, cls, args)
+        except Exception as exc:
+            templates.clear()
+            classify(exc)
+
+
 def run_naive(items: list[tuple[type[BaseException], tuple[Any, ...]]]) -> None:
     """A naive classifier: str(exc), first matching regex, dict record, hash of the raw text."""
     deep = _deep
@@ -157,30 +202,60 @@ def run_tenacity(retrying: tenacity.Retrying,
         retrying(_Flaky(cls, args))
 
 
+def print_steps(per_attempt: dict[str, list[float]]) -> None:
+    """The per-step breakdown: differences of medians between cumulative candidates."""
+    med = {name: statistics.median(values) for name, values in per_attempt.items()}
+    tenacity_us = med["tenacity"]
+    rows = (
+        ("raise 5 frames deep + catch (paid by every candidate)", None, "0 raise"),
+        ("rule lookup + location (tb_next walk, cwd) + str(exc)", "0 raise", "1 locate"),
+        ("rule -> code, params, metadata (plan)", "1 locate", "2 plan"),
+        ("cause chain (type name, redact the exception text)", "2 plan", "3 causes"),
+        ("record: template hit, or full build on a miss", "3 causes", "failcode"),
+        ("record built in full every time (no template)", "3 causes", "5 uncached"),
+    )
+    print("\nper-step breakdown (us per exception, difference of medians; noise ~0.5 us):")
+    for label, before, after in rows:
+        cost = med[after] - (med[before] if before else 0.0)
+        print(f"  {label:56s} {cost:6.2f} us  ({cost / tenacity_us:.2f}x tenacity)")
+    print(f"  {'whole classify, every record built in full':56s} {med['5 uncached']:6.2f} us  "
+          f"({med['5 uncached'] / tenacity_us:.2f}x tenacity)")
+
+
 def main() -> None:
     """Run the interleaved benchmark and print per-exception times and ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--n", type=int, default=4000)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--steps", action="store_true", help="add the per-step breakdown")
     args = parser.parse_args()
     time.sleep = lambda _s: None  # tenacity's nap looks time.sleep up at call time
 
     retrying = make_tenacity()
     batches = [corpus(args.n, seed=r) for r in range(args.rounds + 1)]
     # each candidate gets a fresh batch of distinct messages every round
-    state = {"failcode": 0, "naive": 0, "tenacity": 0}
+    state: dict[str, int] = {}
 
     def batch(name: str) -> list[tuple[type[BaseException], tuple[Any, ...]]]:
-        index = state[name]
-        state[name] += 1
+        index = state.get(name, 0)
+        state[name] = index + 1
         return batches[index % len(batches)]
 
-    times = interleaved({
+    candidates = {
         "failcode": lambda: run_failcode(batch("failcode")),
         "naive": lambda: run_naive(batch("naive")),
         "tenacity": lambda: run_tenacity(retrying, batch("tenacity")),
-    }, args.rounds)
+    }
+    if args.steps:
+        candidates |= {
+            "0 raise": lambda: run_raise(batch("0 raise")),
+            "1 locate": lambda: run_locate(batch("1 locate")),
+            "2 plan": lambda: run_locate(batch("2 plan"), plan=True),
+            "3 causes": lambda: run_locate(batch("3 causes"), plan=True, causes=True),
+            "5 uncached": lambda: run_uncached(batch("5 uncached")),
+        }
+    times = interleaved(candidates, args.rounds)
     per_attempt = {name: [t / args.n * 1e6 for t in values] for name, values in times.items()}
     # tenacity: two attempts per call (one failed, one succeeded)
     per_attempt["tenacity"] = [t / 2 for t in per_attempt["tenacity"]]
@@ -199,6 +274,8 @@ def main() -> None:
     verdict = "OK" if ratio <= TARGET else "MISSED"
     print(f"\nfailcode / tenacity per attempt: {ratio:.2f}x (target <= {TARGET}x): {verdict}")
     print(f"naive regex / tenacity per attempt: {naive:.2f}x")
+    if args.steps:
+        print_steps(per_attempt)
 
     if args.profile:
         profiler = cProfile.Profile()

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _timing import interleaved, median_ratio
-from failcode._redact import REDACT_VERSION, redact
+from failcode.signature._redact import REDACT_VERSION, redact
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _timing import interleaved, median_ratio
 from failcode import FC, FailureError
-from failcode._render import render_developer, render_user
+from failcode.render._render import render_developer, render_user
 
 TARGET = 0.2
 

@@ -28,7 +28,7 @@ import tenacity
 
 from _timing import interleaved, median_ratio
 from failcode import FC, FailureError
-from failcode._decide import (
+from failcode.policy._decide import (
     Budget,
     BudgetPolicy,
     History,
@@ -37,7 +37,7 @@ from failcode._decide import (
     SharedBudget,
     decide,
 )
-from failcode._retry import retry
+from failcode.policy._retry import retry
 
 FAILS = 3
 MAX = 10

@@ -22,7 +22,7 @@ import tenacity
 
 from _timing import interleaved, median_ratio
 from failcode import Kind
-from failcode._signature import sign, sign_value
+from failcode.signature._signature import sign, sign_value
 
 TEMPLATES = (
     "src/module_{i}.c:{line}:5: error: 'counter_{i}' undeclared (first use in this function)",

@@ -11,12 +11,15 @@ cd "$(dirname "$0")/.."
 # program -> Debian package; apt-get runs once, and only when something is missing.
 declare -A packages=(
   [gcc]=gcc [g++]=g++ [make]=make [git]=git [javac]=default-jdk-headless [node]=nodejs
-  [npm]=npm [rustc]=rustc [cargo]=cargo [clang]=clang
+  [npm]=npm [rustc]=rustc [cargo]=cargo [clang]=clang [mvn]=maven
 )
 missing=()
 for program in "${!packages[@]}"; do
   command -v "$program" >/dev/null 2>&1 || missing+=("${packages[$program]}")
 done
+# Maven builds offline from Debian's packaged plugins (its settings-debian.xml points there)
+[ -f /etc/maven/settings-debian.xml ] \
+  || missing+=(maven-debian-helper libmaven-compiler-plugin-java libmaven-resources-plugin-java)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test.sh: installing ${missing[*]}" >&2

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from failcode import Category, Failure, Kind, Retryability, Severity
-from failcode._signature import SIGNATURE_VERSION, sign
+from failcode import SIGNATURE_VERSION, Category, Failure, Kind, Retryability, Severity, sign
 
 
 def record(code: str, kind: Kind, category: Category, error_class: str, *,

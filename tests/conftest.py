@@ -1,14 +1,72 @@
-"""Test configuration shared by every test module."""
+"""Test configuration shared by every test module.
+
+Hypothesis profiles: ``failcode`` (local runs: random, Hypothesis' default budget) and ``ci``
+(``CI=true``). CI explores too: its seed changes on every run and is printed at the top of the
+log (``hypothesis seed: N``), so any failure replays with ``HYPOTHESIS_SEED=N``; set that
+variable to pin a run. Tests of the invariants that matter most (idempotency, round trips,
+never-raise) carry ``@settings(max_examples=...)`` of their own on top of the profile.
+
+Under ``CI=true`` a skipped test fails the run (see :mod:`tests._needs`): the CI set-up provides
+every tool, package and data folder the suite needs.
+"""
 
 from __future__ import annotations
 
 import os
+import random
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+CI = os.environ.get("CI") == "true"
 
 # The machines are shared and noisy: Hypothesis' per-example deadline is a timing assertion.
 settings.register_profile("failcode", deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("ci", parent=settings.get_profile("failcode"), derandomize=True,
-                          print_blob=True)
-settings.load_profile("ci" if os.environ.get("CI") == "true" else "failcode")
+settings.register_profile("ci", parent=settings.get_profile("failcode"), print_blob=True,
+                          max_examples=200)
+settings.load_profile("ci" if CI else "failcode")
+
+SEED = int(os.environ.get("HYPOTHESIS_SEED") or random.SystemRandom().randrange(2**32))
+"""This run's Hypothesis seed: printed in the header, replayable with HYPOTHESIS_SEED."""
+
+
+def pytest_report_header() -> str:
+    return f"hypothesis seed: {SEED} (replay with HYPOTHESIS_SEED={SEED})"
+
+
+@pytest.hookimpl(tryfirst=True)  # before Hypothesis' own plugin reads the option
+def pytest_configure(config: pytest.Config) -> None:
+    # the same as `pytest --hypothesis-seed=SEED`: every property test draws from this seed
+    if config.getoption("hypothesis_seed", None) is None:
+        config.option.hypothesis_seed = SEED
+
+
+_skipped: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if CI and report.skipped and not hasattr(report, "wasxfail"):
+        _skipped.append(report.nodeid)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if CI and report.skipped:
+        _skipped.append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _skipped and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _skipped:
+        terminalreporter.section("skipped under CI=true (a failure: the set-up must provide it)")
+        for nodeid in _skipped:
+            terminalreporter.line(nodeid)
+
+
+DEEP_EXAMPLES = int(os.environ.get("FAILCODE_DEEP_EXAMPLES", "2000"))
+"""Examples of a property test marked ``deep``: CI runs those in their own job
+(``pytest -m deep``), so a property sees far more than the default budget."""

@@ -27,6 +27,27 @@ def test_public_names_are_exported() -> None:
     assert public <= set(failcode.__all__)
 
 
+def test_names_exported_before_the_layout_still_import() -> None:
+    """Every name in the committed list (failcode's __all__ when the layout by layer landed)
+    is still importable from failcode and still listed in __all__."""
+    listed = Path(__file__).with_name("public_names.txt").read_text(encoding="utf-8").split("\n")
+    names = [line for line in listed if line and not line.startswith("#")]
+    assert len(names) > 100
+    missing = [name for name in names if not hasattr(failcode, name)]
+    assert missing == []
+    assert set(names) <= set(failcode.__all__)
+
+
+def test_layer_subpackages_say_what_they_hold() -> None:
+    """Each layer subpackage has a docstring saying what it holds and what it may use."""
+    import importlib
+
+    for layer in ("record", "signature", "codes", "classification", "policy", "render", "cli"):
+        module = importlib.import_module(f"failcode.{layer}")
+        assert module.__doc__, layer
+        assert "may use" in module.__doc__, layer
+
+
 def test_py_typed_is_shipped() -> None:
     """The package carries the PEP 561 marker."""
     assert (Path(failcode.__file__).parent / "py.typed").exists()

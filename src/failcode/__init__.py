@@ -11,22 +11,23 @@ boundaries. Codes live in catalogs declared as enumerations (:class:`CodeEnum`,
 """
 import typing
 
-from failcode._axes import (
-    KIND_DEFAULTS,
-    Category,
-    Kind,
-    KindDefaults,
-    Outcome,
-    Retryability,
-    Route,
-    Severity,
-)
-from failcode._catalog import (
+from failcode.codes._catalog import (
     FC,
     FC_AREAS,
     FC_CATALOG,
 )
-from failcode._decide import (
+from failcode.codes._registry import (
+    SEED_003_CATEGORIES,
+    Catalog,
+    CatalogError,
+    CodeEnum,
+    CodeSpec,
+    RetiredCodeError,
+    UnknownCodeError,
+    catalogs,
+    lookup,
+)
+from failcode.policy._decide import (
     DEFAULT_CLASSES,
     Action,
     Budget,
@@ -44,22 +45,33 @@ from failcode._decide import (
     StuckReport,
     decide,
 )
-from failcode._decide import (
+from failcode.policy._decide import (
     Rule as DecisionRule,
 )
-from failcode._envelope import (
+from failcode.record._axes import (
+    CATEGORY_RETRYABILITIES,
+    KIND_DEFAULTS,
+    Category,
+    Kind,
+    KindDefaults,
+    Outcome,
+    Retryability,
+    Route,
+    Severity,
+)
+from failcode.record._envelope import (
     ENVELOPE_VERSION,
     EnvelopeError,
     encode_end,
     read_envelopes,
 )
-from failcode._envelope import (
+from failcode.record._envelope import (
     decode as decode_envelope,
 )
-from failcode._envelope import (
+from failcode.record._envelope import (
     encode as encode_envelope,
 )
-from failcode._failure import (
+from failcode.record._failure import (
     MAX_CAUSE_DEPTH,
     MAX_MESSAGE_CHARS,
     CauseLink,
@@ -70,16 +82,11 @@ from failcode._failure import (
     InvalidFailureError,
     failure_json_schema,
 )
-from failcode._frozen import (
+from failcode.record._frozen import (
     FrozenDict,
     Scalar,
 )
-from failcode._normalize import (
-    NORMALIZE_VERSION,
-    PLACEHOLDERS,
-    normalize_message,
-)
-from failcode._outcomes import (
+from failcode.record._outcomes import (
     Cancelled,
     NoMatch,
     NonErrorOutcome,
@@ -87,7 +94,7 @@ from failcode._outcomes import (
     RejectedAction,
     Veto,
 )
-from failcode._projections import (
+from failcode.record._projections import (
     AFKError,
     AirError,
     ProjectionError,
@@ -99,23 +106,17 @@ from failcode._projections import (
     to_tool_error_output,
     to_worker_result,
 )
-from failcode._redact import (
+from failcode.signature._normalize import (
+    NORMALIZE_VERSION,
+    PLACEHOLDERS,
+    normalize_message,
+)
+from failcode.signature._redact import (
     REDACT_VERSION,
     find_secrets,
     redact,
 )
-from failcode._registry import (
-    SEED_003_CATEGORIES,
-    Catalog,
-    CatalogError,
-    CodeEnum,
-    CodeSpec,
-    RetiredCodeError,
-    UnknownCodeError,
-    catalogs,
-    lookup,
-)
-from failcode._signature import (
+from failcode.signature._signature import (
     SIGNATURE_VERSION,
     Signature,
     SignatureComponent,
@@ -124,27 +125,21 @@ from failcode._signature import (
 )
 
 if typing.TYPE_CHECKING:
-    from failcode._adapters import (
-        StaminaHook,
-        stamina_hook,
-        tenacity_strategies,
-    )
-    from failcode._classify import (
+    from failcode.classification._classify import (
         classify,
         classify_http,
         classify_text,
     )
-    from failcode._cluster import (
-        ClusterMatch,
-        ClusterStateError,
-        TemplateCluster,
-        TemplateClusterer,
-    )
-    from failcode._command import (
+    from failcode.classification._command import (
         PURPOSES,
         from_command,
     )
-    from failcode._config import (
+    from failcode.policy._adapters import (
+        StaminaHook,
+        stamina_hook,
+        tenacity_strategies,
+    )
+    from failcode.policy._config import (
         FAILCODE_SCHEMA,
         ConfigError,
         FailcodeConfig,
@@ -155,11 +150,7 @@ if typing.TYPE_CHECKING:
         load_config,
         validate_toml,
     )
-    from failcode._i18n import (
-        available_languages,
-        locale_from_env,
-    )
-    from failcode._preflight import (
+    from failcode.policy._preflight import (
         Check,
         CredentialsFile,
         EnvVar,
@@ -168,18 +159,7 @@ if typing.TYPE_CHECKING:
         WritableDir,
         preflight,
     )
-    from failcode._render import (
-        Channel,
-        SeverityGate,
-        Visibility,
-        render_developer,
-        render_json,
-        render_rich,
-        render_user,
-        visibility,
-        visible,
-    )
-    from failcode._retry import (
+    from failcode.policy._retry import (
         Attempt,
         Retrying,
         decision_of,
@@ -187,55 +167,78 @@ if typing.TYPE_CHECKING:
         retrying,
         shared_budget,
     )
+    from failcode.render._i18n import (
+        available_languages,
+        locale_from_env,
+    )
+    from failcode.render._render import (
+        Channel,
+        SeverityGate,
+        Visibility,
+        render_developer,
+        render_json,
+        render_rejected_action,
+        render_rich,
+        render_user,
+        visibility,
+        visible,
+    )
+    from failcode.signature._cluster import (
+        ClusterMatch,
+        ClusterStateError,
+        TemplateCluster,
+        TemplateClusterer,
+    )
 
 # Heavier modules (rule tables, parsers, config, retry helpers) load on first use, so that
 # `import failcode` stays cheap; their names are public all the same (PEP 562).
 _LAZY: dict[str, str] = {
-    "StaminaHook": "failcode._adapters",
-    "stamina_hook": "failcode._adapters",
-    "tenacity_strategies": "failcode._adapters",
-    "classify": "failcode._classify",
-    "classify_http": "failcode._classify",
-    "classify_text": "failcode._classify",
-    "ClusterMatch": "failcode._cluster",
-    "ClusterStateError": "failcode._cluster",
-    "TemplateCluster": "failcode._cluster",
-    "TemplateClusterer": "failcode._cluster",
-    "PURPOSES": "failcode._command",
-    "from_command": "failcode._command",
-    "FAILCODE_SCHEMA": "failcode._config",
-    "ConfigError": "failcode._config",
-    "FailcodeConfig": "failcode._config",
-    "Section": "failcode._config",
-    "Setting": "failcode._config",
-    "ValidatedConfig": "failcode._config",
-    "find_config": "failcode._config",
-    "load_config": "failcode._config",
-    "validate_toml": "failcode._config",
-    "available_languages": "failcode._i18n",
-    "locale_from_env": "failcode._i18n",
-    "Check": "failcode._preflight",
-    "CredentialsFile": "failcode._preflight",
-    "EnvVar": "failcode._preflight",
-    "Module": "failcode._preflight",
-    "Program": "failcode._preflight",
-    "WritableDir": "failcode._preflight",
-    "preflight": "failcode._preflight",
-    "Channel": "failcode._render",
-    "SeverityGate": "failcode._render",
-    "Visibility": "failcode._render",
-    "render_developer": "failcode._render",
-    "render_json": "failcode._render",
-    "render_rich": "failcode._render",
-    "render_user": "failcode._render",
-    "visibility": "failcode._render",
-    "visible": "failcode._render",
-    "Attempt": "failcode._retry",
-    "Retrying": "failcode._retry",
-    "decision_of": "failcode._retry",
-    "retry": "failcode._retry",
-    "retrying": "failcode._retry",
-    "shared_budget": "failcode._retry",
+    "StaminaHook": "failcode.policy._adapters",
+    "stamina_hook": "failcode.policy._adapters",
+    "tenacity_strategies": "failcode.policy._adapters",
+    "classify": "failcode.classification._classify",
+    "classify_http": "failcode.classification._classify",
+    "classify_text": "failcode.classification._classify",
+    "ClusterMatch": "failcode.signature._cluster",
+    "ClusterStateError": "failcode.signature._cluster",
+    "TemplateCluster": "failcode.signature._cluster",
+    "TemplateClusterer": "failcode.signature._cluster",
+    "PURPOSES": "failcode.classification._command",
+    "from_command": "failcode.classification._command",
+    "FAILCODE_SCHEMA": "failcode.policy._config",
+    "ConfigError": "failcode.policy._config",
+    "FailcodeConfig": "failcode.policy._config",
+    "Section": "failcode.policy._config",
+    "Setting": "failcode.policy._config",
+    "ValidatedConfig": "failcode.policy._config",
+    "find_config": "failcode.policy._config",
+    "load_config": "failcode.policy._config",
+    "validate_toml": "failcode.policy._config",
+    "available_languages": "failcode.render._i18n",
+    "locale_from_env": "failcode.render._i18n",
+    "Check": "failcode.policy._preflight",
+    "CredentialsFile": "failcode.policy._preflight",
+    "EnvVar": "failcode.policy._preflight",
+    "Module": "failcode.policy._preflight",
+    "Program": "failcode.policy._preflight",
+    "WritableDir": "failcode.policy._preflight",
+    "preflight": "failcode.policy._preflight",
+    "Channel": "failcode.render._render",
+    "SeverityGate": "failcode.render._render",
+    "Visibility": "failcode.render._render",
+    "render_developer": "failcode.render._render",
+    "render_json": "failcode.render._render",
+    "render_rejected_action": "failcode.render._render",
+    "render_rich": "failcode.render._render",
+    "render_user": "failcode.render._render",
+    "visibility": "failcode.render._render",
+    "visible": "failcode.render._render",
+    "Attempt": "failcode.policy._retry",
+    "Retrying": "failcode.policy._retry",
+    "decision_of": "failcode.policy._retry",
+    "retry": "failcode.policy._retry",
+    "retrying": "failcode.policy._retry",
+    "shared_budget": "failcode.policy._retry",
 }
 
 
@@ -263,6 +266,7 @@ __all__ = [
     "Attempt",
     "Budget",
     "BudgetPolicy",
+    "CATEGORY_RETRYABILITIES",
     "Cancelled",
     "Catalog",
     "CatalogError",
@@ -369,6 +373,7 @@ __all__ = [
     "redact",
     "render_developer",
     "render_json",
+    "render_rejected_action",
     "render_rich",
     "render_user",
     "retry",

@@ -1,5 +1,5 @@
 """``python -m failcode`` runs the command line."""
 
-from failcode._cli import main
+from failcode.cli._main import main
 
 main()

@@ -42,15 +42,15 @@ import sys
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, TextIO, TypeVar, cast
 
-from failcode._axes import Category, Kind, Retryability
-from failcode._failure import Failure, FailureError
-from failcode._outcomes import Cancelled, NoMatch, PeerExited, RejectedAction, Veto
-from failcode._redact import redact
+from failcode.record._axes import Category, Kind, Retryability
+from failcode.record._failure import Failure, FailureError
+from failcode.record._outcomes import Cancelled, NoMatch, PeerExited, RejectedAction, Veto
+from failcode.signature._redact import redact
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-    from failcode._outcomes import NonErrorOutcome
+    from failcode.record._outcomes import NonErrorOutcome
 
 __all__ = [
     "BOUNDARY_TABLE",
@@ -393,7 +393,7 @@ def _delay_of(decision: object) -> float | None:
 
 
 def _docs_url(code: str) -> str | None:
-    from failcode._registry import UnknownCodeError, catalogs, lookup  # noqa: PLC0415 - cheap
+    from failcode.codes._registry import UnknownCodeError, catalogs, lookup  # noqa: PLC0415 - cheap
 
     try:
         spec = lookup(code)
@@ -440,8 +440,8 @@ def problem(
     Raises:
         ValueError: a NoMatch or RejectedAction (never a boundary result).
     """
-    from failcode._i18n import ui_text  # noqa: PLC0415 - rendering only
-    from failcode._render import _localized, _spec  # noqa: PLC0415 - rendering only
+    from failcode.render._i18n import ui_text  # noqa: PLC0415 - rendering only
+    from failcode.render._render import _localized, _spec  # noqa: PLC0415 - rendering only
 
     row = table.resolve(item)
     status = row.http_status
@@ -498,7 +498,7 @@ def _as_failure(exc: BaseException) -> Failure:
     """A FailureError's record, or FC-SYS-001 for an unexpected exception."""
     if isinstance(exc, FailureError):
         return exc.failure
-    from failcode._catalog import FC  # noqa: PLC0415 - only the unexpected path needs it
+    from failcode.codes._catalog import FC  # noqa: PLC0415 - only the unexpected path needs it
 
     return FC.SYS_UNKNOWN.failure(surface="cli", params={"exception": type(exc).__name__},
                                   cause=exc)
@@ -519,7 +519,7 @@ def report_and_exit_code(
 
     A failure is rendered as user text on stderr (in ``locale``, default: the environment's
     language); with ``as_json`` one envelope line (``{"failcode":1,"type":"failure",...}``, the
-    pipe format of :mod:`failcode._envelope`) goes to stdout instead, so a consumer reading the
+    format of :func:`failcode.encode_envelope`) goes to stdout instead, so a consumer reading the
     command's JSON gets a parseable line. An outcome (a veto) is reported the same way. An
     unexpected exception becomes ``FC-SYS-001`` and takes the fallback row; its traceback is
     shown only with ``show_traceback`` (default: the ``FAILCODE_TRACEBACK=1`` variable).
@@ -528,9 +528,9 @@ def report_and_exit_code(
     row = table.resolve(item)
     if item is None or row.error_code is None:
         return row.exit_code(profile)
-    from failcode._envelope import encode  # noqa: PLC0415 - only failing commands need it
-    from failcode._i18n import locale_from_env, ui_text  # noqa: PLC0415 - idem
-    from failcode._render import render_developer, render_user  # noqa: PLC0415 - idem
+    from failcode.record._envelope import encode  # noqa: PLC0415 - only failing commands need it
+    from failcode.render._i18n import locale_from_env, ui_text  # noqa: PLC0415 - idem
+    from failcode.render._render import render_developer, render_user  # noqa: PLC0415 - idem
 
     err = stderr if stderr is not None else sys.stderr
     out = stdout if stdout is not None else sys.stdout

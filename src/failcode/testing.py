@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from failcode._retry import TESTING
+from failcode.policy._retry import TESTING
 
 if TYPE_CHECKING:
     from types import TracebackType

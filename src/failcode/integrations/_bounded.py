@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from failcode._redact import redact
+from failcode.signature._redact import redact
 
 __all__ = ["MAX_CHARS", "MAX_DEPTH", "WINDOW", "bounded_redact", "bounded_redact_tree"]
 

@@ -21,7 +21,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     msg = "failcode.integrations.artifact needs cryptography: pip install 'failcode[crypto]'"
     raise ImportError(msg) from exc
 
-from failcode._failure import EntityRef, Failure
+from failcode.record._failure import EntityRef, Failure
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -54,7 +54,7 @@ def write_artifact(
     Returns:
         ``EntityRef("encrypted_artifact", "<error_id>.fcenc")``, for the record's evidence_refs.
     """
-    from failcode._render import render_developer  # noqa: PLC0415 - rendering on demand
+    from failcode.render._render import render_developer  # noqa: PLC0415 - rendering on demand
 
     payload = {"format": ARTIFACT_FORMAT, "failure": failure.to_dict(),
                "developer_detail": render_developer(failure, exc=exc),

@@ -27,9 +27,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     msg = "failcode.integrations.fastapi needs FastAPI: pip install 'failcode[fastapi]'"
     raise ImportError(msg) from exc
 
-from failcode._failure import FailureError
-from failcode._i18n import available_languages
 from failcode.boundary import OutcomeError, problem
+from failcode.record._failure import FailureError
+from failcode.render._i18n import available_languages
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -95,7 +95,7 @@ def _problem_text(errors: list[Any]) -> tuple[str, str]:
 
 
 async def _on_validation(request: Request, exc: Exception) -> JSONResponse:
-    from failcode._catalog import FC  # noqa: PLC0415 - the catalog is needed on this path only
+    from failcode.codes._catalog import FC  # noqa: PLC0415 - the catalog is needed on this path only
 
     assert isinstance(exc, RequestValidationError)
     errors = list(exc.errors())
@@ -113,8 +113,8 @@ async def _on_validation(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
-    from failcode._render import render_developer  # noqa: PLC0415 - only on this path
     from failcode.boundary import _as_failure  # noqa: PLC0415 - only on this path
+    from failcode.render._render import render_developer  # noqa: PLC0415 - only on this path
 
     failure = _as_failure(exc)
     _LOG.error("unexpected error answering %s %s\n%s", request.method, request.url.path,

@@ -18,8 +18,8 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any, Final
 
-from failcode._failure import Failure, FailureError
 from failcode.integrations._bounded import bounded_redact, bounded_redact_tree
+from failcode.record._failure import Failure, FailureError
 
 if TYPE_CHECKING:
     from collections.abc import MutableMapping
@@ -69,7 +69,7 @@ class FailcodeLogFilter(logging.Filter):
         record.msg = bounded_redact(record.getMessage())
         record.args = None
         if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
-            from failcode._render import format_traceback  # noqa: PLC0415 - only with exc_info
+            from failcode.render._render import format_traceback  # noqa: PLC0415 - only with exc_info
 
             record.exc_text = format_traceback(None, record.exc_info[1])
         if record.exc_text:

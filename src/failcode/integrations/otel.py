@@ -29,8 +29,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     msg = "failcode.integrations.otel needs OpenTelemetry: pip install 'failcode[otel]'"
     raise ImportError(msg) from exc
 
-from failcode._failure import Failure, FailureError
-from failcode._redact import redact
+from failcode.record._failure import Failure, FailureError
+from failcode.signature._redact import redact
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

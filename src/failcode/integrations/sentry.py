@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from failcode._failure import Failure, FailureError
 from failcode.integrations._bounded import bounded_redact_tree
+from failcode.record._failure import Failure, FailureError
 
 __all__ = ["before_send", "failure_of_hint"]
 

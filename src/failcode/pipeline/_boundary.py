@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from failcode._catalog import FC
-from failcode._failure import Failure, FailureError
 from failcode.boundary import (
     BOUNDARY_TABLE,
     ExitProfile,
@@ -27,11 +25,13 @@ from failcode.boundary import (
     problem,
     report_and_exit_code,
 )
+from failcode.codes._catalog import FC
 from failcode.pipeline._artifacts import FinalStatus
 from failcode.pipeline._contracts import CONTRACT_VERSION, AgentInput
 from failcode.pipeline._lifecycle import CANONICAL_GRAPH, PhaseGraph
 from failcode.pipeline._run import PipelineStopped
 from failcode.pipeline._trace import Trace, input_digest
+from failcode.record._failure import Failure, FailureError
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -28,15 +28,15 @@ from pydantic import (
     model_validator,
 )
 
-from failcode._axes import Category, Kind, Retryability, Severity
-from failcode._build import _param_budget, clean_detail, clean_text
-from failcode._catalog import FC
-from failcode._decide import DEFAULT_POLICY, Budget, Decision, History, Policy, decide
+from failcode.codes._build import _param_budget, clean_detail, clean_text
+from failcode.codes._catalog import FC
+from failcode.policy._decide import DEFAULT_POLICY, Budget, Decision, History, Policy, decide
+from failcode.record._axes import Category, Kind, Retryability, Severity
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from failcode._failure import Failure
+    from failcode.record._failure import Failure
 
 __all__ = [
     "AGENT_CODE_TABLE",

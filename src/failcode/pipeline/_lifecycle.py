@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Final
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from failcode._catalog import FC
-from failcode._failure import FailureError
+from failcode.codes._catalog import FC
+from failcode.record._failure import FailureError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

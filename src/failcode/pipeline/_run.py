@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic import ValidationError
 
-from failcode._decide import DEFAULT_POLICY, Action, Budget, History, Policy
 from failcode.boundary import OutcomeError
 from failcode.pipeline._artifacts import (
     FAILURE_PROFILES,
@@ -55,6 +54,7 @@ from failcode.pipeline._trace import (
     input_digest,
     validate_trace,
 )
+from failcode.policy._decide import DEFAULT_POLICY, Action, Budget, History, Policy
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -259,8 +259,8 @@ class PipelineRun:
         except KeyboardInterrupt:
             self._raise_stop(StopReason.USER_INTERRUPTION, "the user interrupted the run")
         except Exception as exc:  # noqa: BLE001 - every failure becomes a typed AgentError
-            from failcode._classify import classify  # noqa: PLC0415 - only on this path
-            from failcode._failure import Failure  # noqa: PLC0415 - idem
+            from failcode.classification._classify import classify  # noqa: PLC0415 - only on this path
+            from failcode.record._failure import Failure  # noqa: PLC0415 - idem
 
             classified = classify(exc, surface="agent.call")
             if isinstance(classified, Failure):

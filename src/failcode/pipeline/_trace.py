@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from failcode._catalog import FC
-from failcode._failure import FailureError
+from failcode.codes._catalog import FC
 from failcode.pipeline._artifacts import FailureArtifact, FinalStatus, Verdict
 from failcode.pipeline._contracts import AgentError, NonEmpty
 from failcode.pipeline._lifecycle import CANONICAL_GRAPH, PhaseGraph
+from failcode.record._failure import FailureError
 
 if TYPE_CHECKING:
     from pathlib import Path

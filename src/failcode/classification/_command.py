@@ -1,0 +1,814 @@
+"""Classify a finished shell command: ``from_command(argv, exit_code, stdout, stderr, ...)``.
+
+Seed 000 §9: a command's non-zero exit maps by its purpose (build, test, static_analysis, doctor,
+debug, merge, general). The order of the checks is the contract:
+
+1. exit 0 (not timed out) -> None;
+2. a timeout (``timed_out=True``, or exit 124 under ``timeout``) -> the purpose's timeout code;
+3. exit 130/143 (or a -2/-15 signal exit) -> :class:`~failcode.Cancelled`;
+4. a probe that found nothing (``grep``/``rg``/``find``/``test``/``which``/``command -v``...
+   exiting 1 with no output; the last program of the last pipeline decides) ->
+   :class:`~failcode.NoMatch`;
+5. a missing program (exit 127, "command not found", make's "Error 127") -> FC.CMD_NOT_FOUND;
+6. killed by signal 9 (exit 137 or -9) -> FC.OS_KILLED;
+7. otherwise the output is parsed (the ``_parsers`` module) and the purpose picks the code,
+   with the parsed class, the location relative to ``cwd`` and the tool's diagnostic code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import posixpath
+import re
+import shlex
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from failcode.classification._parsers import (
+    Diagnostic,
+    cap_text,
+    find_diagnostics,
+    strip_ansi,
+)
+from failcode.codes._catalog import FC
+from failcode.record._failure import Failure, InvalidFailureError
+from failcode.record._outcomes import Cancelled, NoMatch
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from failcode.record._frozen import Scalar
+    from failcode.record._outcomes import NonErrorOutcome
+
+__all__ = ["PURPOSES", "from_command", "parse_invocation"]
+
+PURPOSES: Final = ("build", "test", "static_analysis", "doctor", "debug", "merge", "general")
+"""The purposes a command may have (seed 000 §9)."""
+
+_VERBS: Final = {
+    "build": "build", "test": "test", "static_analysis": "lint", "doctor": "doctor",
+    "debug": "debug", "merge": "merge", "general": "run",
+}  # fmt: skip
+_TIMEOUT_CODES: Final = {
+    "build": FC.BUILD_TIMEOUT, "test": FC.TEST_TIMEOUT, "static_analysis": FC.LINT_TIMEOUT,
+    "doctor": FC.CMD_DOCTOR_TIMEOUT, "debug": FC.CMD_DEBUG_TIMEOUT,
+    "merge": FC.GIT_MERGE_TIMEOUT, "general": FC.CMD_TIMEOUT,
+}  # fmt: skip
+_MAX_SCRIPT: Final = 64 * 1024
+_DETAIL_CHARS: Final = 2000
+_SURFACE_BAD: Final = re.compile(r"[\s:]")
+
+# -- parsing the command line -----------------------------------------------------------------
+_PROBES: Final = frozenset({
+    "grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "find", "fd", "fdfind", "test", "[",
+    "[[", "which",
+})  # fmt: skip
+_KEYWORDS: Final = frozenset({
+    "do", "done", "then", "fi", "else", "elif", "esac", "{", "}", "!", "if", "while", "until",
+})  # fmt: skip
+_SIMPLE_WRAPPERS: Final = frozenset({
+    "nohup", "time", "exec", "builtin", "unbuffer", "stdbuf", "ionice", "nice", "chronic",
+    "caffeinate", "setsid", "npx", "pnpx", "bunx",
+})  # fmt: skip
+_WRAPPER_ARG_OPTIONS: Final = {
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"}),
+    "doas": frozenset({"-u", "-C"}),
+    "nice": frozenset({"-n"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "xargs": frozenset({"-I", "-n", "-L", "-P", "-d", "-E", "-s", "-a", "-l", "-i",
+                        "--max-args", "--max-procs", "--delimiter", "--arg-file"}),
+}  # fmt: skip
+_RUNNERS: Final = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"),
+                   ("hatch", "run"), ("conda", "run"), ("rye", "run")}
+_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_REDIRECT: Final = re.compile(r"^(?:\d*|&)(?:>>?|<<?<?|>&|<&|>\|)(?P<target>.*)$")
+_PYTHON: Final = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """The command that decides the exit status: the last program of the last pipeline."""
+
+    program: str
+    """Base name of the deciding program after wrappers (``sudo``, ``env``, ``timeout``,
+    ``xargs``, ``python -m``...) are removed; ``sh`` when nothing can be told."""
+    args: tuple[str, ...] = ()
+    probe: str | None = None
+    """``grep``, ``git grep``, ``command -v``... when the deciding program is a probe."""
+    under_timeout: bool = False
+    """The program ran under ``timeout`` (exit 124 then means the limit was hit)."""
+    under_xargs: bool = False
+    programs: tuple[str, ...] = ()
+    """Every program of the script, in order (for the surface)."""
+
+
+def _segments(script: str) -> list[str]:  # noqa: PLR0915 - one lexer loop, one branch per char
+    """Simple commands of a shell script, in order: separators, heredoc bodies and comments gone.
+
+    A small single-pass lexer (quotes, backslashes, ``$(...)`` and backticks nest; ``;``, ``&``,
+    ``|``, ``&&``, ``||``, ``(``, ``)`` and newlines separate). Linear in the script's length.
+    """
+    segments: list[str] = []
+    current: list[str] = []
+    heredocs: list[tuple[str, bool]] = []
+    quote: str | None = None
+    depth = 0
+    i, n = 0, len(script)
+
+    def flush() -> None:
+        text = "".join(current).strip()
+        if text:
+            segments.append(text)
+        current.clear()
+
+    while i < n:
+        c = script[i]
+        if quote == "'":
+            current.append(c)
+            if c == "'":
+                quote = None
+        elif quote == '"':
+            current.append(c)
+            if c == "\\" and i + 1 < n:
+                current.append(script[i + 1])
+                i += 1
+            elif c == '"':
+                quote = None
+        elif c == "\\":
+            if i + 1 < n and script[i + 1] == "\n":
+                i += 2
+                continue
+            current.append(script[i: i + 2])
+            i += 1
+        elif c in "'\"":
+            quote = c
+            current.append(c)
+        elif c == "#" and (i == 0 or script[i - 1] in " \t\n;&|()"):
+            end = script.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif c == "$" and i + 1 < n and script[i + 1] == "(":
+            depth += 1
+            current.append("$(")
+            i += 1
+        elif c == "`":
+            depth = depth - 1 if depth and current.count("`") % 2 else depth + 1
+            current.append(c)
+        elif c == "<" and script.startswith("<<", i) and not script.startswith("<<<", i):
+            i = _read_heredoc_word(script, i + 2, heredocs)
+            current.append(" ")
+            continue
+        elif c == "\n":
+            if heredocs:
+                i = _skip_heredocs(script, i + 1, heredocs)
+                heredocs.clear()
+                if depth == 0:
+                    flush()
+                continue
+            if depth == 0:
+                flush()
+        elif depth and c == ")":
+            depth -= 1
+            current.append(c)
+        elif c == "&" and (script.startswith("&>", i) or (
+                current and current[-1] in "<>")):
+            current.append(c)  # a redirection (2>&1, &>file), not a separator
+        elif depth == 0 and c in ";&|()":
+            flush()
+        else:
+            current.append(c)
+        i += 1
+    flush()
+    return segments
+
+
+def _read_heredoc_word(script: str, i: int, heredocs: list[tuple[str, bool]]) -> int:
+    strip_tabs = i < len(script) and script[i] == "-"
+    if strip_tabs:
+        i += 1
+    while i < len(script) and script[i] in " \t":
+        i += 1
+    match = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"|\\?([^\s;&|<>()]+)").match(script, i)
+    if match is None:
+        return i
+    word = next(group for group in match.groups() if group is not None)
+    heredocs.append((word, strip_tabs))
+    return match.end()
+
+
+def _skip_heredocs(script: str, i: int, heredocs: list[tuple[str, bool]]) -> int:
+    n = len(script)
+    for word, strip_tabs in heredocs:
+        while i < n:
+            end = script.find("\n", i)
+            line = script[i: n if end < 0 else end]
+            i = n if end < 0 else end + 1
+            if (line.lstrip("\t") if strip_tabs else line) == word:
+                break
+    return i
+
+
+def _words(segment: str) -> list[str]:
+    try:
+        words = shlex.split(segment)
+    except ValueError:
+        words = segment.split()
+    cleaned: list[str] = []
+    skip_next = False
+    for word in words:
+        if skip_next:
+            skip_next = False
+            continue
+        redirect = _REDIRECT.match(word)
+        if redirect:
+            skip_next = not redirect.group("target")
+            continue
+        cleaned.append(word)
+    return cleaned
+
+
+def _unwrap(words: list[str]) -> tuple[str, list[str], bool, bool]:
+    """(program, args, under_timeout, under_xargs) with wrappers and assignments removed.
+
+    The words are consumed from the left of a deque: popping the head of a list in a loop
+    would copy the rest each time, quadratic in a long argv of wrappers.
+    """
+    under_timeout = under_xargs = False
+    rest = deque(words)
+    while rest:
+        while rest and (_ASSIGNMENT.match(rest[0]) or rest[0] in _KEYWORDS):
+            rest.popleft()
+        if not rest:
+            break
+        name = posixpath.basename(rest[0])
+        if name == "env":
+            rest.popleft()
+            while rest and (rest[0].startswith("-") or _ASSIGNMENT.match(rest[0])):
+                rest.popleft()
+            continue
+        if name in _WRAPPER_ARG_OPTIONS:
+            arg_options = _WRAPPER_ARG_OPTIONS[name]
+            rest.popleft()
+            while rest and rest[0].startswith("-") and rest[0] != "-":
+                option = rest.popleft()
+                if option in arg_options and rest:
+                    rest.popleft()
+            if name == "timeout":
+                under_timeout = True
+                if rest:
+                    rest.popleft()  # the duration
+            elif name == "xargs":
+                under_xargs = True
+                if not rest:
+                    return "echo", [], under_timeout, under_xargs  # xargs's default command
+            continue
+        if name in _SIMPLE_WRAPPERS:
+            rest.popleft()
+            while rest and rest[0].startswith("-"):
+                rest.popleft()
+            continue
+        if len(rest) > 1 and (name, rest[1]) in _RUNNERS:
+            rest.popleft()
+            rest.popleft()
+            while rest and rest[0].startswith("-"):
+                option = rest.popleft()
+                if option in ("-n", "-p", "--name", "--prefix") and rest:
+                    rest.popleft()
+            continue
+        if _PYTHON.match(name) and len(rest) > 2 and rest[1] == "-m":
+            rest.popleft()
+            rest.popleft()
+            module = rest.popleft()
+            return module.split(".", 1)[0], list(rest), under_timeout, under_xargs
+        rest.popleft()
+        return name, list(rest), under_timeout, under_xargs
+    return "sh", [], under_timeout, under_xargs
+
+
+def parse_invocation(argv: str | Sequence[str]) -> Invocation:
+    """The deciding program of a command given as an argv list or a shell string.
+
+    An argv list of a shell (``bash -c SCRIPT``, ``sh -lc SCRIPT``) is parsed as its script;
+    another argv list is the program and its arguments.
+    """
+    if isinstance(argv, str):
+        script = argv
+    else:
+        items = [item if isinstance(item, str) else os.fsdecode(item) for item in argv]
+        shell_index = next((k for k in range(len(items) - 1)
+                            if items[k].startswith("-") and "c" in items[k][1:]
+                            and not items[k].startswith("--")), None)
+        if items and posixpath.basename(items[0]) in ("sh", "bash", "zsh", "dash", "ksh") and (
+                shell_index is not None):
+            script = items[shell_index + 1]
+        else:
+            program, args, under_timeout, under_xargs = _unwrap(items)
+            return _with_probe(program, args, under_timeout, under_xargs, (program,))
+    segments = _segments(script[:_MAX_SCRIPT])
+    programs: list[str] = []
+    decided: tuple[str, list[str], bool, bool] = ("sh", [], False, False)
+    for segment in segments:
+        words = _words(segment)
+        if not words or all(word in _KEYWORDS or _ASSIGNMENT.match(word) for word in words):
+            continue
+        if words[0] in ("for", "case", "select", "function"):
+            continue
+        decided = _unwrap(words)
+        programs.append(decided[0])
+    return _with_probe(*decided, tuple(programs))
+
+
+_GIT_ARG_OPTIONS: Final = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace"})
+
+
+def _git_subcommand(args: list[str]) -> str | None:
+    """git's subcommand after its global options (``git -C dir -c k=v grep ...``: grep)."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _GIT_ARG_OPTIONS:
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def _with_probe(program: str, args: list[str], under_timeout: bool, under_xargs: bool,
+                programs: tuple[str, ...]) -> Invocation:
+    probe = None
+    if program in _PROBES:
+        probe = program
+    elif program == "git" and _git_subcommand(args) == "grep":
+        probe = "git grep"
+    elif program == "command" and args and args[0] in ("-v", "-V"):
+        probe = "command -v"
+    return Invocation(program, tuple(args), probe, under_timeout, under_xargs, programs)
+
+
+# -- surfaces, locations, excerpts -----------------------------------------------------------
+_FAMILY_LANG: Final = {
+    "cpp": "cpp", "ld": "cpp", "rust": "rust", "java": "java", "ts": "ts", "node": "node",
+    "npm": "node", "python": "python", "pytest": "python", "unittest": "python",
+    "mypy": "python", "ruff": "python", "make": "make", "git": "git", "patch": "git",
+}  # fmt: skip
+_PROGRAM_LANG: Final = {
+    "gcc": "cpp", "g++": "cpp", "cc": "cpp", "c++": "cpp", "clang": "cpp", "clang++": "cpp",
+    "ld": "cpp", "cmake": "cpp", "ninja": "cpp", "make": "make", "cargo": "rust",
+    "rustc": "rust", "javac": "java", "java": "java", "mvn": "java", "gradle": "java",
+    "gradlew": "java", "tsc": "ts", "node": "node", "npm": "node", "yarn": "node",
+    "pnpm": "node", "pytest": "python", "mypy": "python", "ruff": "python", "flake8": "python",
+    "pylint": "python", "pip": "python", "unittest": "python", "tox": "python", "git": "git",
+    "patch": "git",
+}  # fmt: skip
+_PROGRAM_FAMILIES: Final = {
+    "cpp": ("cpp", "ld", "make"), "make": ("make", "cpp", "ld"), "rust": ("rust", "ld"),
+    "java": ("java",), "ts": ("ts",), "node": ("node", "npm", "ts"),
+    "python": ("python", "pytest", "unittest", "mypy", "ruff"), "git": ("git", "patch"),
+}  # fmt: skip
+_PURPOSE_FAMILIES: Final = {
+    "build": ("cpp", "ld", "rust", "java", "ts", "make", "npm"),
+    "test": ("pytest", "unittest"),
+    "static_analysis": ("mypy", "ruff", "ts"),
+    "merge": ("git", "patch"),
+}  # fmt: skip
+_STABLE_ROOTS: Final = ("/usr/", "/opt/", "/etc/", "/lib/", "/lib64/", "/nix/", "/Library/")
+_LOCATION_BAD: Final = re.compile(r"[\s:]|\(\d+(?:,\d+)?\)|#L\d")
+
+
+def _lang(program: str) -> str:
+    if _PYTHON.match(program):
+        return "python"
+    return _PROGRAM_LANG.get(program, "shell")
+
+
+def _relative(raw: str | None, cwd: str | None) -> str | None:
+    """``raw`` as a location: relative to ``cwd``, never a line number, None when volatile."""
+    if not raw:
+        return None
+    path = raw.strip().strip("'\"\u2018\u2019`").removeprefix("file://")
+    if not path or path.startswith(("<", "node:", "[")) or "site-packages/" in path:
+        return None
+    if path.startswith("/"):
+        path = posixpath.normpath(path)
+        base = posixpath.normpath(cwd) if cwd else None
+        if base and base != "/" and (path == base or path.startswith(base + "/")):
+            path = posixpath.relpath(path, base)
+        elif not path.startswith(_STABLE_ROOTS):
+            return None
+    else:
+        path = posixpath.normpath(path)
+    if path in (".", "") or _LOCATION_BAD.search(path) or path.startswith("~"):
+        return None
+    return path
+
+
+def _excerpt(text: str, start: int, end: int) -> str:
+    """The lines around ``text[start:end]``: two before, up to fifteen after, bounded."""
+    begin = start
+    for _ in range(3):
+        found = text.rfind("\n", 0, max(0, begin - 1))
+        begin = found + 1 if found >= 0 else 0
+        if begin == 0:
+            break
+    stop = end
+    for _ in range(15):
+        found = text.find("\n", stop + 1)
+        if found < 0:
+            stop = len(text)
+            break
+        stop = found
+    excerpt = text[begin: stop].strip("\n")
+    return excerpt if len(excerpt) <= _DETAIL_CHARS else excerpt[: _DETAIL_CHARS - 2] + " …"
+
+
+def _tail(text: str) -> str | None:
+    lines = text.strip("\n").splitlines()[-20:]
+    excerpt = "\n".join(lines)
+    if not excerpt.strip():
+        return None
+    return excerpt if len(excerpt) <= _DETAIL_CHARS else "… " + excerpt[-(_DETAIL_CHARS - 2):]
+
+
+def _decode(data: str | bytes | bytearray | memoryview | None) -> str:
+    if data is None:
+        return ""
+    if isinstance(data, str):
+        return data
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data[: 1 << 22]).decode("utf-8", errors="replace") if len(data) > (
+            1 << 22) else bytes(data).decode("utf-8", errors="replace")
+    return str(data)
+
+
+def _normalize_exit(code: int | None) -> int | None:
+    """A shell's view of the status: -N (killed by signal N) is 128+N; bounded to 32 bits."""
+    if code is None:
+        return None
+    code = int(code)
+    if -64 <= code < 0:
+        return 128 - code
+    if not -(2**31) <= code < 2**32:
+        return code & 0xFFFFFFFF
+    return code
+
+
+def _signal_of(raw: int | None) -> int | None:
+    if raw is None:
+        return None
+    if -64 <= raw < 0:
+        return -raw
+    if 128 < raw <= 128 + 64:
+        return raw - 128
+    return None
+
+
+# -- the decision -----------------------------------------------------------------------------
+_GREP_NOTICE: Final = re.compile(
+    r"(?m)^(?:grep: [^\n]*: binary file matches|Binary file [^\n]* matches)$")
+_GREP_COUNT_ZERO: Final = re.compile(r"^(?:[^\n]*:)?0$")
+_SHELL_ENOENT: Final = re.compile(
+    r"(?m)^(?:(?:/usr)?/bin/)?(?:ba|da|z|k)?sh(?:: line \d+)?: (?:\d+: )?"
+    r"(?P<prog>[^\s:]+): No such file or directory$")
+_PHRASES: Final = {
+    "undefined_reference": "undefined reference to {}",
+    "undeclared_identifier": "{} is not declared",
+    "missing_header": "header {} not found",
+    "missing_module": "module {} not found",
+    "assertion_failed": "test {} failed",
+    "test_exception": "test {} failed",
+    "test_setup_error": "test {} could not be set up",
+    "no_rule_to_make_target": "no rule to make target {}",
+    "patch_conflict": "conflict in {}",
+    "missing_script": "missing script {}",
+}  # fmt: skip
+
+
+def _is_silent(invocation: Invocation, stdout: str, stderr: str) -> bool:
+    if invocation.probe == "grep":
+        # grep's notices about binary files are no match (it exits 1 when no line matched)
+        stdout, stderr = _GREP_NOTICE.sub("", stdout), _GREP_NOTICE.sub("", stderr)
+    if stderr.strip():
+        return False
+    out = stdout.strip()
+    if not out:
+        return True
+    # `grep -c` prints a zero count and exits 1 when nothing matched
+    return invocation.probe == "grep" and any((a.startswith("-") and "c" in a and not
+                                               a.startswith("--")) or a == "--count"
+                                              for a in invocation.args) and all(
+        _GREP_COUNT_ZERO.match(line) for line in out.splitlines())
+
+
+def _primary(diagnostics: list[Diagnostic], purpose: str, program: str) -> Diagnostic | None:
+    if not diagnostics:
+        return None
+    preferred = set(_PURPOSE_FAMILIES.get(purpose, ()))
+    preferred.update(_PROGRAM_FAMILIES.get(_lang(program), ()))
+
+    def rank(diagnostic: Diagnostic) -> tuple[int, int]:
+        if diagnostic.error_class == "command_not_found":
+            return (0, diagnostic.start)
+        generic = diagnostic.error_class in ("recipe_failed", "git_error", "npm_error")
+        if diagnostic.family in preferred and not generic:
+            return (1, diagnostic.start)
+        return (3 if generic else 2, diagnostic.start)
+
+    return min(diagnostics, key=rank)
+
+
+def _location(diagnostic: Diagnostic, cwd: str | None) -> str | None:
+    if diagnostic.frames:
+        # the innermost frame inside cwd (a traceback), else the throw site (node)
+        frames = diagnostic.frames if diagnostic.family != "node" else diagnostic.frames[:1] + (
+            tuple(reversed(diagnostic.frames[1:])))
+        ordered = reversed(frames) if diagnostic.family != "node" else iter(frames)
+        for frame in ordered:
+            location = _relative(frame, cwd)
+            if location is not None and "node_modules/" not in location:
+                return location
+        return None
+    return _relative(diagnostic.path, cwd)
+
+
+def _subject(diagnostic: Diagnostic) -> str | None:
+    subject = diagnostic.subject
+    if not subject:
+        return None
+    return " ".join(subject.strip("'\"\u2018\u2019`").split())[:200] or None
+
+
+def _classify_traceback(diagnostic: Diagnostic, surface: str) -> Failure:
+    """The shared exception rules over a traceback found as text (``classify_text``).
+
+    Falls back to FC.SYS_UNKNOWN while ``failcode.classification._classify`` is unavailable.
+    """
+    exc_type = diagnostic.exc_type or "Exception"
+    message = diagnostic.message.partition(": ")[2]
+    fallback = FC.SYS_UNKNOWN.failure(surface=surface, params={"exception": exc_type})
+    try:
+        classify_text = importlib.import_module("failcode.classification._classify").classify_text
+    except (ImportError, AttributeError):
+        return fallback
+    try:
+        result = classify_text(exc_type, message, traceback=diagnostic.traceback,
+                               surface=surface)
+    except Exception:  # noqa: BLE001 - classification of text must never raise
+        return fallback
+    return result if isinstance(result, Failure) else fallback
+
+
+@dataclass(frozen=True, slots=True)
+class _Build:
+    """The pieces of the record being built."""
+
+    surface: str
+    program: str
+    exit_code: int | None
+    metadata: dict[str, Scalar]
+    detail: str | None
+
+
+def _make(code: FC, piece: _Build, *, params: dict[str, Scalar] | None = None,
+          location: str | None = None, error_class: str | None = None,
+          diagnostic: str | None = None, extra: dict[str, Scalar] | None = None) -> Failure:
+    metadata = dict(piece.metadata)
+    if diagnostic:
+        metadata["diagnostic"] = diagnostic
+    if extra:
+        metadata.update(extra)
+    try:
+        return code.failure(surface=piece.surface, params=params or {"program": piece.program},
+                            location=location, error_class=error_class, detail=piece.detail,
+                            metadata=metadata)
+    except InvalidFailureError:
+        # a location the record refuses (an odd file name) must not lose the failure
+        return code.failure(surface=piece.surface, params=params or {"program": piece.program},
+                            error_class=error_class, detail=piece.detail, metadata=metadata)
+
+
+def _rebuild(failure: Failure, piece: _Build, location: str | None,
+             diagnostic: str | None) -> Failure:
+    """A ``classify_text`` result re-made with the command's surface, location and metadata."""
+    from failcode.codes._registry import lookup  # noqa: PLC0415 - only needed on this path
+
+    spec = lookup(failure.code)
+    metadata: dict[str, Scalar] = dict(failure.metadata)
+    metadata.update(piece.metadata)
+    if diagnostic:
+        metadata["diagnostic"] = diagnostic
+    for attempt_location in (location, None):
+        try:
+            return spec.failure(surface=piece.surface, params=dict(failure.params),
+                                location=attempt_location, error_class=failure.error_class,
+                                severity=failure.severity, retryability=failure.retryability,
+                                detail=piece.detail or failure.detail, cause=failure.cause,
+                                metadata=metadata)
+        except (InvalidFailureError, KeyError):
+            continue
+    return failure
+
+
+def from_command(
+    argv: str | Sequence[str],
+    exit_code: int | None,
+    stdout: str | bytes = "",
+    stderr: str | bytes = "",
+    *,
+    purpose: str = "general",
+    cwd: str | os.PathLike[str] | None = None,
+    surface: str | None = None,
+    timed_out: bool = False,
+) -> Failure | NonErrorOutcome | None:
+    """Classify a finished command by its purpose, exit status and real output.
+
+    Args:
+        argv: the command as an argv list, or a shell string (split with :mod:`shlex`, falling
+            back to white space). ``bash -c SCRIPT`` is read as its script; in a script, the
+            last program of the last pipeline decides the exit status (``cd d && grep x f``:
+            ``grep``), after wrappers such as ``sudo``, ``env``, ``timeout`` and ``xargs``.
+        exit_code: the exit status; -N (killed by signal N) is read as 128+N. None when the
+            command reported none.
+        stdout, stderr: the output, ``str`` or ``bytes`` (decoded as UTF-8, errors replaced);
+            only the first and last 64 KiB of each are scanned.
+        purpose: one of :data:`PURPOSES`; picks the kind and code (seed 000 §9).
+        cwd: the command's working directory; locations are made relative to it.
+        surface: the record's surface; by default the tool and purpose, e.g. ``cpp.build``,
+            ``python.test``, ``git.merge``, ``shell.run``.
+        timed_out: the caller stopped the command at its time limit.
+
+    Returns:
+        None for success (exit 0, not timed out); a :class:`~failcode.NoMatch` for a probe
+        that found nothing; a :class:`~failcode.Cancelled` for exit 130/143; else a
+        :class:`~failcode.Failure` (see docs/classification.md, "Command output").
+
+    Raises:
+        ValueError: ``purpose`` is not one of :data:`PURPOSES`, or ``surface`` holds white
+            space or ``:``. Nothing else raises: unknown output gives a generic code.
+    """
+    if purpose not in PURPOSES:
+        msg = f"from_command: purpose={purpose!r} is not allowed; expected one of " + (
+            ", ".join(PURPOSES))
+        raise ValueError(msg)
+    if surface is not None and (not surface or _SURFACE_BAD.search(surface)):
+        msg = f"from_command: surface={surface!r} must be non-empty with no ':' or white space"
+        raise ValueError(msg)
+    raw_exit = None if exit_code is None else int(exit_code)
+    if raw_exit == 0 and not timed_out:
+        return None
+    out, err = _decode(stdout), _decode(stderr)
+    invocation = parse_invocation(argv if isinstance(argv, str) else list(argv))
+    status = _normalize_exit(raw_exit)
+    base = os.fspath(cwd) if cwd is not None else None
+    verb = _VERBS[purpose]
+    program = invocation.program[:64] or "sh"
+
+    def piece(lang_hint: str | None, detail: str | None, *, timed: bool = False) -> _Build:
+        chosen = surface or f"{lang_hint or _lang(program)}.{verb}"
+        metadata: dict[str, Scalar] = {"program": program}
+        if timed:
+            metadata["timed_out"] = True
+        elif status is not None:
+            metadata["exit_code"] = status
+        return _Build(chosen, program, status, metadata, detail)
+
+    # 2. timeouts
+    if timed_out or (invocation.under_timeout and status in (124, 137)):
+        return _make(_TIMEOUT_CODES[purpose], piece(None, _tail(err) or _tail(out), timed=True))
+    # 3. cancellations
+    signal = _signal_of(raw_exit)
+    if status in (130, 143) and signal in (2, 15):
+        return Cancelled(reason="interrupted" if signal == 2 else "terminated", signal=signal)
+    # 4. a probe that found nothing
+    if invocation.probe and _is_silent(invocation, out, err) and (
+            status == 1 or (invocation.under_xargs and status == 123)
+            # POSIX `command -v` (dash) exits 127 when the name is unknown
+            or (invocation.probe == "command -v" and status == 127)):
+        return NoMatch(probe=invocation.probe, exit_code=status)
+
+    text_err, text_out = cap_text(strip_ansi(err)), cap_text(strip_ansi(out))
+    text = text_err + "\n" + text_out if text_err and text_out else text_err or text_out
+    diagnostics = find_diagnostics(text)
+    primary = _primary(diagnostics, purpose, program)
+    detail = (_excerpt(text, primary.start, primary.end) if primary else
+              _tail(text_err) or _tail(text_out))
+    lang = _FAMILY_LANG.get(primary.family) if primary else None
+
+    # 5. a missing program, anywhere
+    if status == 127 or (primary is not None and primary.error_class == "command_not_found"):
+        missing = _subject(primary) if primary and primary.error_class == "command_not_found" \
+            else None
+        if missing is None and (found := _SHELL_ENOENT.search(text)):
+            missing = found.group("prog")
+        missing = posixpath.basename(missing or program)[:64] or program
+        return _make(FC.CMD_NOT_FOUND, piece("shell" if lang in (None, "shell") else lang,
+                                             detail), params={"program": missing})
+    # 6. killed
+    if status == 137 or raw_exit == -9:
+        return _make(FC.OS_KILLED, piece(None, detail), params={"program": program, "signal": 9})
+
+    return _by_purpose(purpose, primary, piece(lang, detail), base, status=status,
+                       signal=signal)
+
+
+def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: str | None, *,
+                status: int | None, signal: int | None) -> Failure:
+    crash: dict[str, Scalar] | None = None
+    if signal is not None and status is not None and status > 128:
+        crash = {"signal": signal}
+    if primary is None:
+        error_class = "crashed" if crash else None
+        code = {"build": FC.BUILD_FAILED, "test": FC.TEST_FAILED,
+                "static_analysis": FC.LINT_FAILED, "doctor": FC.CMD_DOCTOR_FAILED,
+                "debug": FC.CMD_DEBUG_FAILED, "merge": FC.GIT_MERGE_FAILED}.get(purpose)
+        if code is None:
+            return _make(FC.CMD_FAILED, piece, params={"program": piece.program,
+                                                       "exit_code": piece.exit_code},
+                         error_class=error_class or "unknown", extra=crash)
+        if code is FC.LINT_FAILED and error_class is None:
+            error_class = "check_failed"
+        return _make(code, piece, error_class=error_class, extra=crash)
+
+    location = _location(primary, cwd)
+    subject = _subject(primary)
+    error_class = primary.error_class
+    diagnostic = primary.code or primary.exc_type
+    phrase = _PHRASES.get(error_class)
+    problem = phrase.format(subject) if phrase and subject else None
+    collecting = purpose == "test" and error_class in ("missing_module", "test_collection_error")
+
+    # a missing module outside test collection is a dependency problem in every purpose
+    if error_class == "missing_module" and primary.family in ("python", "node") and subject \
+            and not collecting and not subject.startswith("."):
+        return _make(FC.CMD_MISSING_MODULE, piece, params={"module": subject},
+                     location=location, diagnostic=diagnostic)
+
+    if primary.family == "python" and error_class == "uncaught_exception":
+        classified = _classify_traceback(primary, piece.surface)
+        if classified.code != FC.SYS_UNKNOWN:
+            if purpose in ("general", "debug", "doctor") or classified.code in (
+                    FC.CMD_MISSING_MODULE, FC.CMD_NOT_FOUND):
+                return _rebuild(classified, piece, location, diagnostic)
+            error_class = classified.error_class
+
+    if purpose == "build":
+        if problem:
+            return _make(FC.BUILD_DIAGNOSTIC, piece, params={"program": piece.program,
+                                                             "problem": problem},
+                         location=location, error_class=error_class, diagnostic=diagnostic)
+        return _make(FC.BUILD_FAILED, piece, location=location, error_class=error_class,
+                     diagnostic=diagnostic)
+    if purpose == "test":
+        if collecting:
+            error_class = "test_collection_error"
+        if subject and error_class in ("assertion_failed", "test_exception", "test_setup_error"):
+            return _make(FC.TEST_CASE_FAILED, piece, params={"test": subject},
+                         location=location, error_class=error_class, diagnostic=diagnostic)
+        return _make(FC.TEST_FAILED, piece, location=location, error_class=error_class,
+                     diagnostic=diagnostic)
+    if purpose == "static_analysis":
+        if primary.family in ("mypy", "ts"):
+            error_class = "type_check_error"
+        elif primary.family == "ruff":
+            error_class = "lint_violation"
+        return _make(FC.LINT_FAILED, piece, location=location, error_class=error_class,
+                     diagnostic=diagnostic)
+    if purpose == "merge":
+        if error_class == "patch_conflict" and location:
+            return _make(FC.GIT_MERGE_CONFLICT, piece, params={"path": location},
+                         location=location, diagnostic=diagnostic)
+        return _make(FC.GIT_MERGE_FAILED, piece, location=location, error_class=error_class,
+                     diagnostic=diagnostic)
+    if purpose == "doctor":
+        return _make(FC.CMD_DOCTOR_FAILED, piece, location=location, error_class=error_class,
+                     diagnostic=diagnostic)
+    if purpose == "debug":
+        # the debugged target's own diagnostic, when one was parsed
+        target = _target_code(primary)
+        if target is not None:
+            return _by_purpose(target, primary, piece, cwd, status=status, signal=signal)
+        return _make(FC.CMD_DEBUG_FAILED, piece, location=location, error_class=error_class,
+                     diagnostic=diagnostic)
+    if problem:
+        return _make(FC.CMD_DIAGNOSTIC, piece, params={"program": piece.program,
+                                                       "problem": problem},
+                     location=location, error_class=error_class, diagnostic=diagnostic)
+    return _make(FC.CMD_FAILED, piece, params={"program": piece.program,
+                                               "exit_code": piece.exit_code},
+                 location=location, error_class=error_class, diagnostic=diagnostic)
+
+
+def _target_code(primary: Diagnostic) -> str | None:
+    """The purpose whose code a debugged target's diagnostic takes (None: the debug code)."""
+    if primary.family in ("cpp", "ld", "rust", "java", "ts") and primary.error_class != (
+            "compile_error"):
+        return "build"
+    if primary.family in ("pytest", "unittest"):
+        return "test"
+    if primary.family in ("mypy", "ruff"):
+        return "static_analysis"
+    if primary.family in ("git", "patch") and primary.error_class == "patch_conflict":
+        return "merge"
+    return None

@@ -1,0 +1,82 @@
+"""Non-error outcomes: typed values that are counted, never shown as errors, never Failures.
+
+DESIGN.md: a probe that found nothing, a rejected action, a veto, a cancellation and a peer process
+that exited are outcomes of ordinary operation. Seed 003 (FR-ACT-006): a rejected action is
+information for the model, fed back and counted toward no-progress; it has no error code. Seed 001:
+a veto is a recorded negative decision, never turned into success. Seed 003: a crash on the other
+side of a pipe is observed (``PeerExited``), not coded.
+
+Each type is a frozen msgspec Struct tagged with its ``type`` so the wire envelope can carry it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import msgspec
+
+from failcode.record._frozen import FrozenDict, Scalar
+
+__all__ = [
+    "Cancelled",
+    "NoMatch",
+    "NonErrorOutcome",
+    "PeerExited",
+    "RejectedAction",
+    "Veto",
+]
+
+_EMPTY: Mapping[str, Scalar] = FrozenDict()
+
+
+class _OutcomeBase(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="type"
+):
+    context: Mapping[str, Scalar] = _EMPTY
+    """Session, step, subgoal... as for a Failure."""
+
+    def __post_init__(self) -> None:
+        if type(self.context) is not FrozenDict:
+            msgspec.structs.force_setattr(self, "context", FrozenDict(self.context))
+
+
+class NoMatch(_OutcomeBase, tag="no_match", frozen=True):
+    """A probe that found nothing (``grep``/``find``/``rg`` exit 1 with no output)."""
+
+    probe: str
+    """The probing program, e.g. ``grep``."""
+    exit_code: int | None = None
+
+
+class RejectedAction(_OutcomeBase, tag="rejected_action", frozen=True):
+    """A model-proposed action that failed validation: fed back to the model, not an error."""
+
+    action: str
+    reason: str
+
+
+class Veto(_OutcomeBase, tag="veto", frozen=True):
+    """An explicit negative decision (seed 001): replayable evidence, never success."""
+
+    reason: str
+    by: str | None = None
+    """Who vetoed, e.g. a verifier's name."""
+
+
+class Cancelled(_OutcomeBase, tag="cancelled", frozen=True):
+    """An explicit stop: a user interrupt, a task cancellation, exit 130/143."""
+
+    reason: str
+    signal: int | None = None
+
+
+class PeerExited(_OutcomeBase, tag="peer_exited", frozen=True):
+    """The process on the other side of a pipe went away; observed, not coded (seed 003)."""
+
+    peer: str
+    reason: str
+    exit_code: int | None = None
+
+
+NonErrorOutcome = NoMatch | RejectedAction | Veto | Cancelled | PeerExited
+"""Any of the typed non-error outcomes."""

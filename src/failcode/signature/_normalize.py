@@ -1,0 +1,436 @@
+"""Message normalization: the template of a message, volatile data replaced by placeholders.
+
+``normalize_message`` turns "the same failure on another run, directory, machine or
+day" into the same string, and keeps what tells two failures apart. It feeds the
+semantic signature (its output is hashed) and the template clusterer.
+
+Volatile, replaced by a named placeholder from ``PLACEHOLDERS``:
+
+==============  ================================================================
+``<ts>``        timestamps and their parts: ISO 8601, syslog, HTTP and ``ctime``
+                dates, clock times, day and month names next to them
+``<uuid>``      UUIDs
+``<ip>``        IPv4 and IPv6 addresses (a port after one becomes ``<int>``)
+``<hex>``       ``0x`` addresses, hex runs of 7+ characters holding a digit
+``<tmp>``       a temp directory prefix only: ``/tmp/tmpab12/x.toml`` -> ``<tmp>/x.toml``
+``<home>``      a home prefix only: ``/home/alice/proj`` -> ``<home>/proj``
+``<duration>``  ``1.5s``, ``300ms``, ``12 seconds``
+``<size>``      ``12 MB``, ``4KiB``, ``1024 bytes``
+``<id>``        request and trace ids (``req_...``, ``request id: ...``) and long
+                random letter-digit runs
+``<secret>``    the random part of a secret, from ``failcode.signature._redact.redact``
+``<int>``       any other free-standing digit run: PIDs, ports, counts, line and
+                column numbers (``foo.c:12:5:`` -> ``foo.c:<int>:<int>:``)
+==============  ================================================================
+
+Identity stays verbatim: quoted identifiers (``undefined reference to 'foo_v2'``,
+``No module named 'requests2'``), pytest node ids (``tests/test_x.py::test_case_2``),
+lint and compiler rule codes (``E501``, ``F401``, ``TS2304``, ``E0425``), model names
+(``gpt-4o-2024-08-06``, ``claude-3-5-sonnet-20241022``), the file name of a source or
+config path (``src/migrations/0002_auto.py``) and a short table of digit-bearing words
+(``utf8``, ``sha256``, ``x86_64``, ``ipv6`` ...). Elsewhere a digit run inside a word is a
+value (``dn228`` -> ``dn<int>``, ``task_12`` -> ``task_<int>``), and a long random
+letter-digit word is ``<id>``.
+
+Word-valued variables (a user or host name without digits) stay: the signature keeps
+those apart on purpose; ``TemplateClusterer`` groups them.
+
+The rules carry the version id ``NORMALIZE_VERSION``; any change to their output is a
+new version, because signatures hash the output.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from failcode.signature._redact import redact
+
+__all__ = ["CUT_MARKER", "MAX_CHARS", "NORMALIZE_VERSION", "PLACEHOLDERS", "normalize_message"]
+
+NORMALIZE_VERSION: Final = "n1"
+"""Version id of the normalization rules; part of the signature version."""
+
+PLACEHOLDERS: Final = (
+    "<int>", "<hex>", "<uuid>", "<ip>", "<tmp>", "<home>", "<ts>",
+    "<duration>", "<size>", "<id>", "<secret>",
+)  # fmt: skip
+"""Every placeholder ``normalize_message`` can emit (besides ``CUT_MARKER``)."""
+
+CUT_MARKER: Final = "<cut>"
+"""Appended, after one space, when the message was longer than ``MAX_CHARS``."""
+
+MAX_CHARS: Final = 1024
+"""Only this many characters of a message are normalized; the rest is dropped."""
+
+_CUT_SUFFIX: Final = " " + CUT_MARKER
+# bytes are cut before decoding; 4 bytes per character covers any UTF-8 text
+_MAX_BYTES: Final = MAX_CHARS * 4
+
+# --- whole-text rules: (placeholder, pattern, gate substrings), applied in order -------------
+# A rule runs only when one of its gate substrings is in the text (a str `in` test costs
+# far less than a regex scan). Group 1, when present, is text to keep before the placeholder.
+_PATH_START = r"(^|[\s'\"`(\[{=:,;])"
+_TEXT_RULES: Final[tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]] = (
+    (
+        "<tmp>",
+        re.compile(
+            _PATH_START + r"(?:(?:/private)?/var/folders/[^/\s]+/[^/\s]+/[A-Z]"
+            r"(?:/[^/\s'\"`)\]},;]+)?|(?:/private)?/(?:var/)?tmp/[^/\s'\"`)\]},;]+)"
+        ),
+        ("/tmp/", "/var/folders/"),  # noqa: S108 - a substring to look for, not a file we use
+    ),
+    (
+        "<tmp>",
+        re.compile(
+            r"(?i)()\b[A-Z]:\\Users\\[^\\\s]+\\AppData\\Local\\Temp(?:\\[^\\\s'\"`)\]},;]+)?"
+        ),
+        ("\\AppData\\", "\\APPDATA\\", "\\appdata\\"),
+    ),
+    (
+        "<home>",
+        re.compile(_PATH_START + r"/(?:home|Users)/[^/\s'\"`)\]},;]+"),
+        ("/home/", "/Users/"),
+    ),
+    (
+        "<home>",
+        re.compile(r"(?i)()\b[A-Z]:\\Users\\[^\\\s'\"`)\]},;]+"),
+        ("\\Users\\", "\\users\\", "\\USERS\\"),
+    ),
+    (
+        "<id>",
+        re.compile(
+            r"(?i)(\b(?:request|req|trace|span|correlation|x-request|x-amzn-requestid|x-trace)"
+            r"[ _-]?id\b[\"']?(?:\s*[:=]\s*|\s+)[\"']?)[A-Za-z0-9][\w.:/+=-]*"
+        ),
+        ("req", "Req", "REQ", "trace", "Trace", "TRACE", "span", "Span", "SPAN", "orrelation"),
+    ),
+)
+
+# --- token rules: a whitespace-free token's core (surrounding punctuation stripped) -----------
+_HEX = "[0-9a-fA-F]"
+_TOKEN_RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+    ("<uuid>", re.compile(rf"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}")),
+    (
+        "<ts>",
+        re.compile(
+            r"\d{1,4}-\d\d-\d\d(?:[T_ -]\d\d[:.]\d\d(?:[:.]\d\d(?:[.,]\d+)?)?)?"
+            r"(?:Z|[+-]\d\d:?\d\d)?"
+            r"|\d{1,2}:\d\d(?::\d\d)?(?:[.,:]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+            r"|\d{4}[./]\d\d[./]\d\d|\d\d/\d\d/\d\d(?:\d\d)?|\d{8}[T-]\d{1,2}:\d\d(?::\d+)*"
+        ),
+    ),
+    ("<ip>", re.compile(r"/?(?:\d{1,3}\.){3}\d{1,3}")),
+    ("<hex>", re.compile(rf"0[xX]{_HEX}+")),
+    (
+        "<duration>",
+        re.compile(
+            r"[-+]?\d+(?:\.\d+)?(?:ns|us|µs|ms|s|sec|secs|m|min|mins|h|hr|hrs)"
+            r"|\d+h(?:\d+m)?(?:\d+s)?|\d+m\d+(?:\.\d+)?s"
+        ),
+    ),
+    (
+        "<size>",
+        re.compile(r"\d+(?:\.\d+)?(?:[KMGTP]i?B|[kKMGTP]|[kmgt]b|B|bytes?)"),
+    ),
+)
+# an IPv4 with a port, an IPv6 (hex groups with "::" or 7 colons)
+_IP_PORT: Final = re.compile(r"/?(?:\d{1,3}\.){3}\d{1,3}:\d{1,5}")
+_IPV6: Final = re.compile(
+    rf"(?:{_HEX}{{0,4}}:){{2,7}}{_HEX}{{0,4}}(?:%\w+)?|(?:{_HEX}{{1,4}}:){{6}}(?:\d{{1,3}}\.){{3}}\d{{1,3}}"
+)
+_BRACKET_IPV6: Final = re.compile(rf"\[(?:{_HEX}{{0,4}}:){{2,7}}{_HEX}{{0,4}}\]")
+_UUID_IN: Final = re.compile(rf"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}")
+# model names keep their digits: the family name, then a dash or digit
+_MODEL: Final = re.compile(
+    r"(?i)(?:^|[/.:])(?:gpt|chatgpt|claude|gemini|gemma|llama|codellama|mistral|mixtral|codestral"
+    r"|ministral|pixtral|command|deepseek|qwen|phi|grok|text-embedding|text-davinci|dall-e"
+    r"|whisper|tts|davinci|babbage|o[134])(?:-|\d|$)"
+)
+_REQ_PREFIX: Final = re.compile(r"(?i)(?:req|request|trace|span|corr)[_-]")
+_PIECES: Final = re.compile(r"([A-Za-z0-9]+)")
+_DIGIT_RUN: Final = re.compile(r"\d+")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_LETTERS: Final = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# a lint or compiler rule code is identity: E501, F401, TS2304, E0425, PLR2004, SC2086
+_LINT_CODE: Final = re.compile(r"[A-Z]{1,4}\d{3,5}")
+# well-known words with digits that name a thing, not a value
+_DIGIT_WORDS: Final = _words(
+    "utf8 UTF8 utf16 utf32 sha1 sha224 sha256 sha384 sha512 SHA1 SHA256 SHA512 md5 MD5 blake2b "
+    "base64 base32 int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 "
+    "bfloat16 x86 x64 amd64 arm64 aarch64 i386 i686 ipv4 ipv6 IPv4 IPv6 http2 HTTP2 h2 http3 "
+    "oauth2 OAuth2 s3 S3 ec2 EC2 py3 python2 python3 pip3 log4j win32 Win32 win64 "
+    "k8s K8s i18n l10n"
+)
+# a source or config file path is identity (the conflicting file): digits in it stay
+_SRC_PATH: Final = re.compile(
+    r"((?:<tmp>|<home>)?[\w./\\-]*\.(?:py|pyi|pyx|c|h|cc|cpp|cxx|hpp|hh|rs|go|ts|tsx|js|jsx"
+    r"|mjs|cjs|java|kt|kts|rb|php|cs|fs|swift|scala|m|mm|zig|lua|sh|bash|sql|proto|toml|json"
+    r"|yaml|yml|cfg|ini|lock|md|rst|txt|xml|html|css|scss|vue|svelte|gradle|mk|cmake))"
+    r"((?:[:(]\d+\)?)*)"
+)
+_PATH_SEP: Final = re.compile(r"([/\\])")
+_IP_IN: Final = re.compile(r"(?:\d{1,3}\.){3}\d{1,3}")
+_IDENT: Final = re.compile(r"[A-Za-z_$][\w.:$-]*")
+
+_LEAD: Final = "([{'\"`"
+_TRAIL: Final = ")]}'\"`,;:.!?"
+_QUOTES: Final = frozenset("'\"`")
+_DIGITS: Final = frozenset("0123456789")
+_HEXCHARS: Final = frozenset("0123456789abcdefABCDEF")
+_MONTHS_DAYS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec Mon Tue Wed Thu Fri Sat Sun"
+_CALENDAR: Final = _words(
+    _MONTHS_DAYS + " Sept January February March April June July August September October"
+    " November December Monday Tuesday Wednesday Thursday Friday Saturday Sunday "
+    + _MONTHS_DAYS.upper()
+)
+# units that turn a preceding free-standing number into a duration or a size
+_DURATION_UNITS: Final = _words(
+    "ns us µs ms s sec secs second seconds min mins minute minutes h hr hrs hour hours "
+    "day days millis milliseconds microseconds nanoseconds"
+)
+_SHORT_SIZE_UNITS: Final = frozenset({"K", "M", "G", "k"})
+_SIZE_UNITS: Final = _words("B KB MB GB TB PB KiB MiB GiB TiB kB bytes byte")
+_UNIT_AFTER_INT: Final = re.compile(r"<int>(?:\.<int>)? ([A-Za-zµ]+)\b")
+_TS_RUN: Final = re.compile(r"(?:<int>,? )?<ts>(?:,? (?:<ts>|<int>|GMT|UTC|Z))+|(?:<int>,? )<ts>")
+
+_CTRL: Final = dict.fromkeys((*range(9), 11, 12, *range(14, 32), 127), " ")
+
+# Bounded memo tables (cleared when full): log lines and their words repeat a lot.
+_CACHE: dict[str, str] = {}
+_CACHE_MAX: Final = 1 << 16
+_MSG_CACHE: dict[str, str] = {}
+_MSG_CACHE_MAX: Final = 1 << 14
+
+
+def _clear_caches() -> None:
+    """Forget every memoized word and message (for cold-start benchmarks)."""
+    _CACHE.clear()
+    _MSG_CACHE.clear()
+
+
+def normalize_message(text: str | bytes) -> str:
+    """Return the template of a message: volatile data replaced by named placeholders.
+
+    Args:
+        text: a message, log line or diagnostic. ``bytes`` are decoded as UTF-8 with
+            invalid sequences replaced; any other object is ``str()``-ed.
+
+    Returns:
+        The normalized text: whitespace runs collapsed to one space, secrets redacted
+        (via ``failcode.signature._redact.redact``), volatile tokens replaced by the placeholders
+        in ``PLACEHOLDERS``. Only the first ``MAX_CHARS`` characters are read; when more
+        were dropped, ``" <cut>"`` is appended. Idempotent: normalizing the output again
+        returns it unchanged.
+
+    Never raises; the cost is bounded by ``MAX_CHARS``, not by the length of ``text``.
+
+    Caveats: a word-valued variable (a user or host name without digits) stays; the
+    template clusterer groups those. An unquoted identifier that ends in digits outside
+    the protected forms (module docstring) loses them: ``test_login_v2 failed`` and
+    ``test_login_v3 failed`` normalize alike.
+    """
+    return _cached_normalize(text, redacted=False)
+
+
+def normalize_redacted(text: str) -> str:
+    """:func:`normalize_message` of text that already went through ``redact`` (a record's
+    message, rendered from redacted params): the same result, without redacting twice."""
+    return _cached_normalize(text, redacted=True)
+
+
+def _cached_normalize(text: str | bytes, *, redacted: bool) -> str:
+    # One cache serves both entry points: redaction is idempotent, so the output for a text
+    # is the same whether or not it was redacted before.
+    if type(text) is str:
+        hit = _MSG_CACHE.get(text)
+        if hit is not None:
+            return hit
+        if len(text) <= MAX_CHARS:
+            out = _normalize(text, redacted=redacted)
+            if len(_MSG_CACHE) >= _MSG_CACHE_MAX:
+                _MSG_CACHE.clear()
+            _MSG_CACHE[text] = out
+            return out
+    return _normalize(text, redacted=redacted)
+
+
+def _normalize(text: object, *, redacted: bool = False) -> str:
+    if isinstance(text, bytes | bytearray | memoryview):
+        raw = bytes(text[: _MAX_BYTES + 1])
+        text = raw.decode("utf-8", errors="replace")
+        if len(raw) > _MAX_BYTES:
+            text += "\ufffd" * (MAX_CHARS + 1)  # force the cut below
+    elif not isinstance(text, str):
+        text = str(text)
+    cut = False
+    if len(text) > MAX_CHARS:
+        text = text[:MAX_CHARS]
+        cut = True
+    body = text.rstrip()
+    if body.endswith(_CUT_SUFFIX) or body == CUT_MARKER:
+        body = body[: -len(CUT_MARKER)]
+        cut = True
+    if not body.isprintable():
+        body = body.translate(_CTRL)
+    if not redacted:
+        body = redact(body)
+    for placeholder, rx, gates in _TEXT_RULES:
+        for g in gates:
+            if g in body:
+                body = rx.sub(r"\g<1>" + placeholder, body)
+                break
+    out = _tokens(body)
+    if len(out) > MAX_CHARS:  # placeholders can lengthen the text; cut on a token edge
+        k = out.rfind(" ", 0, MAX_CHARS + 1)
+        out = out[:k] if k > 0 else out[:MAX_CHARS]
+        cut = True
+    if cut:
+        return out + _CUT_SUFFIX if out else CUT_MARKER
+    return out
+
+
+def _tokens(body: str) -> str:
+    cache = _CACHE
+    if len(cache) > _CACHE_MAX:
+        cache.clear()
+    words = body.split()
+    out = []
+    for w in words:
+        r = cache.get(w)
+        if r is None:
+            r = cache[w] = _classify(w)
+        out.append(r)
+    s = " ".join(out)
+    if "<ts>" in s:
+        s = _TS_RUN.sub("<ts>", s)
+    if "<int> " in s or "<int>.<int> " in s:
+        s = _UNIT_AFTER_INT.sub(_unit, s)
+    return s
+
+
+def _unit(m: re.Match[str]) -> str:
+    unit = m.group(1)
+    if unit in _DURATION_UNITS:
+        return "<duration>"
+    if unit in _SIZE_UNITS:
+        return "<size>"
+    return m.group()
+
+
+def _classify(word: str) -> str:
+    """Normalize one whitespace-free word (the result is cached per distinct word)."""
+    if word.isalpha():
+        return "<ts>" if word in _CALENDAR else word
+    if "[" in word and ":" in word:
+        word = _BRACKET_IPV6.sub("[<ip>]", word)
+    n = len(word)
+    i = 0
+    while i < n and word[i] in _LEAD:
+        i += 1
+    j = n
+    while j > i and word[j - 1] in _TRAIL:
+        j -= 1
+    lead, core, trail = word[:i], word[i:j], word[j:]
+    if not core:
+        return word
+    m = _REQ_PREFIX.match(core)
+    if m and _looks_random(core[m.end() :]):
+        return lead + core[: m.end()] + "<id>" + trail
+    if _DIGITS.isdisjoint(core):
+        if core in _CALENDAR:
+            return lead + "<ts>" + trail
+        if ":" in core and _IPV6.fullmatch(core) and core.count(":") >= 2 and "::" in core:
+            return lead + "<ip>" + trail
+        return word
+    if lead and trail and lead[-1] in _QUOTES and trail[0] in _QUOTES and _IDENT.fullmatch(core):
+        return word  # a quoted identifier is identity: 'foo_1', 'requests2'
+    if ".py::" in core or _MODEL.search(core):
+        return word
+    return lead + _classify_core(core) + trail
+
+
+def _classify_core(core: str) -> str:
+    for placeholder, rx in _TOKEN_RULES:
+        if rx.fullmatch(core):
+            return placeholder
+    if _IP_PORT.fullmatch(core):
+        return "<ip>:<int>"
+    if ":" in core and _IPV6.fullmatch(core) and core.count(":") >= 2:
+        return "<ip>"
+    m = _SRC_PATH.fullmatch(core)
+    if m:
+        # the file name stays verbatim; directories above it may hold volatile parts
+        path = m.group(1)
+        k = max(path.rfind("/"), path.rfind("\\")) + 1
+        head = "".join(
+            _classify_core(d) if d and not _DIGITS.isdisjoint(d) else d
+            for d in _PATH_SEP.split(path[:k])
+        )
+        return head + path[k:] + _DIGIT_RUN.sub("<int>", m.group(2))
+    if "/" in core or "\\" in core:  # a path or a ratio: each part on its own
+        return "".join(
+            _classify_core(d) if d and not _DIGITS.isdisjoint(d) else d
+            for d in _PATH_SEP.split(core)
+        )
+    if core.count(".") >= 3:
+        core = _IP_IN.sub("<ip>", core)
+    if "-" in core and len(core) >= 36:
+        core = _UUID_IN.sub("<uuid>", core)
+    m = _REQ_PREFIX.match(core)
+    if m and _looks_random(core[m.end() :]):
+        return core[: m.end()] + "<id>"
+    return _pieces(core)
+
+
+def _looks_random(rest: str) -> bool:
+    """An id after ``req_``: holds a digit, or is long and not a lower-case word."""
+    return not _DIGITS.isdisjoint(rest) or (len(rest) >= 8 and not rest.islower())
+
+
+def _pieces(core: str) -> str:
+    parts = _PIECES.split(core)
+    # parts alternate: delimiter, alphanumeric run, delimiter, ..., delimiter
+    for k in range(1, len(parts), 2):
+        p = parts[k]
+        if _DIGITS.isdisjoint(p):
+            continue
+        if p.isdigit():
+            # a zero-padded run as long as a hex word is a hex id: 00000004 like 0000000e
+            parts[k] = "<hex>" if len(p) >= 7 and p[0] == "0" else "<int>"
+            d = parts[k - 1]
+            # a sign: "-" right after a delimiter or the start, not inside "R02-M1"
+            if d.endswith("-") and (len(d) > 1 or k == 1):
+                parts[k - 1] = d[:-1]
+        else:
+            parts[k] = _mixed(p)
+    return "".join(parts)
+
+
+def _mixed(p: str) -> str:
+    """A run of letters and digits (not all digits)."""
+    if len(p) >= 7 and _HEXCHARS.issuperset(p) and not p.isalpha():
+        return "<hex>"
+    if p[:2] in ("0x", "0X") and _HEXCHARS.issuperset(p[2:]):
+        return "<hex>"
+    if p[0].isdigit():
+        head = p.rstrip(_LETTERS)
+        if head.isdigit():
+            unit = p[len(head) :]
+            if unit in _DURATION_UNITS:
+                return "<duration>"
+            if unit in _SIZE_UNITS or unit in _SHORT_SIZE_UNITS:
+                return "<size>"
+            if len(unit) <= 3:
+                return "<int>" + unit
+    if p in _DIGIT_WORDS or _LINT_CODE.fullmatch(p):
+        return p
+    runs = _DIGIT_RUN.findall(p)
+    if (len(p) >= 16 or (len(p) >= 10 and len(runs) >= 2)) and not p.isupper():
+        return "<id>"
+    return _DIGIT_RUN.sub("<int>", p)

@@ -1,0 +1,119 @@
+"""The record factory's fast paths give the same records as building every record in full."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from failcode import FC, Failure, InvalidFailureError, classify, explain_signature, sign
+from tests.strategies import scalars
+
+_VOLATILE = ("error_id", "cause", "context")
+
+
+def _fields(record: Failure) -> dict[str, Any]:
+    """Every field a record carries except the per-occurrence ones."""
+    return {k: getattr(record, k) for k in record.__struct_fields__ if k not in _VOLATILE}
+
+
+def _raised(exc: BaseException) -> BaseException:
+    try:
+        raise exc
+    except BaseException as caught:  # noqa: BLE001 - the test's own raise
+        return caught
+
+
+metadata_values = st.dictionaries(
+    st.sampled_from(["exit_code", "http_status", "diagnostic", "rule", "note"]), scalars,
+    max_size=4)
+
+
+@given(st.sampled_from(["tool", "python", "llm.openai"]), st.text(max_size=60), metadata_values)
+def test_a_repeat_equals_its_first_build(surface: str, program: str,
+                                         metadata: dict[str, Any]) -> None:
+    """The second record of one combination equals the first but for id, cause and context."""
+    params = {"program": program or "x"}
+    first = FC.CMD_NOT_FOUND.failure(surface=surface, params=params, metadata=metadata)
+    second = FC.CMD_NOT_FOUND.failure(surface=surface, params=params, metadata=metadata,
+                                      context={"step": 2})
+    assert _fields(second) == _fields(first)
+    assert second.error_id != first.error_id
+    assert dict(second.context) == {"step": 2}
+    assert first.context == {}
+    assert explain_signature(second).value == second.signature
+
+
+@pytest.mark.parametrize("values", [(1, True), (1, 1.0), (0, False), ("1", 1)])
+def test_equal_but_differently_typed_values_never_share_a_record(values: tuple[Any, Any]) -> None:
+    """1, 1.0, True and "1" are equal or alike as keys; each builds its own record."""
+    one, two = (FC.CMD_NOT_FOUND.failure(surface="tool", params={"program": "make"},
+                                         metadata={"exit_code": v}) for v in values)
+    assert one.metadata["exit_code"] is values[0]
+    assert type(two.metadata["exit_code"]) is type(values[1])
+    assert one.signature != two.signature or str(values[0]) == str(values[1])
+
+
+@given(st.sampled_from([None, 0, 1, 127, True, 1.5, "E0425", ""]),
+       st.sampled_from([None, "E0425", 3, False]), st.text(max_size=120))
+def test_cached_signature_parts_match_sign(status: Any, diagnostic: Any, message: str) -> None:
+    """A record's signature equals sign() of its fields, whatever was signed before."""
+    record = FC.CMD_NOT_FOUND.failure(
+        surface="tool", params={"program": message[:40] or "x"},
+        metadata={"exit_code": status, "diagnostic": diagnostic})
+    expected = sign(record.kind, record.surface, record.error_class, record.location,
+                    message=record.message, status=status, diagnostic=diagnostic)
+    assert record.signature == expected.value
+
+
+def test_each_occurrence_keeps_its_own_cause() -> None:
+    """Two exceptions that classify alike keep their own redacted messages in the cause."""
+    one = classify(_raised(ConnectionResetError(104, "reset by peer at 10.0.0.1")))
+    two = classify(_raised(ConnectionResetError(104, "reset by peer at 10.0.0.2")))
+    assert isinstance(one, Failure)
+    assert isinstance(two, Failure)
+    assert _fields(one) == _fields(two)
+    assert one.cause[0].message.endswith("10.0.0.1")
+    assert two.cause[0].message.endswith("10.0.0.2")
+
+
+def test_a_chained_cause_is_followed_on_a_repeat() -> None:
+    """A repeat built from the template still walks the whole cause chain."""
+    def chained(note: str) -> BaseException:
+        try:
+            try:
+                raise KeyError(note)
+            except KeyError as inner:
+                raise ConnectionResetError(104, "reset") from inner
+        except ConnectionResetError as outer:
+            return outer
+
+    classify(chained("first"))
+    again = classify(chained("second"))
+    assert isinstance(again, Failure)
+    assert [link.type for link in again.cause] == ["ConnectionResetError", "KeyError"]
+    assert again.cause[1].message == "'second'"
+
+
+def test_a_bad_context_is_refused_on_a_repeat_as_on_a_first_build() -> None:
+    """A context the record refuses raises the same error on the cached path as on a first build."""
+    bad: Any = {"x": [1]}
+    with pytest.raises((TypeError, InvalidFailureError)) as first:
+        FC.CMD_NOT_FOUND.failure(surface="tool", params={"program": "never-built"}, context=bad)
+    FC.CMD_NOT_FOUND.failure(surface="tool", params={"program": "make"})
+    with pytest.raises(first.type):
+        FC.CMD_NOT_FOUND.failure(surface="tool", params={"program": "make"}, context=bad)
+
+
+def test_a_repeat_is_a_new_object_the_first_is_untouched() -> None:
+    """Building a repeat never changes the record returned first."""
+    first = FC.CMD_NOT_FOUND.failure(surface="tool", params={"program": "make"},
+                                     context={"a": 1})
+    snapshot = msgspec.json.encode(first)
+    second = FC.CMD_NOT_FOUND.failure(surface="tool", params={"program": "make"},
+                                      context={"b": 2})
+    assert second is not first
+    assert msgspec.json.encode(first) == snapshot
