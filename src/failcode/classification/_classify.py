@@ -951,8 +951,8 @@ def _frames_of_tb(tb: TracebackType | None) -> list[tuple[str, str, str]]:
     return frames
 
 
-_TB_FRAME_RE: Final = re.compile(
-    r'^\s*File "([^"\n]{1,1000})", line \d+, in ([^\s]{1,200})', re.MULTILINE)
+_TB_FRAME_RE: Final = re.compile(  # [ \t]*, never \s*: see _TB_FILE_RE
+    r'^[ \t]*File "([^"\n]{1,1000})", line \d+, in ([^\s]{1,200})', re.MULTILINE)
 
 
 def _frames_of_text(traceback: str | None) -> list[tuple[str, str, str]]:

@@ -573,8 +573,6 @@ _DOTTED_CHAIN: Final = re.compile(
 
 def _long_dotted_key(text: str) -> int | None:
     """The line of the first chain of more than :data:`MAX_KEY_PARTS` dotted parts, or None."""
-    if text.count(".") < MAX_KEY_PARTS:
-        return None
     for match in _DOTTED_CHAIN.finditer(text):
         if match.group().count(".") >= MAX_KEY_PARTS:
             return text.count("\n", 0, match.start()) + 1
