@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Set up everything the tests need, then run them: the README's test command and CI's.
-# Installs the real tools the command-classification tests run (compilers, git, make, node,
-# TypeScript) when they are missing, installs the package with its test extras into the active
-# Python environment (use a virtual environment), then runs pytest; extra arguments go to
-# pytest. (.ci/run adds ruff and mypy.)
+# Installs the real tools the tests run (compilers, git, make, node, TypeScript, Maven's offline
+# plugins, Chromium for the HTML report test) when they are missing, starts a throwaway
+# PostgreSQL server for the store tests
+# (scripts/pg-throwaway.sh; stopped on exit), installs the package with its test extras into
+# the active Python environment (use a virtual environment), then runs pytest; extra arguments
+# go to pytest. (.ci/run adds ruff and mypy.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,7 +13,7 @@ cd "$(dirname "$0")/.."
 # program -> Debian package; apt-get runs once, and only when something is missing.
 declare -A packages=(
   [gcc]=gcc [g++]=g++ [make]=make [git]=git [javac]=default-jdk-headless [node]=nodejs
-  [npm]=npm [rustc]=rustc [cargo]=cargo [clang]=clang [mvn]=maven
+  [npm]=npm [rustc]=rustc [cargo]=cargo [clang]=clang [mvn]=maven [chromium]=chromium
 )
 missing=()
 for program in "${!packages[@]}"; do
@@ -36,6 +38,10 @@ if [ ! -x .cache/npm/node_modules/.bin/tsc ] && command -v npm >/dev/null 2>&1; 
   npm install --prefix .cache/npm --silent --no-audit --no-fund --no-save typescript@5 \
     >/dev/null
 fi
+
+# -- a throwaway PostgreSQL server for the store tests (stopped when this script exits) -------
+# shellcheck source=scripts/pg-throwaway.sh
+source scripts/pg-throwaway.sh
 
 python -m pip install --quiet --upgrade pip
 python -m pip install --quiet -e ".[test]"

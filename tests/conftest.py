@@ -14,9 +14,15 @@ from __future__ import annotations
 
 import os
 import random
+import secrets
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 CI = os.environ.get("CI") == "true"
 
@@ -70,3 +76,41 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 DEEP_EXAMPLES = int(os.environ.get("FAILCODE_DEEP_EXAMPLES", "2000"))
 """Examples of a property test marked ``deep``: CI runs those in their own job
 (``pytest -m deep``), so a property sees far more than the default budget."""
+# -- the event store's backends: a fresh SQLite file, or a fresh schema on the test server ---
+
+BACKENDS = ("sqlite", "postgresql")
+
+
+def pg_server_url() -> str:
+    """The throwaway server of scripts/test.sh; skip (a failure when CI=true) without one."""
+    from tests._needs import missing
+
+    url = os.environ.get("FAILCODE_TEST_PG_URL", "")
+    if not url or url == "unavailable":
+        missing("no PostgreSQL test server (scripts/test.sh starts one)")
+    return url
+
+
+def fresh_url(backend: str, tmp_path: Path) -> Iterator[str]:
+    """A URL of an empty store of ``backend``; the PostgreSQL schema is dropped afterwards."""
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store' / 'failcode.db'}"
+        return
+    import psycopg
+
+    server = pg_server_url()
+    schema = f"t_{secrets.token_hex(6)}"
+    with psycopg.connect(server, autocommit=True) as connection:
+        connection.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in server else "?"
+    try:
+        yield f"{server}{sep}options=-csearch_path%3D{schema}"
+    finally:
+        with psycopg.connect(server, autocommit=True) as connection:
+            connection.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(params=BACKENDS)
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty store, once per backend."""
+    yield from fresh_url(request.param, tmp_path)

@@ -15,7 +15,9 @@ from failcode.policy._retry import TESTING
 if TYPE_CHECKING:
     from types import TracebackType
 
-__all__ = ["is_testing", "set_testing"]
+    from failcode.events import Event
+
+__all__ = ["MemorySink", "is_testing", "set_testing"]
 
 
 class _Restore:
@@ -59,3 +61,36 @@ def set_testing(testing: bool, *, attempts: int = 1) -> _Restore:
 def is_testing() -> bool:
     """Whether test mode is on."""
     return TESTING.on
+
+
+class MemorySink:
+    """An in-memory event sink for tests: ``events`` holds what was emitted, ``flushed`` what
+    was flushed (the :class:`failcode.events.Sink` protocol).
+
+    ::
+
+        sink = MemorySink()
+        run_agent(on_failure=failure_hook(sink))
+        assert [e.event for e in sink.events] == ["tool.failed"]
+    """
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.flushed: list[Event] = []
+        self.closed = False
+
+    def emit(self, event: Event) -> None:
+        """Keep the event."""
+        if self.closed:
+            msg = "MemorySink is closed"
+            raise ValueError(msg)
+        self.events.append(event)
+
+    def flush(self) -> None:
+        """Mark every event emitted so far as flushed."""
+        self.flushed = list(self.events)
+
+    def close(self) -> None:
+        """Flush and refuse further events."""
+        self.flush()
+        self.closed = True

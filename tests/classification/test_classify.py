@@ -637,3 +637,39 @@ def test_validation_of_model_output_is_sampled_again() -> None:
     """On a model-output surface that is not a tool call it stays malformed output (transient)."""
     failure = _failure(classify(_validation_error(), surface="llm.output"))
     assert (failure.code, failure.category.value) == ("FC-PROV-014", "transient")
+
+
+# -- LLM gateways and missing credentials files (seen in real agent logs) ---------------------
+@pytest.mark.parametrize(("type_name", "message", "code"), [
+    ("litellm.Timeout", "litellm.Timeout: Connection timed out after 600.0 seconds.",
+     "FC-PROV-011"),
+    ("litellm.exceptions.Timeout", "Timeout Error: DeepseekException - timed out", "FC-PROV-011"),
+    ("litellm.APIConnectionError", "APIConnectionError: OpenAIException - streaming error",
+     "FC-PROV-012"),
+])
+def test_a_gateway_timeout_or_connection_error_is_the_providers(
+        type_name: str, message: str, code: str) -> None:
+    """litellm's Timeout / APIConnectionError are provider failures, not the OS's."""
+    assert classify_text(type_name, message).code == code
+
+
+@pytest.mark.parametrize(("type_name", "message", "path"), [
+    ("litellm.InternalServerError", ("VertexAIException - File "
+     "/srv/gcloud/application_default_credentials.json was not found."),
+     "/srv/gcloud/application_default_credentials.json"),
+    ("InternalServerError", "Could not find credentials file: /srv/aws/credentials",
+     "/srv/aws/credentials"),
+    ("openai.APIError", "the credentials file does not exist", "credentials file"),
+])
+def test_a_missing_credentials_file_is_an_environment_failure(
+        type_name: str, message: str, path: str) -> None:
+    """A provider error whose message says a credentials file is missing is FC-CFG-007."""
+    failure = classify_text(type_name, message)
+    assert (failure.code, failure.category, failure.params["path"]) == (
+        "FC-CFG-007", "environment", path)
+
+
+def test_a_server_error_without_credentials_words_stays_a_server_error() -> None:
+    """An ordinary 500 is not mistaken for a missing credentials file."""
+    assert classify_text("litellm.InternalServerError",
+                         "AnthropicException - Internal server error").code == "FC-PROV-010"

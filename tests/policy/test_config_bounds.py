@@ -33,6 +33,8 @@ BOUNDS: dict[str, tuple[str, float, float]] = {
     "monitor.signature_repeats": ("int", 1, 1000),
     "monitor.rejected_actions": ("int", 1, 1000),
     "monitor.no_matches": ("int", 1, 1000),
+    "store.promote_after": ("int", 1, 1000),
+    "store.demote_after": ("int", 1, 1000),
 }
 
 # values a bound needs beside it so that only the bound is tested (max_delay_s >= initial_delay_s)

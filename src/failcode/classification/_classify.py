@@ -327,6 +327,9 @@ _FAMILIES: Final = (
 )
 _SDK_SURFACES: Final = {"openai": "openai", "anthropic": "anthropic", "google.genai": "gemini"}
 _HTTP_FAMILIES: Final = frozenset({"httpx", "requests", "urllib3"})
+# LLM gateways: every exception they raise is about a model provider call, so a bare
+# ``Timeout`` or ``APIConnectionError`` from them is the provider's, not the operating system's
+_GATEWAY_FAMILIES: Final = frozenset({"litellm"})
 
 
 def _family(module: str) -> str:
@@ -816,7 +819,9 @@ def _plan(  # noqa: PLR0917, PLR0915 - one branch per rule action, the table in 
     if action in {"timeout", "connection"}:
         http = _http_evidence(exc) if exc is not None and family in _HTTP_FAMILIES else None
         slug, provider = _provider_of(family, exc, http, surface)
-        default = f"llm.{slug}" if slug else ("http" if family in _HTTP_FAMILIES else None)
+        default = f"llm.{slug}" if slug else (
+            "llm" if family in _GATEWAY_FAMILIES else
+            "http" if family in _HTTP_FAMILIES else None)
         eff_surface = surface or default or "python"
         timeout = action == "timeout"
         if is_provider_surface(eff_surface):
@@ -992,6 +997,36 @@ def _defect_plan(exc_names: list[str], type_name: str, text: str,
                  _DEFECT_CLASSES.get(defect, "invariant_failed"))
 
 
+# A provider call that failed before any request because a credentials file is missing
+# (Vertex AI's application-default credentials, AWS's shared credentials file) is an
+# environment failure, whatever exception type the SDK or gateway wrapped it in.
+_CREDENTIALS_FILE_RE: Final = re.compile(
+    r"(?:credentials?|key) file (?:['\"`]?(?P<p1>[^\s'\"`]{1,300})['\"`]? )?"
+    r"(?:(?:was |is )?not found|does not exist|is missing|(?:could|can)not be (?:found|read))"
+    r"|(?:could not|cannot|unable to) (?:find|load|read|open) (?:the )?(?:default )?"
+    r"credentials? file(?::? ['\"`]?(?P<p2>[^\s'\"`]{1,300}))?"
+    r"|File ['\"`]?(?P<p3>[^\s'\"`]{1,300}credentials[^\s'\"`]{0,100})['\"`]? was not found",
+    re.IGNORECASE,
+)
+_CREDENTIAL_CODES: Final = frozenset({
+    FC.PROV_SERVER_ERROR, FC.PROV_BAD_REQUEST, FC.PROV_AUTH, FC.PROV_CONNECTION,
+    FC.SYS_UNKNOWN, FC.OS_FILE_NOT_FOUND,
+})
+
+
+def _credentials_file(plan: _Plan, text: str) -> _Plan:
+    """A missing credentials file named in the message wins over a generic provider row."""
+    if plan.code not in _CREDENTIAL_CODES:
+        return plan
+    match = _CREDENTIALS_FILE_RE.search(text[:_MAX_TEXT])
+    if match is None:
+        return plan
+    raw = match.group("p1") or match.group("p2") or match.group("p3") or "credentials file"
+    path = raw.rstrip(".,;:)")[:200] or "credentials file"
+    metadata = {**plan.metadata, "rule": "phrase:credentials_file"}
+    return _Plan(3, FC.CFG_MISSING_CREDENTIALS_FILE, {"path": path}, metadata, plan.surface)
+
+
 def _validation_problem(exc: BaseException | None, text: str) -> tuple[str, str | None]:
     """(``loc: msg`` of the first error, the model's title) of a pydantic ValidationError."""
     title = _attr(exc, "title") if exc is not None else None
@@ -1149,6 +1184,7 @@ def _classify(
                 break
         if best.code is FC.SYS_UNKNOWN:
             best = best._replace(params=_unknown_params(_type_name(cls), text))
+    best = _credentials_file(best, text)
     return _build(best, surface, location, exc, context)
 
 
@@ -1206,7 +1242,8 @@ def classify_text(
         if rule.action == "unknown" and clean_surface and is_provider_surface(clean_surface) \
                 and status_from_text(text) is not None:
             rule = _HTTP
-        plan = _plan(rule, family, None, name, text, clean_surface, None)
+        plan = _credentials_file(_plan(rule, family, None, name, text, clean_surface, None),
+                                 text)
         cwd = _cwd()
         location = _text_location(traceback, cwd)
         if rule.action == "unknown":

@@ -318,3 +318,7 @@ def config_check(path: Path | None, as_json: bool) -> None:
         click.echo(f"[{table}] {values}")
     click.echo(f"[preflight] {len(config.preflight)} checks"
                + (f": {', '.join(summary['preflight'])}" if config.preflight else ""))
+main.add_command(importlib.import_module("failcode.triage._cli").triage_command)
+
+
+main.add_command(importlib.import_module("failcode.store._cli").store)  # failcode store ...

@@ -559,6 +559,124 @@ class FC(CodeEnum):
         example="A replay command given a trace path from another machine.",
         example_params={"path": "traces/run-17.json"}, since=_V)
 
+    LIFE_AGENT_LIMIT = CodeSpec(
+        code="FC-LIFE-009", slug="agent-limit-reached", kind=_K.AGENT_ERROR, category=_C.TASK,
+        error_class="limit_reached", retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The agent stopped at its {limit} limit.",
+        impact="The task is unfinished; the same run hits the same limit again.",
+        example="An agent that used all 50 of its iterations without submitting.",
+        example_params={"limit": "iteration"}, since=_V)
+    # -- STORE: the event store and event files ---------------------------------------------
+    STORE_BAD_URL = CodeSpec(
+        code="FC-STORE-001", slug="store-bad-url", kind=_K.PROJECT_ERROR, category=_C.USER,
+        error_class="bad_store_url", retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The store URL {url} is not valid: {problem}.",
+        remedy="Give a URL like sqlite:///path/failcode.db or postgresql://user@host/db "
+               "(--store, FAILCODE_STORE or [store] url).",
+        impact="No event can be stored or queried until the URL names a store.",
+        example="A mysql:// URL, which failcode has no backend for.",
+        example_params={"url": "mysql://db/failcode", "problem": "unknown scheme mysql"},
+        since=_V)
+    STORE_UNREACHABLE = CodeSpec(
+        code="FC-STORE-002", slug="store-unreachable", kind=_K.ENV_ERROR,
+        category=_C.ENVIRONMENT, error_class="store_unreachable",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The store at {url} cannot be reached: {problem}.",
+        remedy="Start the database server or correct the host and port in {url}, then retry.",
+        impact="Events are not recorded and queries cannot be answered while it is down.",
+        example="A PostgreSQL URL whose server is not running.",
+        example_params={"url": "postgresql://failcode@localhost:5432/failcode",
+                        "problem": "connection refused"}, since=_V)
+    STORE_LOCKED = CodeSpec(
+        code="FC-STORE-003", slug="store-locked", kind=_K.SYSTEM_ERROR, category=_C.TRANSIENT,
+        error_class="store_locked", retryability=_R.RETRYABLE,
+        message="The store {url} stayed locked by another writer for {timeout_s} s.",
+        impact="The batch was not written; nothing of it is stored, so a retry stores it once.",
+        example="Another process held an exclusive SQLite transaction for a long time.",
+        example_params={"url": "sqlite:///failcode.db", "timeout_s": 5}, since=_V)
+    STORE_CORRUPT = CodeSpec(
+        code="FC-STORE-004", slug="store-corrupt", kind=_K.ENV_ERROR, category=_C.ENVIRONMENT,
+        error_class="store_corrupt", retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The store {url} is not a readable failcode database: {problem}.",
+        remedy="Move {url} aside (keep it for inspection) and let failcode create a new store, "
+               "or restore it from a backup.",
+        impact="Events cannot be recorded or queried from this file.",
+        example="A file that is not SQLite given as the store.",
+        example_params={"url": "sqlite:///failcode.db", "problem": "file is not a database"},
+        since=_V)
+    STORE_READ_ONLY = CodeSpec(
+        code="FC-STORE-005", slug="store-not-writable", kind=_K.ENV_ERROR,
+        category=_C.ENVIRONMENT, error_class="store_not_writable",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The store {url} cannot be created or written: {problem}.",
+        remedy="Point the store at a writable location or fix the permissions of {url}.",
+        impact="Events are not recorded; queries may still work on an existing store.",
+        example="A store path inside a directory the agent cannot write.",
+        example_params={"url": "sqlite:///var/lib/failcode.db",
+                        "problem": "unable to open database file"}, since=_V)
+    STORE_DISK_FULL = CodeSpec(
+        code="FC-STORE-006", slug="store-disk-full", kind=_K.SYSTEM_ERROR,
+        category=_C.ENVIRONMENT, error_class="store_full",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The store {url} is full; the batch was not written.",
+        remedy="Free disk space (or prune old events with `failcode store prune`), then retry "
+               "the batch.",
+        impact="New events are refused until space is freed; stored events stay readable.",
+        example="The disk holding the SQLite file filled up during an append.",
+        example_params={"url": "sqlite:///failcode.db"}, since=_V)
+    STORE_SCHEMA_NEWER = CodeSpec(
+        code="FC-STORE-007", slug="store-schema-newer", kind=_K.DEPENDENCY_ERROR,
+        category=_C.ENVIRONMENT, error_class="store_schema_newer",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The store {url} has schema version {found}; this failcode knows up to "
+                "{supported}.",
+        remedy="Upgrade failcode to the version that wrote {url}.",
+        impact="An older failcode could misread or damage the newer schema, so it refuses it.",
+        example="A store migrated by a newer failcode opened by an older one.",
+        example_params={"url": "sqlite:///failcode.db", "found": 9, "supported": 2},
+        since=_V)
+    STORE_EVENT_MALFORMED = CodeSpec(
+        code="FC-STORE-008", slug="event-line-invalid", kind=_K.USER_ERROR, category=_C.USER,
+        error_class="event_invalid", retryability=_R.NOT_RETRYABLE,
+        message="Line {line} of {file} is not a valid failcode event: {problem}.",
+        remedy="Fix or drop line {line} of {file}; the other lines were read.",
+        impact="That line's event is skipped; every valid line is still stored.",
+        example="A line cut short when the writer was killed.",
+        example_params={"file": "events.jsonl", "line": 17,
+                        "problem": "truncated JSON"}, since=_V)
+    STORE_EVENT_VERSION = CodeSpec(
+        code="FC-STORE-009", slug="event-version-unknown", kind=_K.DEPENDENCY_ERROR,
+        category=_C.ENVIRONMENT, error_class="event_version_unknown",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="Line {line} of {file} has the unknown event version {found}; this failcode "
+                "reads version {supported}.",
+        remedy="Import {file} with the failcode version that wrote it, or upgrade failcode.",
+        impact="That line's event is skipped; every line of a known version is still stored.",
+        example="An event file written by a newer failcode.",
+        example_params={"file": "events.jsonl", "line": 3, "found": 2, "supported": 1},
+        since=_V)
+    STORE_ACCESS_DENIED = CodeSpec(
+        code="FC-STORE-010", slug="store-access-denied", kind=_K.PERMISSION_ERROR,
+        category=_C.USER, error_class="store_access_denied",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The store at {url} refused access: {problem}.",
+        remedy="Use a database role and password that may connect to {url} and create tables.",
+        impact="No event is recorded or read until the credentials are accepted.",
+        example="A PostgreSQL role whose password is wrong.",
+        example_params={"url": "postgresql://failcode@db/failcode",
+                        "problem": "password authentication failed"}, since=_V)
+    STORE_WRITE_FAILED = CodeSpec(
+        code="FC-STORE-011", slug="store-write-failed", kind=_K.SYSTEM_ERROR,
+        category=_C.ENVIRONMENT, error_class="store_write_failed",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The store {url} refused an operation: {problem}.",
+        remedy="Check the database server's log and its disk, then retry; the batch was not "
+               "written.",
+        impact="The batch is not stored; events acknowledged before it are unaffected.",
+        example="The PostgreSQL server shut down in the middle of a batch.",
+        example_params={"url": "postgresql://failcode@db/failcode",
+                        "problem": "server closed the connection"}, since=_V)
+
     # -- DATA --------------------------------------------------------------------------------
     DATA_INVALID_INPUT = CodeSpec(
         code="FC-DATA-001", slug="invalid-input", kind=_K.USER_ERROR, category=_C.USER,
@@ -568,6 +686,42 @@ class FC(CodeEnum):
         impact="The step cannot start with this input.",
         example="A pydantic ValidationError: a required field is missing.",
         example_params={"problem": "field 'goal' is required"}, since=_V)
+
+    DATA_UNKNOWN_FORMAT = CodeSpec(
+        code="FC-DATA-002", slug="unknown-input-format", kind=_K.USER_ERROR, category=_C.USER,
+        error_class="unknown_format", retryability=_R.NOT_RETRYABLE,
+        message="The file {path} is not in a format failcode can read: {problem}.",
+        remedy="Pass a file in one of the supported formats ({problem}); the file was skipped.",
+        impact="Nothing in this input is analysed; the other inputs still are.",
+        example="A PNG image passed to failcode triage.",
+        example_params={"path": "runs/screenshot.png", "problem": "binary data"}, since=_V)
+    DATA_MALFORMED_INPUT = CodeSpec(
+        code="FC-DATA-003", slug="malformed-input", kind=_K.USER_ERROR, category=_C.USER,
+        error_class="malformed", retryability=_R.NOT_RETRYABLE,
+        message="The file {path} is malformed: {problem}.",
+        remedy="Check that {path} was written completely and not edited ({problem}); what came "
+               "before the damage was kept.",
+        impact="The input is read only up to the damage; later steps are missing.",
+        example="A session log cut off in the middle of a JSON object.",
+        example_params={"path": "runs/a.traj.json", "problem": "the JSON ends early at byte 4096"},
+        since=_V)
+    DATA_EMPTY_INPUT = CodeSpec(
+        code="FC-DATA-004", slug="empty-input", kind=_K.USER_ERROR, category=_C.USER,
+        error_class="empty", retryability=_R.NOT_RETRYABLE,
+        message="The file {path} is empty.",
+        remedy="Pass the session log itself; {path} has no bytes (was it still being written?).",
+        impact="Nothing in this input is analysed; the other inputs still are.",
+        example="A log file created but never written by a crashed agent.",
+        example_params={"path": "runs/session.jsonl"}, since=_V)
+    DATA_UNREADABLE_INPUT = CodeSpec(
+        code="FC-DATA-005", slug="unreadable-input", kind=_K.ENV_ERROR,
+        category=_C.ENVIRONMENT, error_class="unreadable",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The file {path} cannot be read: {problem}.",
+        remedy="Make {path} readable by this user ({problem}), then run again.",
+        impact="Nothing in this input is analysed; the other inputs still are.",
+        example="A log file owned by root, read by an unprivileged user.",
+        example_params={"path": "runs/session.jsonl", "problem": "permission denied"}, since=_V)
 
     # -- SYS --------------------------------------------------------------------------------
     SYS_UNKNOWN = CodeSpec(
@@ -593,6 +747,16 @@ class FC(CodeEnum):
         example_params={"function": "app.orders:total", "exception": "AssertionError",
                         "error": "the total went negative"},
         since="0.2.0")
+
+    SYS_HARNESS_FAILED = CodeSpec(
+        code="FC-SYS-003", slug="harness-failed", kind=_K.SYSTEM_ERROR,
+        category=_C.ENVIRONMENT, error_class="harness_failed",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The harness or runtime around the agent failed: {problem}.",
+        remedy="Fix the harness or runtime ({problem}), then run the session again.",
+        impact="The agent could not work at all in this attempt; it did nothing wrong itself.",
+        example="A remote sandbox that refuses to start for an evaluation run.",
+        example_params={"problem": "unable to start runtime (HTTP 400)"}, since=_V)
 
 
 FC_CATALOG: Final = Catalog(

@@ -60,6 +60,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from failcode import Decision
+    from failcode.events import Sink
     from failcode.pipeline._trace import TraceEvent
 
 __all__ = ["ARTIFACT_CLASS", "PipelineRun", "PipelineStopped", "RunFinishedError"]
@@ -122,6 +124,10 @@ class PipelineRun:
         critical_security: whether security is declared critical at the graph boundary
             (policy refusals from agent calls then abort as SECURITY).
         sleep, clock, rand: injectable for tests (no real sleeping) and reproducible jitter.
+        sink: a :class:`failcode.events.Sink` (a store, a JSONL file) that receives every agent
+            error as an ``agent.failed`` event with its decision, a veto as ``task.vetoed``, a
+            user interruption as ``task.cancelled`` and a failed stop as ``task.failed``; the
+            run id is the events' session.
     """
 
     def __init__(
@@ -138,6 +144,7 @@ class PipelineRun:
         sleep: Callable[[float], object] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         rand: Callable[[], float] = random.random,
+        sink: Sink | None = None,
     ) -> None:
         if max_iterations < 0:
             msg = f"max_iterations must be >= 0, got {max_iterations}"
@@ -154,6 +161,7 @@ class PipelineRun:
         self.events: list[TraceEvent] = [PhaseEvent(phase=graph.start)]
         self.model_calls = 0
         self.final: FinalStatus | None = None
+        self.sink = sink
 
     # -- state ----------------------------------------------------------------------------
     @property
@@ -230,6 +238,7 @@ class PipelineRun:
             decision = decide_agent_error(result, history, self.policy, self.budget,
                                           self._clock, self._rand)
             self.budget = decision.budget
+            self._emit_failure("agent.failed", result, decision)
             if result.transient and decision.action is Action.RETRY:
                 self.events.append(AgentErrorEvent(
                     phase=self.phase, agent=name, attempt=attempt, error=result,
@@ -280,6 +289,12 @@ class PipelineRun:
         self._open()
         self.events.append(DecisionEvent(phase=self.phase, verdict=Verdict(verdict), by=by,
                                          reason=reason))
+        if self.sink is not None and Verdict(verdict) is Verdict.VETO:
+            from failcode import Veto  # noqa: PLC0415 - only when events are recorded
+            from failcode.events import outcome_event  # noqa: PLC0415 - idem
+
+            self.sink.emit(outcome_event(Veto(reason=reason, by=by), session=self.run_id,
+                                         source="pipeline"))
 
     def stop(self, reason: StopReason | str, message: str,
              artifact: FailureArtifact | None = None) -> FinalStatus:
@@ -303,6 +318,14 @@ class PipelineRun:
                                        phase=self.phase)
         if artifact is not None:
             self.events.append(FailureEvent(artifact=artifact))
+        if stop_reason is StopReason.USER_INTERRUPTION and self.sink is not None:
+            from failcode import Cancelled  # noqa: PLC0415 - only when events are recorded
+            from failcode.events import outcome_event  # noqa: PLC0415 - idem
+
+            self.sink.emit(outcome_event(Cancelled(reason=message), session=self.run_id,
+                                         source="pipeline"))
+        elif artifact is not None and artifact.agent_error is not None:
+            self._emit_failure("task.failed", artifact.agent_error, None)
         abort = self.controller.graph.abort
         self.controller.advance(abort)
         self.events.append(PhaseEvent(phase=abort, iteration=self.controller.iteration))
@@ -311,6 +334,15 @@ class PipelineRun:
             failure_class=None if artifact is None else artifact.failure_class,
             replayable=True if artifact is None else artifact.replayable, message=message)
         return self.final
+
+    def _emit_failure(self, name: str, error: AgentError, decision: Decision | None) -> None:
+        if self.sink is None:
+            return
+        from failcode.events import failure_event  # noqa: PLC0415 - only when recording
+
+        self.sink.emit(failure_event(agent_error_to_failure(error), event=name,
+                                     session=self.run_id, source="pipeline",
+                                     decision=decision))
 
     def _raise_stop(self, reason: StopReason, message: str,
                     artifact: FailureArtifact | None = None) -> NoReturn:

@@ -165,6 +165,13 @@ FAILCODE_SCHEMA: Final = Section({
         "rejected_actions": Setting("int", 5, 1, 1000, help="rejected actions: stuck"),
         "no_matches": Setting("int", 5, 1, 1000, help="no-match probes: stuck"),
     }, help="when the no-progress monitor calls a session stuck"),
+    "store": Section({
+        "url": Setting("str", "", help="the event store URL (default: the embedded store)"),
+        "promote_after": Setting("int", 3, 1, 1000,
+                                 help="successes that make a remedy the signature's known one"),
+        "demote_after": Setting("int", 2, 1, 1000,
+                                help="failures in a row that demote a known remedy"),
+    }, help="the failure event store and its debug knowledge"),
     "preflight": Section({
         "programs": Setting("str_list", [], help="programs that must be on PATH"),
         "modules": Setting("str_list", [], help="Python modules that must be importable"),

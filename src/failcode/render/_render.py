@@ -32,7 +32,7 @@ from failcode.render._i18n import code_text, ui_text
 from failcode.signature._redact import redact, redact_tree
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from failcode.codes._registry import CodeSpec
     from failcode.record._failure import Failure
@@ -400,7 +400,7 @@ def _mapping_lines(title: str, mapping: Mapping[str, Any]) -> list[str]:
 
 def render_developer(
     failure: Failure, *, exc: BaseException | None = None, locale: str | None = None,
-    max_frames: int = MAX_TRACEBACK_FRAMES,
+    max_frames: int = MAX_TRACEBACK_FRAMES, known_remedies: Sequence[Any] = (),
 ) -> str:
     """Developer detail: every field, the cause chain, a bounded traceback, context, metadata,
     and the signature with each component, whether it contributes and why.
@@ -412,6 +412,9 @@ def render_developer(
         exc: the exception the failure came from, for its traceback; otherwise the record's
             ``metadata["traceback"]`` is shown when present.
         max_frames: innermost frames kept per exception of the chain.
+        known_remedies: the debug knowledge of the signature, best first (what
+            ``Store.known_remedies(failure.signature)`` returns: items with ``remedy``,
+            ``status``, ``worked``, ``tried``); shown after the remedy.
 
     Returns:
         Redacted plain text ending in a newline.
@@ -442,6 +445,10 @@ def render_developer(
         lines.extend(_mapping_lines("params", f.params))
     if f.remedy:
         lines.append(f"remedy: {f.remedy}")
+    if known_remedies:
+        lines.append("known remedies for this signature (best first):")
+        lines.extend(f"{_INDENT}[{r.status}] {r.remedy} (worked {r.worked} of {r.tried})"
+                     for r in known_remedies)
     if spec is not None:
         lines.append(f"impact: {spec.impact}")
     if f.detail:

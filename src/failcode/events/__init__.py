@@ -1,0 +1,81 @@
+"""Failure events and sinks: every failure, outcome, decision and remedy as one versioned record.
+
+::
+
+    from failcode.events import JsonlSink, failure_event, open_store
+
+    with open_store("sqlite:///failcode.db") as store:      # or postgresql://...
+        store.emit(failure_event(failure, event="tool.failed", session="s-42"))
+
+``open_store`` loads :mod:`failcode.store` on first use; ``import failcode.events`` does not.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from failcode.events._event import (
+    DECISION_EVENTS,
+    EVENT_VERSION,
+    FAILURE_EVENTS,
+    OUTCOME_EVENTS,
+    REMEDY_EVENT,
+    Event,
+    EventDecision,
+    RemedyAttempt,
+    decision_event,
+    event_json_schema,
+    failure_event,
+    outcome_event,
+    remedy_event,
+)
+from failcode.events._feed import EventHandler, event_processor, failure_hook
+from failcode.events._ids import event_id_time_ms, new_event_id
+from failcode.events._sink import EventProblem, JsonlSink, Sink, read_events, write_events
+
+if TYPE_CHECKING:
+    from failcode.store import Store
+
+
+def open_store(url: str | None = None, **options: Any) -> Store:
+    """Open (creating and migrating as needed) the event store at ``url``.
+
+    ``sqlite:///path/failcode.db`` or a plain path: the embedded store; ``postgresql://...``:
+    the team store. None: ``$FAILCODE_STORE``, else the embedded store in the user data
+    directory. See :func:`failcode.store.open_store` for the options.
+
+    Raises:
+        failcode.store.StoreError: a FailureError with an FC-STORE code (bad URL, unreachable
+            server, locked, corrupt or read-only store, a schema newer than this failcode).
+    """
+    from failcode.store import open_store as _open  # noqa: PLC0415 - the store loads lazily
+
+    return _open(url, **options)
+
+
+__all__ = [
+    "DECISION_EVENTS",
+    "EVENT_VERSION",
+    "FAILURE_EVENTS",
+    "OUTCOME_EVENTS",
+    "REMEDY_EVENT",
+    "Event",
+    "EventDecision",
+    "EventHandler",
+    "EventProblem",
+    "JsonlSink",
+    "RemedyAttempt",
+    "Sink",
+    "decision_event",
+    "event_id_time_ms",
+    "event_json_schema",
+    "event_processor",
+    "failure_event",
+    "failure_hook",
+    "new_event_id",
+    "open_store",
+    "outcome_event",
+    "read_events",
+    "remedy_event",
+    "write_events",
+]

@@ -1,0 +1,431 @@
+"""The event record: one versioned msgspec Struct for every failure, outcome, decision and
+remedy an agent meets, and the factories that build it redacted.
+
+An :class:`Event` carries exactly one subject: a :class:`~failcode.Failure` (failure and
+decision events), a typed non-error outcome (outcome events) or a remedy attempt (knowledge
+events). Known event names fix which one; any other name of the form ``area.what`` may carry any
+subject. Build events with :func:`failure_event`, :func:`outcome_event`, :func:`decision_event`
+and :func:`remedy_event`: they fill the id and the time and redact every text before the event
+can leave the process.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
+
+from failcode import (
+    Action,
+    Cancelled,
+    EntityRef,
+    Failure,
+    NoMatch,
+    NonErrorOutcome,
+    Outcome,
+    PeerExited,
+    RejectedAction,
+    Route,
+    Veto,
+    redact,
+)
+from failcode.events._ids import new_event_id
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from failcode import Decision
+
+__all__ = [
+    "DECISION_EVENTS",
+    "EVENT_VERSION",
+    "FAILURE_EVENTS",
+    "OUTCOME_EVENTS",
+    "REMEDY_EVENT",
+    "Event",
+    "EventDecision",
+    "RemedyAttempt",
+    "decision_event",
+    "event_json_schema",
+    "failure_event",
+    "outcome_event",
+    "remedy_event",
+    "ts_micros",
+]
+
+EVENT_VERSION: Final = 1
+"""The event record version this failcode writes and reads."""
+
+FAILURE_EVENTS: Final = frozenset({
+    "tool.failed", "command.failed", "task.failed", "task.blocked", "agent.failed",
+    "context.compaction.failed", "doctor.fix.failed",
+})
+"""Seed 000 §12's failure events: each carries a Failure (and the decision when there is one)."""
+
+OUTCOME_EVENTS: Final[Mapping[type, str]] = {
+    NoMatch: "probe.no_match",
+    RejectedAction: "action.rejected",
+    Veto: "task.vetoed",
+    Cancelled: "task.cancelled",
+    PeerExited: "peer.exited",
+}
+"""The event name of each typed non-error outcome."""
+
+DECISION_EVENTS: Final[Mapping[Action, str]] = {
+    Action.RETRY: "retry.scheduled",
+    Action.RETRY_AFTER_CHANGE: "retry.awaiting_change",
+    Action.ESCALATE: "failure.escalated",
+    Action.BLOCK: "failure.blocked",
+    Action.ABORT: "failure.aborted",
+    Action.SKIP: "failure.skipped",
+    Action.CANCEL: "failure.cancelled",
+}
+"""The event name of a decision by its action; a decision event carries its Failure too."""
+
+REMEDY_EVENT: Final = "remedy.applied"
+"""A remedy was tried on a signature; the event says whether it worked."""
+
+_NAME_RE: Final = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
+_MAX_NAME: Final = 64
+_MAX_TEXT: Final = 4000
+_MAX_ID: Final = 200
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_MICRO: Final = timedelta(microseconds=1)
+_OUTCOME_NAMES: Final = frozenset(OUTCOME_EVENTS.values())
+_DECISION_NAMES: Final = frozenset(DECISION_EVENTS.values())
+
+
+class EventDecision(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What :func:`failcode.decide` concluded about the event's failure (its wire form)."""
+
+    action: Action
+    route: Route
+    outcome: Outcome
+    reason: str
+    delay_s: float = 0.0
+    rule: int | None = None
+
+
+class RemedyAttempt(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A remedy tried on a signature, and whether the failure went away."""
+
+    signature: str
+    remedy: str
+    worked: bool
+
+    def __post_init__(self) -> None:
+        _check_text("remedy.signature", self.signature, _MAX_ID)
+        _check_text("remedy.remedy", self.remedy, _MAX_TEXT)
+
+
+def _check_text(field: str, value: object, limit: int) -> None:
+    if not isinstance(value, str) or not value.strip() or len(value) > limit:
+        msg = f"Event.{field}={value!r:.80}: expected a non-blank str of at most {limit} chars"
+        raise ValueError(msg)
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One event: a failure, an outcome, a decision or a remedy attempt, with when and where.
+
+    Attributes:
+        version: the record version (:data:`EVENT_VERSION`); another version is refused.
+        event: the event name (``tool.failed``, ``task.vetoed``, ``retry.scheduled``...).
+        event_id: a ULID: time-ordered, unique across machines; appends are idempotent by it.
+        ts: when it happened, timezone-aware UTC.
+        session: the agent session it belongs to.
+        step: the step number within the session.
+        source: who emitted it (``retry``, ``logging``, ``pipeline``, a host or tool name).
+        failure: the Failure's canonical form (failure and decision events).
+        outcome: the typed non-error outcome (outcome events).
+        decision: the decision about ``failure``, when there is one.
+        remedy: the remedy attempt (``remedy.applied``).
+        evidence_refs: references to logs, artifacts, traces.
+
+    Raises:
+        ValueError: an unknown version, a naive or non-UTC ``ts``, a malformed name or id, or a
+            subject that does not fit the name (a ``tool.failed`` without a failure...).
+    """
+
+    version: int
+    event: str
+    event_id: str
+    ts: datetime
+    session: str | None = None
+    step: int | None = None
+    source: str | None = None
+    failure: Failure | None = None
+    outcome: NonErrorOutcome | None = None
+    decision: EventDecision | None = None
+    remedy: RemedyAttempt | None = None
+    evidence_refs: tuple[EntityRef, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.version != EVENT_VERSION:
+            msg = (f"Event.version={self.version!r}: this failcode reads event version "
+                   f"{EVENT_VERSION}")
+            raise ValueError(msg)
+        name = self.event
+        if not (isinstance(name, str) and len(name) <= _MAX_NAME and _NAME_RE.fullmatch(name)):
+            msg = f"Event.event={name!r:.80}: expected a name like tool.failed"
+            raise ValueError(msg)
+        event_id = self.event_id
+        if not (isinstance(event_id, str) and 0 < len(event_id) <= _MAX_ID
+                and event_id.isprintable() and " " not in event_id):
+            msg = f"Event.event_id={event_id!r:.80}: expected a printable id without spaces"
+            raise ValueError(msg)
+        ts = self.ts
+        if ts.tzinfo is None or ts.utcoffset() != timedelta(0):
+            msg = f"Event.ts={ts.isoformat()}: expected a timezone-aware UTC time"
+            raise ValueError(msg)
+        for field, value in (("session", self.session), ("source", self.source)):
+            if value is not None:
+                _check_text(field, value, _MAX_ID)
+        if self.step is not None and (type(self.step) is not int or self.step < 0):
+            msg = f"Event.step={self.step!r}: expected an integer >= 0"
+            raise ValueError(msg)
+        _check_subject(self)
+
+    @property
+    def signature(self) -> str | None:
+        """The signature the event is about: the failure's, or the remedy's."""
+        if self.failure is not None:
+            return self.failure.signature
+        if self.remedy is not None:
+            return self.remedy.signature
+        return None
+
+    def to_json(self) -> bytes:
+        """The canonical JSON form (one JSONL line without its newline)."""
+        return _ENCODER.encode(self)
+
+    @classmethod
+    def from_json(cls, data: bytes | str) -> Event:
+        """Read one event.
+
+        Raises:
+            ValueError: not a valid event of this version; the message names the path.
+        """
+        try:
+            return _DECODER.decode(data)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            msg = f"not a valid failcode event: {exc}"
+            raise ValueError(msg) from None
+
+
+def _check_subject(event: Event) -> None:
+    name = event.event
+    subjects = sum(x is not None for x in (event.failure, event.outcome, event.remedy))
+    if subjects != 1:
+        msg = (f"Event {name}: carries exactly one of failure, outcome, remedy "
+               f"(got {subjects})")
+        raise ValueError(msg)
+    if event.decision is not None and event.failure is None:
+        msg = f"Event {name}: a decision needs the failure it is about"
+        raise ValueError(msg)
+    if name in FAILURE_EVENTS or name in _DECISION_NAMES:
+        if event.failure is None:
+            msg = f"Event {name}: a {name} event carries a failure"
+            raise ValueError(msg)
+        if name in _DECISION_NAMES and (
+                event.decision is None or DECISION_EVENTS[event.decision.action] != name):
+            msg = f"Event {name}: a {name} event carries a decision of that action"
+            raise ValueError(msg)
+    elif name in _OUTCOME_NAMES:
+        if event.outcome is None or OUTCOME_EVENTS[type(event.outcome)] != name:
+            msg = f"Event {name}: a {name} event carries its outcome type"
+            raise ValueError(msg)
+    elif name == REMEDY_EVENT and event.remedy is None:
+        msg = f"Event {name}: a {name} event carries a remedy"
+        raise ValueError(msg)
+
+
+_ENCODER: Final = msgspec.json.Encoder(order="deterministic")
+_DECODER: Final = msgspec.json.Decoder(Event)
+
+
+def event_json_schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) of the event JSON form (one JSONL line)."""
+    schema: dict[str, Any] = msgspec.json.schema(Event)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = f"https://failcode.dev/schema/event-v{EVENT_VERSION}.json"
+    return schema
+
+
+def ts_micros(ts: datetime) -> int:
+    """Microseconds since the Unix epoch of an aware datetime (exact; no float rounding)."""
+    return (ts - _EPOCH) // _MICRO
+
+
+# ---------------------------------------------------------------------------------------------
+# factories: every text redacted before the event exists
+
+
+def _redact_tree(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _redact_tree(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact_tree(item) for item in value]
+    return value
+
+
+def _redacted(value: Any, cls: type[Any]) -> Any:
+    """``value`` with every string redacted; the same object when nothing changed."""
+    plain = msgspec.to_builtins(value)
+    cleaned = _redact_tree(plain)
+    if cleaned == plain:
+        return value
+    return msgspec.convert(cleaned, cls)
+
+
+def _text(value: str | None) -> str | None:
+    return None if value is None else redact(value)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _wire_decision(decision: Decision | EventDecision | None) -> EventDecision | None:
+    if decision is None or isinstance(decision, EventDecision):
+        return decision
+    return EventDecision(action=decision.action, route=decision.route,
+                         outcome=decision.outcome, reason=redact(decision.reason),
+                         delay_s=decision.delay_s, rule=int(decision.rule))
+
+
+def _context_str(context: Mapping[str, Any], key: str) -> str | None:
+    value = context.get(key)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _context_step(context: Mapping[str, Any]) -> int | None:
+    value = context.get("step")
+    return value if type(value) is int and value >= 0 else None
+
+
+def _build(name: str, *, ts: datetime | None, event_id: str | None, session: str | None,
+           step: int | None, source: str | None, evidence_refs: tuple[EntityRef, ...],
+           **subject: Any) -> Event:
+    when = _now() if ts is None else ts
+    if when.tzinfo is not None and when.utcoffset() != timedelta(0):
+        when = when.astimezone(UTC)
+    if event_id is None:
+        event_id = new_event_id(ts_micros(when) // 1000 if when.tzinfo is not None else None)
+    refs = tuple(evidence_refs)
+    if refs:
+        refs = tuple(_redacted(ref, EntityRef) for ref in refs)
+    return Event(version=EVENT_VERSION, event=name, event_id=event_id, ts=when,
+                 session=_text(session), step=step, source=_text(source),
+                 evidence_refs=refs, **subject)
+
+
+def failure_event(
+    failure: Failure,
+    *,
+    event: str,
+    session: str | None = None,
+    step: int | None = None,
+    source: str | None = None,
+    decision: Decision | EventDecision | None = None,
+    evidence_refs: tuple[EntityRef, ...] | None = None,
+    ts: datetime | None = None,
+    event_id: str | None = None,
+) -> Event:
+    """A failure event (``tool.failed``, ``command.failed``, ``task.failed``...), redacted.
+
+    Args:
+        failure: the failure; its texts, context and metadata are redacted once more.
+        event: the event name, e.g. ``tool.failed`` (see :data:`FAILURE_EVENTS`).
+        session: default: the failure's ``context["session"]``.
+        step: default: the failure's ``context["step"]`` when it is an integer.
+        source: who emits it.
+        decision: the decision made about the failure, when there is one.
+        evidence_refs: default: the failure's own evidence refs.
+        ts: when (aware; default now, UTC).
+        event_id: default: a new ULID.
+
+    Raises:
+        ValueError: the name does not fit a failure event, or a field is invalid.
+    """
+    context = failure.context
+    return _build(
+        event, ts=ts, event_id=event_id,
+        session=session if session is not None else _context_str(context, "session"),
+        step=step if step is not None else _context_step(context), source=source,
+        evidence_refs=failure.evidence_refs if evidence_refs is None else evidence_refs,
+        failure=_redacted(failure, Failure), decision=_wire_decision(decision))
+
+
+def decision_event(
+    failure: Failure,
+    decision: Decision | EventDecision,
+    *,
+    event: str | None = None,
+    session: str | None = None,
+    step: int | None = None,
+    source: str | None = None,
+    evidence_refs: tuple[EntityRef, ...] | None = None,
+    ts: datetime | None = None,
+    event_id: str | None = None,
+) -> Event:
+    """A decision event (``retry.scheduled``, ``failure.escalated``, ``failure.blocked``...).
+
+    The name defaults to the one of the decision's action (:data:`DECISION_EVENTS`); the
+    failure it is about travels with it. Other arguments as for :func:`failure_event`.
+    """
+    wire = _wire_decision(decision)
+    assert wire is not None
+    return failure_event(failure, event=event or DECISION_EVENTS[wire.action], session=session,
+                         step=step, source=source, decision=wire, evidence_refs=evidence_refs,
+                         ts=ts, event_id=event_id)
+
+
+def outcome_event(
+    outcome: NonErrorOutcome,
+    *,
+    event: str | None = None,
+    session: str | None = None,
+    step: int | None = None,
+    source: str | None = None,
+    evidence_refs: tuple[EntityRef, ...] = (),
+    ts: datetime | None = None,
+    event_id: str | None = None,
+) -> Event:
+    """An outcome event (a no-match probe, a rejected action, a veto, a cancellation...).
+
+    The name defaults to the outcome type's (:data:`OUTCOME_EVENTS`); session and step default
+    to the outcome's context. Other arguments as for :func:`failure_event`.
+    """
+    context = outcome.context
+    return _build(
+        event or OUTCOME_EVENTS[type(outcome)], ts=ts, event_id=event_id,
+        session=session if session is not None else _context_str(context, "session"),
+        step=step if step is not None else _context_step(context), source=source,
+        evidence_refs=evidence_refs,
+        outcome=_redacted(outcome, NonErrorOutcome))  # type: ignore[arg-type]
+
+
+def remedy_event(
+    signature: str,
+    remedy: str,
+    *,
+    worked: bool,
+    session: str | None = None,
+    step: int | None = None,
+    source: str | None = None,
+    ts: datetime | None = None,
+    event_id: str | None = None,
+) -> Event:
+    """A ``remedy.applied`` event: ``remedy`` was tried on ``signature`` and ``worked`` or not.
+
+    The store keeps these as debug knowledge: a remedy that worked often enough is promoted to
+    the signature's known remedy; one that then keeps failing is demoted.
+    """
+    return _build(REMEDY_EVENT, ts=ts, event_id=event_id, session=session, step=step,
+                  source=source, evidence_refs=(),
+                  remedy=RemedyAttempt(signature=signature, remedy=redact(remedy),
+                                       worked=worked))

@@ -1,0 +1,329 @@
+"""``failcode store ...``: the store's queries, import, pruning and stats on the command line.
+
+Every command takes ``--store URL`` (default: ``$FAILCODE_STORE``, else ``[store] url`` of
+failcode.toml, else the embedded store in the user data directory) and ``--json``. A store
+that cannot be opened prints its FC-STORE code, message and remedy and exits with the code's
+exit status (never a traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import click
+import msgspec
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+    from failcode import Failure
+    from failcode.store import Store
+
+__all__ = ["parse_duration", "store"]
+
+_DURATION_RE: Final = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|h|d|w)")
+_UNIT_S: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``30d``, ``12h``, ``15m``, ``90s`` or ``2w``.
+
+    Raises:
+        ValueError: any other text.
+    """
+    match = _DURATION_RE.fullmatch(text.strip().lower())
+    if match is None:
+        msg = f"{text!r} is not a duration; expected a number and a unit: 30d, 12h, 15m, 90s, 2w"
+        raise ValueError(msg)
+    return float(match.group(1)) * _UNIT_S[match.group(2)]
+
+
+def _when(value: str | None, option: str) -> datetime | None:
+    """An ISO time (UTC when it has no zone) or a duration back from now (``7d``)."""
+    if value is None:
+        return None
+    try:
+        return datetime.now(UTC) - timedelta(seconds=parse_duration(value))
+    except ValueError:
+        pass
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        msg = f"{value!r}: expected an ISO time (2026-12-01T09:00Z) or a duration back (7d, 12h)"
+        raise click.BadParameter(msg, param_hint=option) from None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def _report(failure: Failure) -> None:
+    from failcode.boundary import exit_code  # noqa: PLC0415 - only on the error path
+
+    click.echo(f"error: [{failure.code}] {failure.message}", err=True)
+    if failure.remedy:
+        click.echo(f"  remedy: {failure.remedy}", err=True)
+    raise SystemExit(exit_code(failure))
+
+
+def _settings(url: str | None) -> tuple[str | None, dict[str, int]]:
+    """The store URL and knowledge thresholds from the options, the environment and the
+    configuration file of the working directory."""
+    from failcode import ConfigError, load_config  # noqa: PLC0415 - only the CLI needs it
+
+    try:
+        values = load_config().values.get("store", {})
+    except ConfigError as exc:
+        _report(exc.problems[0])
+    thresholds = {key: values[key] for key in ("promote_after", "demote_after") if key in values}
+    if url is None and not os.environ.get("FAILCODE_STORE", "").strip() and values.get("url"):
+        url = values["url"]
+    return url, thresholds
+
+
+@contextmanager
+def _opened(url: str | None) -> Iterator[Store]:
+    from failcode.store import StoreError, open_store  # noqa: PLC0415 - loaded on use
+
+    resolved, thresholds = _settings(url)
+    try:
+        with open_store(resolved, **thresholds) as opened:
+            yield opened
+    except StoreError as exc:
+        _report(exc.failure)
+
+
+def _print_json(value: Any) -> None:
+    click.echo(json.dumps(msgspec.to_builtins(value), indent=2, ensure_ascii=False))
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    if not rows:
+        click.echo("(nothing stored matches)")
+        return
+    cells = [list(headers)] + [["" if v is None else str(v) for v in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    for row in cells:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+
+
+def _short(when: datetime) -> str:
+    return when.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _common(function: Callable[..., Any]) -> Callable[..., Any]:
+    function = click.option("--json", "as_json", is_flag=True, help="Print JSON.")(function)
+    return click.option("--store", "url", metavar="URL",
+                        help="sqlite:///path.db or postgresql://...; default: FAILCODE_STORE, "
+                             "[store] url, or the embedded store.")(function)
+
+
+def _filters(function: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--session", help="Only this session."),
+        click.option("--since", help="From this time (ISO, UTC) or this long ago (7d, 12h)."),
+        click.option("--until", help="Before this time (ISO, UTC) or this long ago."),
+        click.option("--kind", help="Only this kind (e.g. build_error)."),
+        click.option("--code", help="Only this code (e.g. FC-CMD-001)."),
+        click.option("--category", help="Only this category (user, transient, ...)."),
+        click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True),
+        click.option("--offset", type=click.IntRange(0), default=0, show_default=True),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _query_args(session: str | None, since: str | None, until: str | None, kind: str | None,
+                code: str | None, category: str | None, limit: int,
+                offset: int) -> dict[str, Any]:
+    return {"session": session, "since": _when(since, "--since"),
+            "until": _when(until, "--until"), "kind": kind, "code": code,
+            "category": category, "limit": limit, "offset": offset}
+
+
+@click.group("store")
+def store() -> None:
+    """Query and maintain the failure event store (SQLite or PostgreSQL)."""
+
+
+@store.command("diagnostics")
+@_common
+@_filters
+def diagnostics_command(url: str | None, as_json: bool, **filters: Any) -> None:
+    """The diagnostics table by signature, most frequent first."""
+    with _opened(url) as opened:
+        rows = opened.diagnostics(**_query_args(**filters))
+    if as_json:
+        _print_json(rows)
+        return
+    _table(("COUNT", "SESSIONS", "CODE", "CATEGORY", "LAST SEEN", "SIGNATURE", "LAST MESSAGE",
+            "KNOWN REMEDY"),
+           [(d.count, d.sessions, d.code, d.category, _short(d.last_seen), d.signature,
+             d.last_message, "; ".join(d.known_remedies)) for d in rows])
+
+
+@store.command("blame")
+@_common
+@_filters
+@click.option("--by", type=click.Choice(["code", "area"]), default="code", show_default=True,
+              help="Group the kinds by code or by area.")
+def blame_command(url: str | None, as_json: bool, by: str, **filters: Any) -> None:
+    """The blame histogram: who acts (category) x what failed (kind) x code or area."""
+    with _opened(url) as opened:
+        rows = opened.blame(by=by, **_query_args(**filters))
+    if as_json:
+        _print_json(rows)
+        return
+    _table(("COUNT", "CATEGORY", "KIND", by.upper()),
+           [(b.count, b.category, b.kind, b.group) for b in rows])
+
+
+@store.command("loops")
+@_common
+@_filters
+def loops_command(url: str | None, as_json: bool, **filters: Any) -> None:
+    """Retry loops: a signature failing 3+ times in a session, or twice in a row."""
+    with _opened(url) as opened:
+        rows = opened.loops(**_query_args(**filters))
+    if as_json:
+        _print_json(rows)
+        return
+    _table(("COUNT", "IN A ROW", "SESSION", "CODE", "LAST SEEN", "SIGNATURE"),
+           [(x.count, x.max_run, x.session, x.code, _short(x.last_seen), x.signature)
+            for x in rows])
+
+
+@store.command("clusters")
+@_common
+@click.option("--min-sessions", type=click.IntRange(1), default=1, show_default=True,
+              help="Only clusters seen in this many sessions (2: cross-session).")
+@click.option("--kind", help="Only this kind.")
+@click.option("--code", help="Only this code.")
+@click.option("--category", help="Only this category.")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
+def clusters_command(url: str | None, as_json: bool, **filters: Any) -> None:
+    """Clusters of signatures with one message template, across sessions."""
+    with _opened(url) as opened:
+        rows = opened.clusters(**filters)
+    if as_json:
+        _print_json(rows)
+        return
+    _table(("COUNT", "SESSIONS", "SIGNATURES", "CLUSTER", "TEMPLATE"),
+           [(c.count, c.sessions, len(c.signatures), c.cluster_id, c.template) for c in rows])
+
+
+@store.command("show")
+@click.argument("signature")
+@_common
+@click.option("--session", help="Only events of this session.")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
+def show_command(signature: str, url: str | None, as_json: bool, session: str | None,
+                 limit: int, offset: int) -> None:
+    """One signature: its counts, known remedies (best first) and latest events."""
+    with _opened(url) as opened:
+        found = opened.history(signature, session=session, limit=limit, offset=offset)
+    if as_json:
+        _print_json(found)
+        return
+    d = found.diagnostic
+    if d is None:
+        click.echo(f"no failure with signature {signature} is stored", err=True)
+        raise SystemExit(1)
+    click.echo(f"{d.signature}\n  {d.code} {d.kind} / {d.category}: {d.count} failures in "
+               f"{d.sessions} sessions, {_short(d.first_seen)} .. {_short(d.last_seen)}")
+    click.echo(f"  last message: {d.last_message}")
+    click.echo("known remedies (best first):" if found.remedies else "no remedy recorded yet")
+    for r in found.remedies:
+        click.echo(f"  [{r.status}] {r.remedy}  (worked {r.worked} of {r.tried}, "
+                   f"failed {r.streak_failed} in a row)")
+    click.echo(f"latest events ({len(found.events)}):")
+    for event in found.events:
+        click.echo(f"  {_short(event.ts)}  {event.event}  session={event.session or '-'}  "
+                   f"{event.event_id}")
+
+
+@store.command("import")
+@click.argument("file", type=click.Path(path_type=Path))
+@_common
+@click.option("--batch", type=click.IntRange(1, 100_000), default=1000, show_default=True)
+def import_command(file: Path, url: str | None, as_json: bool, batch: int) -> None:
+    """Read a JSONL event file into the store; bad lines are reported and skipped."""
+    from failcode.events import Event, EventProblem, read_events  # noqa: PLC0415
+
+    if not file.is_file():
+        raise click.BadParameter(f"no file at {file}", param_hint="FILE")
+    problems: list[EventProblem] = []
+    stored = read = 0
+    with _opened(url) as opened:
+        pending: list[Event] = []
+        for item in read_events(file):
+            if isinstance(item, EventProblem):
+                problems.append(item)
+                if not as_json:
+                    failure = item.failure()
+                    click.echo(f"skipped: [{failure.code}] {failure.message}", err=True)
+                continue
+            read += 1
+            pending.append(item)
+            if len(pending) >= batch:
+                stored += opened.append(pending)
+                pending = []
+        stored += opened.append(pending)
+    if as_json:
+        _print_json({"read": read, "stored": stored, "duplicates": read - stored,
+                     "skipped": [p.failure().to_dict() for p in problems]})
+    else:
+        skipped = len(problems)
+        click.echo(f"{_count(read, 'event')} read, {stored} stored ({read - stored} already "
+                   f"there), {_count(skipped, 'line')} skipped")
+    if problems:
+        raise SystemExit(1)
+
+
+@store.command("prune")
+@click.option("--older-than", "older_than", required=True, metavar="AGE",
+              help="Delete events older than this (30d, 12h); counts and knowledge stay.")
+@_common
+def prune_command(older_than: str, url: str | None, as_json: bool) -> None:
+    """Delete old events; the per-signature aggregates and the knowledge stay."""
+    try:
+        seconds = parse_duration(older_than)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--older-than") from None
+    with _opened(url) as opened:
+        deleted = opened.prune(seconds)
+    if as_json:
+        _print_json({"deleted": deleted})
+    else:
+        click.echo(f"deleted {deleted} events older than {older_than}")
+
+
+@store.command("stats")
+@_common
+def stats_command(url: str | None, as_json: bool) -> None:
+    """What the store holds."""
+    with _opened(url) as opened:
+        found = opened.stats()
+        where = opened.url
+    if as_json:
+        _print_json({"store": where, **msgspec.to_builtins(found)})
+        return
+    click.echo(f"store: {where} (schema {found.schema_version})")
+    click.echo(f"events: {found.events_stored} stored, {found.events_ingested} ever ingested")
+    for name, count in found.by_event.items():
+        click.echo(f"  {name}: {count}")
+    click.echo(f"signatures: {found.signatures}; sessions: {found.sessions}; clusters: "
+               f"{found.clusters}; remedies: {found.remedies}")
+    if found.oldest and found.newest:
+        click.echo(f"stored events span {_short(found.oldest)} .. {_short(found.newest)}")
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 line``, ``2 lines``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"

@@ -1,0 +1,131 @@
+"""The embedded backend: one SQLite file in WAL mode, batched durable appends.
+
+Writers take the write lock at the start of each batch (``BEGIN IMMEDIATE``), so several
+processes can append to one file; ``synchronous=FULL`` makes each committed batch durable.
+Readers never block writers (WAL).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from failcode import FC
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from failcode import Failure
+
+__all__ = ["SqliteBackend"]
+
+# sqlite3 primary result codes (the extended code's low byte)
+_BUSY: Final = 5
+_LOCKED: Final = 6
+_READONLY: Final = 8
+_IOERR: Final = 10
+_CORRUPT: Final = 11
+_FULL: Final = 13
+_CANTOPEN: Final = 14
+_PERM: Final = 3
+_NOTADB: Final = 26
+
+
+class _Tx:
+    lock = ""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._connection.execute(sql, params).fetchall()
+
+    def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            self._connection.executemany(sql, rows)
+
+
+class SqliteBackend:
+    """The SQLite backend of :class:`~failcode.store.Store` (``sqlite:///path``)."""
+
+    name = "sqlite"
+
+    def __init__(self, path: str, *, display: str, timeout_s: float) -> None:
+        self.path = Path(path)
+        self.url = display
+        self._timeout = timeout_s
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._connection = sqlite3.connect(
+                self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
+            self._connection.execute("PRAGMA journal_mode=WAL").fetchall()
+            self._connection.execute("PRAGMA synchronous=NORMAL")
+            self._connection.execute("PRAGMA foreign_keys=OFF")
+        except (sqlite3.Error, OSError) as exc:
+            failure = self.failure(exc, writing=True)
+            from failcode.store._store import StoreError  # noqa: PLC0415 - import cycle
+
+            raise StoreError(failure) from None
+
+    @contextmanager
+    def write(self) -> Iterator[_Tx]:
+        with self._lock:
+            connection = self._connection
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield _Tx(connection)
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+
+    @contextmanager
+    def read(self) -> Iterator[_Tx]:
+        with self._lock:
+            yield _Tx(self._connection)
+
+    def has_table(self, tx: Any, name: str) -> bool:
+        rows = tx.run("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+        return bool(rows)
+
+    def lock_schema(self, tx: Any) -> None:
+        """Nothing to do: ``BEGIN IMMEDIATE`` already serializes writers."""
+
+    def failure(self, exc: BaseException, *, writing: bool) -> Failure:
+        """The FC-STORE failure of a SQLite or OS error."""
+        url = self.url
+        if isinstance(exc, OSError):
+            return FC.STORE_READ_ONLY.failure(surface="store.sqlite", params={
+                "url": url, "problem": exc.strerror or type(exc).__name__})
+        if not isinstance(exc, sqlite3.Error):
+            return FC.STORE_WRITE_FAILED.failure(surface="store.sqlite", params={
+                "url": url, "problem": f"{type(exc).__name__}: {exc}"})
+        code = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
+        text = str(exc)
+        if code in (_BUSY, _LOCKED) or "locked" in text:
+            return FC.STORE_LOCKED.failure(surface="store.sqlite", params={
+                "url": url, "timeout_s": self._timeout})
+        if code == _FULL:
+            return FC.STORE_DISK_FULL.failure(surface="store.sqlite", params={"url": url})
+        if code in (_CORRUPT, _NOTADB):
+            return FC.STORE_CORRUPT.failure(surface="store.sqlite", params={
+                "url": url, "problem": text})
+        if code in (_READONLY, _CANTOPEN, _PERM):
+            return FC.STORE_READ_ONLY.failure(surface="store.sqlite", params={
+                "url": url, "problem": text})
+        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(
+                exc, sqlite3.OperationalError):
+            return FC.STORE_CORRUPT.failure(surface="store.sqlite", params={
+                "url": url, "problem": text})
+        del writing
+        return FC.STORE_WRITE_FAILED.failure(surface="store.sqlite", params={
+            "url": url, "problem": text})
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()

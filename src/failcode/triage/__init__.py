@@ -1,0 +1,43 @@
+"""``failcode triage``: read what agents left behind and learn why they fail.
+
+:func:`triage` reads session logs (mini-swe-agent, SWE-agent, OpenHands, Aider, Claude Code),
+detected by content and streamed, classifies every failing step with failcode's classifiers,
+tells outcomes (probes that found nothing, rejected actions) apart from failures, finds loops
+and says how each session ended. The :class:`TriageResult` it returns is what the terminal
+summary, ``--json`` and ``--html`` render.
+
+``import failcode`` does not import this package; the terminal summary imports rich only when
+it renders.
+"""
+
+from __future__ import annotations
+
+from failcode.triage._analyze import infer_purpose, triage
+from failcode.triage._events import InputError, Reader
+from failcode.triage._readers import FORMATS, READERS, detect
+from failcode.triage._result import (
+    FORMAT_VERSION,
+    FailureEntry,
+    InputResult,
+    Loop,
+    OutcomeEntry,
+    SessionResult,
+    TriageResult,
+)
+
+__all__ = [
+    "FORMATS",
+    "FORMAT_VERSION",
+    "READERS",
+    "FailureEntry",
+    "InputError",
+    "InputResult",
+    "Loop",
+    "OutcomeEntry",
+    "Reader",
+    "SessionResult",
+    "TriageResult",
+    "detect",
+    "infer_purpose",
+    "triage",
+]

@@ -1,0 +1,407 @@
+"""Triage: read inputs with the format's reader, classify each failing step, find loops.
+
+Rules (about failures, whatever the format):
+
+- A command is classified by :func:`failcode.from_command` with its purpose inferred from the
+  command (:func:`infer_purpose`); exit 0 is no failure, a probe that found nothing or a
+  cancellation is an outcome, a command still running is nothing yet.
+- An exception known only as text goes through :func:`failcode.classify_text`: provider
+  errors as provider errors; the harness's failures as ``FC-SYS-003`` unless they name a
+  system condition (disk full, out of memory...); the agent reaching a limit as
+  ``FC-LIFE-009``.
+- The same failure (same signature) logged more than once for one step is one failure whose
+  ``repeats`` counts the logs.
+- A loop is a signature that fails at three or more steps of one session, or at two
+  consecutive steps.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import shlex
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any, Final
+
+from failcode import (
+    FC,
+    Failure,
+    Kind,
+    RejectedAction,
+    classify_text,
+    from_command,
+    redact,
+)
+from failcode.triage._events import (
+    Command,
+    ErrorText,
+    InputError,
+    Rejected,
+    SessionEnd,
+    SessionStart,
+)
+from failcode.triage._readers import FORMATS, HEAD_BYTES, detect
+from failcode.triage._result import (
+    FailureEntry,
+    InputResult,
+    Loop,
+    OutcomeEntry,
+    SessionResult,
+    TriageResult,
+)
+from failcode.triage._text import first_line
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+
+__all__ = ["infer_purpose", "triage"]
+
+EVIDENCE_CHARS: Final = 200
+
+_TEST: Final = frozenset({
+    "pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "ctest", "rspec",
+    "phpunit", "runtests.py", "unittest", "trial", "nosetests", "ava", "karma",
+})  # fmt: skip
+_BUILD: Final = frozenset({
+    "make", "gmake", "cmake", "ninja", "gcc", "g++", "cc", "c++", "clang", "clang++",
+    "rustc", "javac", "mvn", "gradle", "tsc", "meson", "bazel", "msbuild", "dotnet", "ld",
+})  # fmt: skip
+_LINT: Final = frozenset({
+    "ruff", "mypy", "flake8", "pylint", "pyright", "eslint", "shellcheck", "pyflakes",
+    "pycodestyle", "black", "isort", "clippy-driver", "golangci-lint", "tslint", "stylelint",
+})  # fmt: skip
+_MERGE: Final = frozenset({"merge", "rebase", "cherry-pick", "pull", "am", "revert"})
+_SUBCOMMANDS: Final[dict[str, dict[str, str | None]]] = {
+    "cargo": {"test": "test", "build": "build", "check": "build", "run": "build",
+              "clippy": "static_analysis"},
+    "go": {"test": "test", "build": "build", "vet": "static_analysis"},
+    "npm": {"test": "test", "run": None}, "yarn": {"test": "test"}, "pnpm": {"test": "test"},
+    "dotnet": {"test": "test", "build": "build"},
+}  # fmt: skip
+_SEPARATORS: Final = re.compile(r"\|\||&&|[;|&\n]")
+_WRAPPERS: Final = frozenset({"sudo", "env", "time", "nohup", "timeout", "exec", "uv",
+                              "poetry", "pipenv", "pdm", "hatch", "npx", "xargs", "stdbuf"})
+_SYSTEM_KINDS: Final = frozenset({Kind.SYSTEM_ERROR, Kind.ENV_ERROR, Kind.PERMISSION_ERROR})
+
+
+def _words(segment: str) -> list[str]:
+    try:
+        return shlex.split(segment, comments=True)
+    except ValueError:
+        return segment.split()
+
+
+def _segment_purpose(words: list[str]) -> str | None:
+    while words and (("=" in words[0] and not words[0].startswith("=")) or
+                     words[0] in _WRAPPERS or words[0] in {"run", "-m"} or
+                     (words[0].startswith("-") and len(words) > 1)):
+        words = words[1:]
+        if words and words[0].isdigit():  # timeout 60 cmd
+            words = words[1:]
+    if not words:
+        return None
+    program = PurePosixPath(words[0]).name
+    args = words[1:]
+    if re.match(r"^python\d*(?:\.\d+)?$", program):
+        if len(args) >= 2 and args[0] == "-m":
+            program, args = args[1], args[2:]
+        elif args:
+            script = PurePosixPath(args[0]).name
+            # a script the agent wrote (``python test_bug.py``) is not a test runner
+            if script in {"runtests.py", "run_tests.py"}:
+                return "test"
+            if script == "manage.py" and "test" in args[1:2]:
+                return "test"
+            if script == "setup.py" and args[1:2] and args[1] in {"build", "build_ext"}:
+                return "build"
+            return None
+    if program in _TEST:
+        return "test"
+    if program in _LINT:
+        return "static_analysis"
+    if program == "git":
+        rest = list(args)
+        while rest and rest[0].startswith("-"):  # git -C dir -c key=value merge ...
+            rest = rest[2:] if rest[0] in {"-C", "-c"} else rest[1:]
+        return "merge" if rest and rest[0] in _MERGE else None
+    if program in _SUBCOMMANDS:
+        sub = next((a for a in args if not a.startswith("-")), None)
+        return _SUBCOMMANDS[program].get(sub or "")
+    if program in {"make", "gmake"} and any(a in {"test", "check"} for a in args):
+        return "test"
+    if program in _BUILD:
+        return "build"
+    return None
+
+
+def infer_purpose(command: str) -> str:
+    """The purpose of a shell command for :func:`failcode.from_command`.
+
+    The last segment (of ``&&``, ``||``, ``;``, ``|``) that runs a known tool decides: test
+    runners -> ``test``; compilers and build tools -> ``build``; linters and type checkers ->
+    ``static_analysis``; ``git merge``/``rebase``/``cherry-pick``/``pull`` -> ``merge``;
+    anything else -> ``general``.
+    """
+    purpose = "general"
+    for segment in _SEPARATORS.split(command[:8192]):
+        found = _segment_purpose(_words(segment.strip()))
+        if found is not None:
+            purpose = found
+    return purpose
+
+
+def _evidence(text: str) -> str:
+    return redact(first_line(text, 1000))[:EVIDENCE_CHARS]
+
+
+def _harness(event: ErrorText) -> Failure:
+    found = classify_text(event.type_name, event.message, traceback=event.traceback,
+                          surface="harness")
+    if isinstance(found, Failure) and found.kind in _SYSTEM_KINDS \
+            and not found.code.startswith(("FC-PROV-", "FC-SYS-")):
+        return found
+    problem = first_line(event.message or event.type_name, 150) or event.type_name
+    return FC.SYS_HARNESS_FAILED.failure(surface="harness", params={"problem": problem},
+                                         detail=f"{event.type_name}: {event.message[:1000]}")
+
+
+def classify_error(event: ErrorText) -> Failure | None:
+    """The Failure an :class:`ErrorText` describes (None for a cancellation)."""
+    if event.limit is not None:
+        return FC.LIFE_AGENT_LIMIT.failure(surface="agent", params={"limit": event.limit})
+    if event.source == "harness":
+        return _harness(event)
+    surface = {"provider": "llm", "agent": "agent", "tool": "tool"}.get(event.source, "agent")
+    found = classify_text(event.type_name, event.message, traceback=event.traceback,
+                          surface=surface)
+    return found if isinstance(found, Failure) else None
+
+
+class _Session:
+    """One session being read: its failures by (step, signature), its outcomes."""
+
+    def __init__(self, name: str | None) -> None:
+        self.name = name
+        self.failures: dict[tuple[int | None, str], FailureEntry] = {}
+        self.outcomes: list[OutcomeEntry] = []
+
+    def add_failure(self, step: int | None, source: str, evidence: str, failure: Failure, *,
+                    repeats: int, timestamp: float | None) -> FailureEntry:
+        key = (step, failure.signature)
+        entry = self.failures.get(key)
+        if entry is None:
+            entry = FailureEntry(step, source, evidence, failure, repeats, timestamp)
+            self.failures[key] = entry
+        else:
+            entry.repeats += repeats
+        return entry
+
+    def command(self, event: Command) -> None:
+        if event.running or (event.exit_code == 0 and not event.timed_out):
+            return
+        evidence = _evidence(event.command or "(no command)")
+        if event.source == "harness":
+            failure = _harness(ErrorText(event.step, "harness", "HarnessError", event.output))
+            self.add_failure(event.step, "harness", evidence, failure, repeats=1,
+                             timestamp=event.timestamp)
+            return
+        purpose = event.purpose or infer_purpose(event.command)
+        result = from_command(event.command or "sh", event.exit_code, event.output,
+                              purpose=purpose, timed_out=event.timed_out)
+        if result is None:
+            return
+        if isinstance(result, Failure):
+            self.add_failure(event.step, event.source, evidence, result, repeats=1,
+                             timestamp=event.timestamp)
+        else:
+            self.outcomes.append(OutcomeEntry(event.step, event.source, evidence, result))
+
+    def error(self, event: ErrorText) -> Failure | None:
+        failure = classify_error(event)
+        if failure is None:
+            return None
+        evidence = event.evidence or f"{event.type_name}: {first_line(event.message)}"
+        entry = self.add_failure(event.step, event.source, redact(evidence)[:EVIDENCE_CHARS],
+                                 failure, repeats=event.repeats, timestamp=event.timestamp)
+        return entry.failure
+
+    def end(self, event: SessionEnd, path: str, fmt: str, default: str) -> SessionResult:
+        ended: Failure | None = None
+        if event.error is not None:
+            failure = classify_error(event.error)
+            if failure is not None:
+                same = [e for e in self.failures.values()
+                        if e.failure.signature == failure.signature]
+                ended = same[-1].failure if same else self.error(event.error)
+        failures = sorted(self.failures.values(),
+                          key=lambda e: (e.step is None, e.step or 0))
+        return SessionResult(event.name or self.name or default, path, fmt, event.steps,
+                             event.status, ended, failures, self.outcomes, _loops(failures))
+
+
+def _loops(failures: Iterable[FailureEntry]) -> list[Loop]:
+    steps: dict[str, list[int]] = {}
+    for entry in failures:
+        if entry.step is not None:
+            steps.setdefault(entry.failure.signature, []).append(entry.step)
+    loops = []
+    for signature, found in steps.items():
+        ordered = sorted(set(found))
+        consecutive = any(b - a == 1 for a, b in itertools.pairwise(ordered))
+        if len(ordered) >= 3 or consecutive:
+            loops.append(Loop(signature, tuple(ordered)))
+    return sorted(loops, key=lambda loop: loop.steps[0])
+
+
+class _Counting:
+    """A binary stream that reports how many bytes were read; ``peek`` gives the head."""
+
+    def __init__(self, raw: Any, report: Callable[[int], None] | None, head: bytes) -> None:
+        self._raw = raw
+        self._report = report
+        self._head = head
+
+    def read(self, size: int = -1) -> bytes:
+        data: bytes = self._raw.read(size)
+        if self._report is not None and data:
+            self._report(len(data))
+        return data
+
+    def readline(self, size: int = -1) -> bytes:
+        data: bytes = self._raw.readline(size)
+        if self._report is not None and data:
+            self._report(len(data))
+        return data
+
+    def peek(self, size: int = 0) -> bytes:
+        """The input's first bytes (up to 64 KiB), whatever has been read since."""
+        return self._head
+
+
+def _is_binary(head: bytes) -> bool:
+    if b"\x00" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(head) - 4  # a character cut at the end of the head is fine
+    return False
+
+
+def triage_file(path: Path, label: str, *, progress: Callable[[int], None] | None = None,
+                ) -> tuple[InputResult, list[SessionResult]]:
+    """Triage one file: its input row and its sessions (kept even when reading fails)."""
+    sessions: list[SessionResult] = []
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as raw:
+            head = raw.read(HEAD_BYTES)
+            raw.seek(0)
+            if not head.strip():
+                code, problem = ("FC-DATA-004", "") if not head else (
+                    "FC-DATA-002", "only white space")
+                return _failed(label, None, code, problem, size=size), sessions
+            if _is_binary(head):
+                return _failed(label, None, "FC-DATA-002", "binary data, not a session log",
+                               size=size), sessions
+            reader = detect(head)
+            if reader is None:
+                problem = "no reader recognises its content; supported: " + ", ".join(FORMATS)
+                return _failed(label, None, "FC-DATA-002", problem, size=size), sessions
+            try:
+                _read(reader.read(_Counting(raw, progress, head), label),  # type: ignore[arg-type]
+                      label, reader.name, sessions)
+            except InputError as exc:
+                return _failed(label, reader.name, exc.code, exc.problem, size=size,
+                               sessions=len(sessions)), sessions
+            return InputResult(label, reader.name, len(sessions), size=size), sessions
+    except OSError as exc:
+        problem = exc.strerror or type(exc).__name__
+        return _failed(label, None, "FC-DATA-005", problem.lower(), size=0), sessions
+
+
+def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult]) -> None:
+    default = Path(label).stem
+    current: _Session | None = None
+    last_step = -1
+    try:
+        for event in events:
+            if isinstance(event, SessionStart):
+                current, last_step = _Session(event.name), -1
+                continue
+            if current is None:
+                current, last_step = _Session(None), -1
+            if isinstance(event, SessionEnd):
+                out.append(current.end(event, label, fmt, default))
+                current = None
+            elif isinstance(event, Command):
+                current.command(event)
+                last_step = max(last_step, event.step if event.step is not None else -1)
+            elif isinstance(event, ErrorText):
+                current.error(event)
+                last_step = max(last_step, event.step if event.step is not None else -1)
+            elif isinstance(event, Rejected):
+                outcome = RejectedAction(action=redact(event.action)[:EVIDENCE_CHARS] or "?",
+                                         reason=redact(event.reason)[:300] or "?")
+                current.outcomes.append(OutcomeEntry(
+                    event.step, "tool", _evidence(event.action or event.reason), outcome))
+                last_step = max(last_step, event.step if event.step is not None else -1)
+    except InputError:
+        if current is not None:  # keep what was read before the damage
+            out.append(current.end(SessionEnd(last_step + 1, "unknown"), label, fmt, default))
+        raise
+
+
+def _failed(label: str, fmt: str | None, code: str, problem: str, *, size: int,
+            sessions: int = 0) -> InputResult:
+    failure = FC[_BY_CODE[code]].failure(surface="triage.input",
+                                         params={"path": label[:200], "problem": problem[:200]})
+    return InputResult(label, fmt, sessions, code, failure.message, size)
+
+
+_BY_CODE: Final = {"FC-DATA-002": "DATA_UNKNOWN_FORMAT", "FC-DATA-003": "DATA_MALFORMED_INPUT",
+                   "FC-DATA-004": "DATA_EMPTY_INPUT", "FC-DATA-005": "DATA_UNREADABLE_INPUT"}
+
+
+def expand(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]],
+           ) -> list[tuple[Path, str]]:
+    """Files to triage: each path, directories walked in sorted order (hidden names skipped).
+
+    A ``(path, label)`` pair names a file in reports by ``label`` instead of its path.
+    """
+    out: list[tuple[Path, str]] = []
+    for raw in paths:
+        if isinstance(raw, tuple):
+            out.append(raw)
+            continue
+        path = Path(raw)
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                out.extend((Path(root) / name, str(Path(root) / name))
+                           for name in sorted(files) if not name.startswith("."))
+        else:
+            out.append((path, str(raw)))
+    return out
+
+
+def triage(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
+           progress: Callable[[int], None] | None = None) -> TriageResult:
+    """Triage files and directories; see the module docstring for the rules.
+
+    Args:
+        paths: files or directories (walked recursively), or ``(path, label)`` pairs.
+        progress: called with the number of bytes read, as reading goes.
+
+    Returns:
+        A :class:`TriageResult`; inputs that could not be read carry their FC code.
+    """
+    result = TriageResult()
+    for path, label in expand(paths):
+        item, sessions = triage_file(path, label, progress=progress)
+        result.inputs.append(item)
+        result.sessions.extend(sessions)
+    return result
+
+

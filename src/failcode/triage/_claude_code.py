@@ -1,0 +1,165 @@
+"""Claude Code session transcripts (JSON lines under ``~/.claude/projects/``).
+
+Rules (about the format and the tool):
+
+- Detection: JSON lines whose objects carry ``type`` (``user``, ``assistant``, ``summary``,
+  ``system``, ``queue-operation``) and ``sessionId``.
+- A session is one ``sessionId``; a file may hold several, one after another.
+- A step is one ``tool_result`` block, numbered from 0 in file order; its tool call is the
+  ``tool_use`` block with the same id.
+- A ``Bash`` result with ``is_error`` reads ``Exit code N`` then the output: a command that
+  exited N. Claude Code's own refusals (``<tool_use_error>...``: a file not read before
+  writing, an unknown parameter) and other tools' errors (a string to replace not found) are
+  fed back to the model: rejected actions. A user interrupt is not a failure.
+- An assistant line marked ``isApiErrorMessage`` (text ``API Error: ...``) is a provider
+  error; when it is the session's last word the session ended on it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from failcode.triage._events import (
+    Command,
+    ErrorText,
+    Event,
+    InputError,
+    Rejected,
+    SessionEnd,
+    SessionStart,
+)
+from failcode.triage._lines import lines
+from failcode.triage._text import as_dict, as_str, first_line
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import BinaryIO
+
+__all__ = ["ClaudeCodeReader"]
+
+_TYPES: Final = (b'"type":"user"', b'"type":"assistant"', b'"type":"queue-operation"',
+                 b'"type":"summary"', b'"type":"system"', b'"type": "user"',
+                 b'"type": "assistant"')
+_EXIT: Final = re.compile(r"^(?:Error: )?Exit code (-?\d+)\n?")
+_REFUSAL: Final = re.compile(r"<tool_use_error>(.*?)</tool_use_error>", re.DOTALL)
+_API_ERROR: Final = re.compile(r"API Error:?\s*(?:(\d{3})\s*)?(.*)", re.DOTALL)
+
+
+def _stamp(value: object) -> float | None:
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+class ClaudeCodeReader:
+    """Reader for Claude Code transcripts."""
+
+    name = "claude-code"
+
+    def sniff(self, head: bytes) -> bool:
+        """JSON lines with Claude Code's ``type`` values and a ``sessionId``."""
+        first = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
+        return first.startswith(b"{") and b'"sessionId"' in head and any(
+            marker in head for marker in _TYPES)
+
+    def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
+        """One pass over the lines; sessions change when ``sessionId`` does."""
+        session: str | None = None
+        steps = 0
+        uses: dict[str, tuple[str, dict[str, Any]]] = {}
+        last_error: ErrorText | None = None
+        started = False
+        for number, line in lines(stream):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError as exc:
+                msg = f"line {number} is not a JSON object ({exc})"
+                raise InputError("FC-DATA-003", msg) from None
+            if not isinstance(entry, dict):
+                continue
+            sid = entry.get("sessionId")
+            if isinstance(sid, str) and sid != session:
+                if started:
+                    yield self._end(steps, session, last_error)
+                session, steps, uses, last_error, started = sid, 0, {}, None, True
+                yield SessionStart(sid)
+            elif not started:
+                started = True
+                yield SessionStart(None)
+            stamp = _stamp(entry.get("timestamp"))
+            message = as_dict(entry.get("message"))
+            content = message.get("content")
+            if entry.get("type") == "assistant":
+                if entry.get("isApiErrorMessage"):
+                    last_error = self._api_error(steps, _text(content), stamp)
+                    yield last_error
+                    continue
+                last_error = None
+                for block in content if isinstance(content, list) else ():
+                    if isinstance(block, dict) and block.get("type") == "tool_use":
+                        tool_input = block.get("input")
+                        uses[str(block.get("id"))] = (
+                            str(block.get("name", "")),
+                            tool_input if isinstance(tool_input, dict) else {})
+            elif entry.get("type") == "user" and isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        event = self._result(steps, block, uses, stamp)
+                        if event is not None:
+                            yield event
+                        steps += 1
+                        last_error = None
+        if started:
+            yield self._end(steps, session, last_error)
+
+    @staticmethod
+    def _result(step: int, block: dict[str, Any],
+                uses: dict[str, tuple[str, dict[str, Any]]], stamp: float | None,
+                ) -> Event | None:
+        name, tool_input = uses.get(str(block.get("tool_use_id")), ("", {}))
+        text = _text(block.get("content"))
+        refusal = _REFUSAL.search(text)
+        if refusal is not None:
+            return Rejected(step, name, first_line(refusal.group(1)), stamp)
+        command = as_str(tool_input.get("command"))
+        if name == "Bash" or command:
+            found = _EXIT.match(text)
+            if found is not None:
+                return Command(step, command, int(found.group(1)), text[found.end():], stamp)
+            return None
+        if block.get("is_error"):
+            if "interrupted" in text.lower():
+                return None
+            target = tool_input.get("file_path") or tool_input.get("path") or ""
+            return Rejected(step, f"{name} {target}".strip(), first_line(text), stamp)
+        return None
+
+    @staticmethod
+    def _api_error(step: int, text: str, stamp: float | None) -> ErrorText:
+        found = _API_ERROR.search(text)
+        status, rest = (found.group(1), found.group(2).strip()) if found else (None, text)
+        message = f"Error code: {status} - {rest}" if status else rest
+        return ErrorText(step, "provider", "anthropic.APIStatusError", message,
+                         evidence=first_line(text), timestamp=stamp)
+
+    @staticmethod
+    def _end(steps: int, session: str | None, last_error: ErrorText | None) -> SessionEnd:
+        if last_error is not None:
+            return SessionEnd(steps, "provider_error", session, last_error)
+        return SessionEnd(steps, "unknown", session)

@@ -1,0 +1,142 @@
+"""What a reader yields: the steps of a session as plain, format-free events.
+
+A reader turns one input into a stream of events, session by session, without building the
+whole log in memory. Triage (``_analyze``) classifies them; a reader never calls a classifier,
+so every rule in a reader is about the format or the tool that wrote it.
+
+Event order per session: :class:`SessionStart`, then any of :class:`Command`,
+:class:`ErrorText`, :class:`Rejected`, then exactly one :class:`SessionEnd`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import BinaryIO
+
+__all__ = [
+    "END_STATUSES",
+    "SOURCES",
+    "Command",
+    "ErrorText",
+    "Event",
+    "InputError",
+    "Reader",
+    "Rejected",
+    "SessionEnd",
+    "SessionStart",
+]
+
+SOURCES: Final = ("command", "provider", "tool", "agent", "harness")
+"""Where a failure came from: a shell command, the model provider, a tool's own failure, the
+agent itself (its limits, a crash), the harness or runtime around it."""
+
+END_STATUSES: Final = ("submitted", "provider_error", "timeout", "limit", "running", "unknown")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStart:
+    """A new session begins (formats with one session per file yield it once)."""
+
+    name: str | None = None
+    """The session's name when the format gives it up front (else :class:`SessionEnd` may)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A shell command the agent ran, with its result as far as the format records it."""
+
+    step: int | None
+    command: str
+    exit_code: int | None
+    """None when the format records no exit status (the reader then decides from the output
+    whether the command failed, and passes 1 when it did)."""
+    output: str = ""
+    timestamp: float | None = None
+    timed_out: bool = False
+    running: bool = False
+    """Still running when the log was written (OpenHands' exit code -1): not a failure."""
+    source: str = "command"
+    purpose: str | None = None
+    """The command's purpose when the format says (aider's lint step, ``/test``); else
+    triage infers it from the command."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorText:
+    """An exception known only as text: a provider error, a harness traceback, a tool error."""
+
+    step: int | None
+    source: str
+    """One of :data:`SOURCES`."""
+    type_name: str
+    message: str
+    traceback: str | None = None
+    evidence: str | None = None
+    """What lets a person find it; default ``type_name: first line of message``."""
+    timestamp: float | None = None
+    repeats: int = 1
+    """How many times the format logged this same failure for the step."""
+    limit: str | None = None
+    """For the agent giving up: which limit (``iteration``, ``cost``, ``time``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A model-proposed action the tool refused and fed back (an outcome, never a failure)."""
+
+    step: int | None
+    action: str
+    reason: str
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnd:
+    """The session is over: its name, step count and how it ended, where the format says."""
+
+    steps: int
+    status: str = "unknown"
+    """One of :data:`END_STATUSES`."""
+    name: str | None = None
+    error: ErrorText | None = None
+    """What ended the session, when the format says (a provider error, a limit...)."""
+    timestamp: float | None = None
+
+
+Event = SessionStart | Command | ErrorText | Rejected | SessionEnd
+
+
+class InputError(Exception):
+    """An input cannot be read (further): ``code`` is an FC code, ``problem`` says why.
+
+    Raised by a reader; the events it yielded before are kept.
+    """
+
+    def __init__(self, code: str, problem: str) -> None:
+        super().__init__(problem)
+        self.code = code
+        self.problem = problem
+
+
+class Reader(Protocol):
+    """One log format: detect it from the first bytes, then stream its sessions as events."""
+
+    name: str
+    """The format's name in reports (``mini-swe-agent``)."""
+
+    def sniff(self, head: bytes) -> bool:
+        """True when ``head`` (the input's first bytes, up to 64 KiB) is in this format."""
+        ...
+
+    def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
+        """Yield the input's events; raise :class:`InputError` where it cannot go on.
+
+        ``label`` is how the input is named in reports (its path); a reader may use its stem
+        as a session name when the format carries none. ``stream.peek()`` returns the
+        input's first bytes (those ``sniff`` saw), whatever has been read since.
+        """
+        ...

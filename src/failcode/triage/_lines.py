@@ -1,0 +1,57 @@
+"""Read a text input line by line with a bound on the longest line."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from failcode.triage._events import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import BinaryIO
+
+__all__ = ["MAX_LINE", "lines"]
+
+MAX_LINE: Final = 32 * 1024 * 1024
+"""The longest line held at once (bytes): 32 MiB."""
+_CHUNK: Final = 1024 * 1024
+
+
+def lines(stream: BinaryIO, *, max_line: int = MAX_LINE, strict: bool = True,
+          ) -> Iterator[tuple[int, str]]:
+    """Yield ``(line number from 1, text without the line break)``.
+
+    Raises:
+        InputError: FC-DATA-003 for a line longer than ``max_line`` bytes, or (``strict``)
+            one that is not UTF-8.
+    """
+    number = 0
+    while True:
+        raw = stream.readline(_CHUNK)
+        if not raw:
+            return
+        number += 1
+        if not raw.endswith(b"\n") and len(raw) == _CHUNK:
+            # a long line: gather it in pieces, so a line that never ends costs at most
+            # max_line bytes (one readline(max_line) would hold it twice while joining)
+            parts, size = [raw], len(raw)
+            while not parts[-1].endswith(b"\n"):
+                piece = stream.readline(_CHUNK)
+                if not piece:
+                    break
+                size += len(piece)
+                if size > max_line:
+                    msg = (f"line {number} is longer than {max_line // (1024 * 1024)} MiB; "
+                           "expected text lines")
+                    raise InputError("FC-DATA-003", msg)
+                parts.append(piece)
+            raw = b"".join(parts)
+            del parts
+        try:
+            text = raw.decode("utf-8", "strict" if strict else "replace")
+        except UnicodeDecodeError as exc:
+            msg = f"line {number} is not UTF-8 ({exc.reason} at byte {exc.start})"
+            raise InputError("FC-DATA-003", msg) from None
+        if number == 1 and text.startswith("\ufeff"):
+            text = text[1:]
+        yield number, text.rstrip("\r\n")

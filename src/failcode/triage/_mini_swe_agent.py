@@ -1,0 +1,212 @@
+"""mini-swe-agent trajectories (``*.traj.json``, ``trajectory_format: mini-swe-agent-1.x``).
+
+Rules (about the format and the tool):
+
+- Detection: a JSON object whose first 64 KiB name ``mini_version`` or the
+  ``mini-swe-agent`` trajectory format, or hold a ``messages`` array with mini-swe-agent's
+  ``<returncode>`` observation tag.
+- One file is one session; its name is ``instance_id`` (else the file's stem).
+- A step is one observation of a command, in ``messages`` order: a ``role=tool`` message, or
+  (older trajectories without tool calls) a ``role=user`` message that starts with
+  ``<returncode>``. Steps are numbered from 0.
+- The command is the assistant's tool call with the observation's ``tool_call_id`` (the
+  ``command`` argument), else its ``extra.actions``, else the last fenced ``bash`` block of the
+  assistant's text (older trajectories).
+- The exit status is ``extra.returncode``, else the ``<returncode>`` tag. mini-swe-agent reports
+  -1 with ``extra.exception_info`` when its own time limit stopped the command: that is a
+  timeout, not an exit status.
+- ``info.exit_status`` says how the session ended: ``Submitted`` is submitted;
+  ``LimitsExceeded`` (step or cost limit) is a limit; any other value is the name of the
+  exception that ended the run, described by ``info.exception_str`` and ``info.traceback``;
+  these are model-provider errors when the traceback goes through the model's query (litellm,
+  openai, anthropic), else the agent's own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any, Final
+
+from failcode.triage._events import (
+    Command,
+    ErrorText,
+    Event,
+    SessionEnd,
+    SessionStart,
+)
+from failcode.triage._jsonstream import JsonStream
+from failcode.triage._text import as_dict, exception_line, split_exception
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import BinaryIO
+
+__all__ = ["MiniSweAgentReader"]
+
+_RETURNCODE: Final = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_OUTPUT: Final = re.compile(r"<output>\n?(.*?)</output>", re.DOTALL)
+_BASH_BLOCK: Final = re.compile(r"```(?:bash|sh|shell)?\n(.*?)```", re.DOTALL)
+_PROVIDER_MARKERS: Final = ("litellm", "openai", "anthropic", "models/", "model.query",
+                            "Exception -", "APIError", "ServerError", "RateLimit", "Timeout")
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(part.get("text", "") for part in content
+                         if isinstance(part, dict) and isinstance(part.get("text"), str))
+    return ""
+
+
+def _stem(label: str) -> str:
+    name = PurePath(label).name
+    for suffix in (".traj.json", ".json", ".traj"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def session_end_error(status: str, exception_str: str, traceback: str | None) -> ErrorText:
+    """The exception that ended a run, as text (shared with SWE-agent's ``info``)."""
+    found = exception_line(traceback) if traceback else None
+    if found is not None:
+        type_name, message, _ = found
+    else:
+        split = split_exception(exception_str.split("\n", 1)[0])
+        type_name, message = split or (status, exception_str)
+    if not message:
+        message = exception_str
+    text = f"{type_name} {message} {(traceback or '')[-4000:]}"
+    source = "provider" if any(marker in text for marker in _PROVIDER_MARKERS) else "agent"
+    return ErrorText(step=None, source=source, type_name=type_name, message=message,
+                     traceback=traceback)
+
+
+class MiniSweAgentReader:
+    """Reader for mini-swe-agent trajectories."""
+
+    name = "mini-swe-agent"
+
+    def sniff(self, head: bytes) -> bool:
+        """A JSON object naming mini-swe-agent, or with its ``<returncode>`` observations."""
+        if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+            return False
+        return (b'"mini_version"' in head or b'"mini-swe-agent' in head
+                or (b'"messages"' in head and b"<returncode>" in head))
+
+    def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
+        """Stream the trajectory's messages; ``info`` and ``instance_id`` may come last."""
+        doc = JsonStream(stream)
+        info: dict[str, Any] = {}
+        name: str | None = None
+        steps = 0
+        exit_message: dict[str, Any] | None = None
+        yield SessionStart()
+        for key in doc.members():
+            if key == "info":
+                value = doc.value()
+                info = value if isinstance(value, dict) else {}
+            elif key == "instance_id":
+                value = doc.value()
+                name = value if isinstance(value, str) else None
+            elif key == "messages" and doc.peek() == "[":
+                pending: dict[str, str] = {}
+                actions: list[str] = []
+                for message in doc.items():
+                    if not isinstance(message, dict):
+                        continue
+                    role = message.get("role")
+                    if role == "assistant":
+                        pending, actions = self._commands(message)
+                    elif role == "exit":
+                        exit_message = message
+                    elif role == "tool" or (role == "user" and _text(
+                            message.get("content")).lstrip().startswith("<returncode>")):
+                        command = pending.pop(str(message.get("tool_call_id")), None)
+                        if command is None:
+                            command = actions.pop(0) if actions else ""
+                        yield self._step(steps, command, message)
+                        steps += 1
+            else:
+                doc.skip()
+        doc.end()
+        yield self._end(steps, name or _stem(label), info, exit_message)
+
+    @staticmethod
+    def _commands(message: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
+        by_id: dict[str, str] = {}
+        for call in message.get("tool_calls") or ():
+            if not isinstance(call, dict):
+                continue
+            function = call.get("function") or {}
+            arguments = function.get("arguments") if isinstance(function, dict) else None
+            command = ""
+            if isinstance(arguments, str):
+                try:
+                    parsed = json.loads(arguments)
+                except ValueError:
+                    parsed = None
+                if isinstance(parsed, dict) and isinstance(parsed.get("command"), str):
+                    command = parsed["command"]
+            elif isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
+                command = arguments["command"]
+            by_id[str(call.get("id"))] = command
+        extra = message.get("extra")
+        actions = [a["command"] for a in (extra.get("actions") or ())
+                   if isinstance(a, dict) and isinstance(a.get("command"), str)] \
+            if isinstance(extra, dict) else []
+        if not by_id and not actions:
+            blocks = _BASH_BLOCK.findall(_text(message.get("content")))
+            actions = blocks[-1:]
+        return by_id, actions
+
+    @staticmethod
+    def _step(step: int, command: str, message: dict[str, Any]) -> Command:
+        content = _text(message.get("content"))
+        extra = as_dict(message.get("extra"))
+        code = extra.get("returncode")
+        if type(code) is not int:
+            found = _RETURNCODE.search(content[:4096])
+            code = int(found.group(1)) if found else None
+        output = extra.get("raw_output")
+        if not isinstance(output, str):
+            found_output = _OUTPUT.search(content)
+            output = found_output.group(1) if found_output else content
+        stamp = extra.get("timestamp")
+        timestamp = float(stamp) if isinstance(stamp, (int, float)) else None
+        timed_out = bool(extra.get("exception_info")) and code == -1
+        if timed_out and "timed out" not in str(extra.get("exception_info")):
+            # mini-swe-agent could not run the command at all: the harness failed
+            return Command(step, command, None, str(extra.get("exception_info"))[:2000],
+                           timestamp, source="harness")
+        return Command(step, command, None if timed_out else code, output, timestamp,
+                       timed_out=timed_out)
+
+    @staticmethod
+    def _end(steps: int, name: str, info: dict[str, Any],
+             exit_message: dict[str, Any] | None) -> SessionEnd:
+        status = info.get("exit_status")
+        exception_str = info.get("exception_str")
+        traceback = info.get("traceback")
+        if not isinstance(status, str) and exit_message is not None:
+            extra = exit_message.get("extra")
+            if isinstance(extra, dict):
+                status = extra.get("exit_status")
+                exception_str = exception_str or extra.get("exception_str")
+                traceback = traceback or extra.get("traceback")
+        if not isinstance(status, str) or not status:
+            return SessionEnd(steps, "unknown", name)
+        if status.lower() == "submitted":
+            return SessionEnd(steps, "submitted", name)
+        if status == "LimitsExceeded":
+            error = ErrorText(step=None, source="agent", type_name="LimitsExceeded",
+                              message="step or cost limit", limit="step or cost")
+            return SessionEnd(steps, "limit", name, error)
+        error = session_end_error(status, exception_str if isinstance(exception_str, str)
+                                  else status,
+                                  traceback if isinstance(traceback, str) else None)
+        ended = "provider_error" if error.source == "provider" else "unknown"
+        return SessionEnd(steps, ended, name, error)

@@ -1,0 +1,433 @@
+"""OpenHands: v0 event streams, ``output.jsonl`` records, ``llm_completions`` files and the
+evaluation harness's ``infer_logs``.
+
+Rules (about the format and the tool):
+
+- Detection: a JSON array of events (objects with ``id``, ``timestamp``, ``source`` and
+  ``action`` or ``observation``); JSON lines whose records hold ``instance_id`` and an event
+  ``history``; a JSON object with ``messages`` from OpenHands' tools (``execute_bash``,
+  ``str_replace_editor``, ``[Command finished with exit code N]``); or a text log whose lines
+  read ``YYYY-MM-DD HH:MM:SS,mmm - LEVEL - message`` and name OpenHands' runtime.
+- Event streams: a step is an observation that answers an action (every observation except
+  ``null``, ``recall`` and ``agent_state_changed``), numbered from 0 in stream order. A ``run``
+  observation is a shell command with its exit code (``extras.metadata.exit_code``, older
+  files ``extras.exit_code``); -1 means the command was still running when observed (the
+  no-output timeout), which is not a failure, unless the note says it timed out. An editor
+  observation starting ``ERROR:`` (no replacement performed, an invalid parameter) and an
+  ``error`` observation that only validates the tool call's arguments are rejected actions;
+  an ``error`` observation naming an exception is the agent's (``Agent...``), the runtime's
+  (``Runtime...``, ``Sandbox...``) or the provider's (``LLM...``, litellm) failure.
+- ``output.jsonl``: one record per line is one session, named ``instance_id``; its ``error``
+  says how the run ended ("Agent reached maximum iteration" is the iteration limit, a
+  ``...Runtime...`` error is the harness's); no error and a ``finish`` action is submitted.
+- ``llm_completions``: one model call per file holding the whole conversation so far; a step
+  is one ``tool`` message; ``execute_bash`` results end in ``[Command finished with exit code
+  N]``. The session is named after the folder holding the file (OpenHands writes one folder per
+  instance); the call is not the last word, so the end is unknown. A bash result echoes the
+  command first and ends with notes (``[Python Interpreter: ...]``, the shell prompt, the exit
+  code): they are not the command's output.
+- ``infer_logs``: the harness's log. A session runs from one "for instance X" line to the
+  next instance's. Each attempt the harness makes is a step; an attempt ends at the banner
+  ``[The above error occurred. Retrying... (attempt k of N)]``. An attempt's ``ERROR`` lines,
+  its tracebacks and its retry banner log one failure of the harness, counted as repeats.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any, Final
+
+from failcode.triage._events import (
+    Command,
+    ErrorText,
+    Event,
+    InputError,
+    Rejected,
+    SessionEnd,
+    SessionStart,
+)
+from failcode.triage._jsonstream import JsonStream
+from failcode.triage._lines import lines
+from failcode.triage._swe_agent import shell_failed
+from failcode.triage._text import (
+    TRACEBACK_START,
+    as_dict,
+    as_str,
+    exception_line,
+    first_line,
+    split_exception,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import BinaryIO
+
+__all__ = ["OpenHandsReader"]
+
+_NOT_STEPS: Final = frozenset({"null", "recall", "agent_state_changed", "agent_condensation"})
+_LOG_LINE: Final = re.compile(
+    r"^(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(?P<ms>\d{3}) - (?P<level>[A-Z]+) - (?P<msg>.*)$")
+_INSTANCE: Final = re.compile(
+    r"for instance (?P<name>[\w.\-]+)|^Error in instance \[(?P<err>[^\]]+)\]")
+_RETRY: Final = re.compile(r"Retrying\.\.\. \(attempt (\d+) of (\d+)\)")
+_EXIT: Final = re.compile(r"\[Command finished with exit code (-?\d+)\]")
+_RUNTIME_ID: Final = re.compile(r"^\[runtime [^\]]*\]\s*")
+_TIMED_OUT: Final = re.compile(r"timed out|Command timed out", re.IGNORECASE)
+
+
+def _stamp(value: object) -> float | None:
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _source_of(type_name: str) -> str:
+    if type_name.startswith(("Runtime", "Sandbox", "Docker")) or ".runtime." in type_name:
+        return "harness"
+    if type_name.startswith(("LLM", "litellm", "openai", "anthropic")):
+        return "provider"
+    return "agent"
+
+
+def _record_end(steps: int, name: str | None, error: object, finished: bool) -> SessionEnd:
+    if isinstance(error, str) and error.strip():
+        text = error.strip()
+        split = split_exception(text.split("\n", 1)[0])
+        type_name, message = split or ("Error", text)
+        if "maximum iteration" in text or "max iteration" in text:
+            failure = ErrorText(None, "agent", type_name, message, limit="iteration")
+            return SessionEnd(steps, "limit", name, failure)
+        if "budget" in text.lower() or ("cost" in text.lower() and "exceed" in text.lower()):
+            failure = ErrorText(None, "agent", type_name, message, limit="cost")
+            return SessionEnd(steps, "limit", name, failure)
+        source = _source_of(type_name) if split else "agent"
+        if "runtime" in text.lower() or "sandbox" in text.lower():
+            source = "harness"
+        status = "provider_error" if source == "provider" else (
+            "timeout" if _TIMED_OUT.search(message) else "unknown")
+        return SessionEnd(steps, status, name, ErrorText(None, source, type_name, message))
+    return SessionEnd(steps, "submitted" if finished else "unknown", name)
+
+
+class _Stream:
+    """Steps of one v0 event stream."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.finished = False
+        self.state: str | None = None
+        self.commands: dict[object, str] = {}
+
+    def feed(self, event: dict[str, Any]) -> Event | None:
+        action = event.get("action")
+        if isinstance(action, str):
+            if action == "finish":
+                self.finished = True
+            args = event.get("args")
+            if isinstance(args, dict) and isinstance(args.get("command"), str):
+                self.commands[event.get("id")] = args["command"]
+            return None
+        kind = event.get("observation")
+        if not isinstance(kind, str):
+            return None
+        extras = as_dict(event.get("extras"))
+        if kind == "agent_state_changed":
+            state = extras.get("agent_state")
+            self.state = state if isinstance(state, str) else self.state
+        if kind in _NOT_STEPS:
+            return None
+        step = self.steps
+        self.steps += 1
+        content = as_str(event.get("content"))
+        stamp = _stamp(event.get("timestamp"))
+        if kind == "run":
+            metadata = as_dict(extras.get("metadata"))
+            code = metadata.get("exit_code", extras.get("exit_code"))
+            command = as_str(extras.get("command")) or self.commands.get(event.get("cause"), "")
+            code = code if type(code) is int else None
+            if code == -1:
+                note = str(metadata.get("suffix", "")) + content[-300:]
+                if _TIMED_OUT.search(note):
+                    return Command(step, command, None, content, stamp, timed_out=True)
+                return Command(step, command, -1, content, stamp, running=True)
+            return Command(step, command, code, content, stamp)
+        if kind in {"edit", "read", "write"} and content.startswith("ERROR:"):
+            reason = first_line(content[len("ERROR:"):])
+            return Rejected(step, f"{kind} {extras.get('path', '')}".strip(), reason, stamp)
+        if kind == "run_ipython":
+            if TRACEBACK_START in content or "Traceback (most recent call last)" in content:
+                code_text = as_str(extras.get("code"))
+                return Command(step, code_text or "ipython", 1, content, stamp)
+            return None
+        if kind == "error":
+            split = split_exception(first_line(content, 1000))
+            if split is None:
+                return Rejected(step, "tool call", first_line(content), stamp)
+            return ErrorText(step, _source_of(split[0]), split[0], split[1], timestamp=stamp)
+        return None
+
+    def end(self, name: str | None, error: object = None) -> SessionEnd:
+        if error is None and self.state == "error":
+            return SessionEnd(self.steps, "unknown", name)
+        return _record_end(self.steps, name, error, self.finished)
+
+
+class OpenHandsReader:
+    """Reader for OpenHands event streams, output records, completions and harness logs."""
+
+    name = "openhands"
+
+    def sniff(self, head: bytes) -> bool:
+        """An event array, output records, OpenHands completions or an infer log."""
+        text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        if text.startswith(b"["):
+            return b'"observation"' in head and b'"source"' in head and b'"timestamp"' in head
+        if text.startswith(b"{"):
+            if b'"instance_id"' in head and b'"history"' in head:
+                return True
+            return b'"messages"' in head and any(marker in head for marker in (
+                b"[Command finished with exit code", b"execute_bash", b"str_replace_editor"))
+        first = text.split(b"\n", 1)[0].decode("utf-8", "replace")
+        return bool(_LOG_LINE.match(first)) and (b"runtime" in head or b"OpenHands" in head
+                                                 or b"openhands" in head)
+
+    def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
+        """Dispatch on the shape the first bytes show."""
+        head: bytes = stream.peek(65536)[:65536]  # type: ignore[attr-defined]
+        text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        if text.startswith(b"["):
+            yield from self._events_array(stream, label)
+        elif text.startswith(b"{") and b'"history"' in head and b'"instance_id"' in head:
+            yield from self._records(stream)
+        elif text.startswith(b"{"):
+            yield from self._completions(stream, label)
+        else:
+            yield from self._infer_log(stream, label)
+
+    @staticmethod
+    def _events_array(stream: BinaryIO, label: str) -> Iterator[Event]:
+        doc = JsonStream(stream)
+        yield SessionStart()
+        run = _Stream()
+        for event in doc.items():
+            if isinstance(event, dict):
+                out = run.feed(event)
+                if out is not None:
+                    yield out
+        doc.end()
+        yield run.end(PurePath(label).stem)
+
+    @staticmethod
+    def _records(stream: BinaryIO) -> Iterator[Event]:
+        for number, line in lines(stream):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                msg = f"line {number} is not a JSON record ({exc})"
+                raise InputError("FC-DATA-003", msg) from None
+            if not isinstance(record, dict):
+                continue
+            name = record.get("instance_id")
+            name = str(name) if name is not None else f"record-{number}"
+            yield SessionStart(name)
+            run = _Stream()
+            for event in record.get("history") or ():
+                if isinstance(event, dict):
+                    out = run.feed(event)
+                    if out is not None:
+                        yield out
+            yield run.end(name, record.get("error"))
+
+    @staticmethod
+    def _completions(stream: BinaryIO, label: str) -> Iterator[Event]:
+        doc = JsonStream(stream)
+        name = PurePath(label).parent.name or PurePath(label).stem
+        yield SessionStart(name)
+        steps = 0
+        stamp: float | None = None
+        for key in doc.members():
+            if key == "messages" and doc.peek() == "[":
+                commands: dict[str, tuple[str, str]] = {}
+                for message in doc.items():
+                    if not isinstance(message, dict):
+                        continue
+                    if message.get("role") == "assistant":
+                        commands = _tool_commands(message.get("tool_calls") or ())
+                    elif message.get("role") == "tool":
+                        call = commands.get(str(message.get("tool_call_id")), ("", ""))
+                        event = _tool_result(steps, call, _content(message.get("content")))
+                        if event is not None:
+                            yield event
+                        steps += 1
+            elif key == "timestamp":
+                stamp = _stamp(doc.value())
+            else:
+                doc.skip()
+        doc.end()
+        yield SessionEnd(steps, "unknown", name, timestamp=stamp)
+
+    @staticmethod
+    def _infer_log(stream: BinaryIO, label: str) -> Iterator[Event]:
+        yield from _InferLog(PurePath(label).stem).read(lines(stream, strict=False))
+
+
+def _content(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(p.get("text", "") for p in value
+                         if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""
+
+
+def _tool_commands(calls: Iterable[object]) -> dict[str, tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
+    for call in calls:
+        if not isinstance(call, dict):
+            continue
+        function = as_dict(call.get("function"))
+        name = str(function.get("name", ""))
+        arguments = function.get("arguments")
+        parsed: Any = None
+        if isinstance(arguments, str):
+            try:
+                parsed = json.loads(arguments)
+            except ValueError:
+                parsed = None
+        command = ""
+        if isinstance(parsed, dict):
+            command = str(parsed.get("command") or parsed.get("code") or "")
+            if name == "str_replace_editor":
+                command = f"{parsed.get('command', '')} {parsed.get('path', '')}".strip()
+        out[str(call.get("id"))] = (name, command)
+    return out
+
+
+_NOTES: Final = re.compile(r"^\[(?:Python Interpreter: [^\]]*|Command finished with exit code -?\d+"
+                           r"|The command .*)\]$|^\S*@\S+:\S* #\s*$")
+
+
+def _bash_output(content: str, command: str) -> str:
+    """The command's own output: OpenHands echoes the command first and appends notes
+    (the interpreter, the exit code, the shell prompt)."""
+    text = content.replace("\r\n", "\n")
+    if command and text.startswith(command):
+        text = text[len(command):]
+    return "\n".join(line for line in text.split("\n") if not _NOTES.match(line.strip()))
+
+
+def _tool_result(step: int, call: tuple[str, str], content: str) -> Event | None:
+    name, command = call
+    if content.startswith("ERROR:"):
+        return Rejected(step, command or name, first_line(content[len("ERROR:"):]))
+    found = _EXIT.search(content[-400:])
+    if found is not None:
+        code = int(found.group(1))
+        output = _bash_output(content, command)
+        if code == -1:
+            return Command(step, command, -1, output, running=True)
+        return Command(step, command, code, output)
+    if "Traceback (most recent call last)" in content:  # an IPython cell or a script
+        return Command(step, command or name, 1, content)
+    if name == "execute_bash":
+        failed = shell_failed(content)
+        if failed is not None:
+            return Command(step, command, failed, content)
+    return None
+
+
+class _InferLog:
+    """The harness log: sessions by instance, attempts as steps, one failure per attempt.
+
+    Workers interleave instances, so events are kept per instance (a few per attempt) and
+    each instance's session is emitted at the end of the log.
+    """
+
+    def __init__(self, default: str) -> None:
+        self.default = default
+
+    def read(self, source: Iterable[tuple[int, str]]) -> Iterator[Event]:
+        order: list[str] = []
+        attempts: dict[str, int] = {}
+        events: dict[str, list[Event]] = {}
+        name = self.default
+        block: list[str] = []
+        errors: list[str] = []
+        mentions = 0
+        stamp: float | None = None
+
+        def flush(banner: bool) -> None:
+            nonlocal block, errors, mentions
+            if name not in attempts:
+                order.append(name)
+                attempts[name] = 0
+                events[name] = []
+            if errors or banner:
+                event = self._failure(attempts[name], errors, "\n".join(block), mentions,
+                                      stamp)
+                if event is not None:
+                    events[name].append(event)
+            if banner:
+                attempts[name] += 1
+            block, errors, mentions = [], [], 0
+
+        for _, line in source:
+            match = _LOG_LINE.match(line)
+            if match is None:
+                if _RETRY.search(line):
+                    mentions += 1
+                    flush(banner=True)
+                elif errors or block:
+                    # a chain of tracebacks ("The above exception was the direct cause")
+                    # logs the failure once
+                    if line.startswith(TRACEBACK_START) and not any(
+                            b.startswith(TRACEBACK_START) for b in block):
+                        mentions += 1
+                    block.append(line)
+                continue
+            message = match.group("msg")
+            found = _INSTANCE.search(message)
+            if found and found.group("name") and found.group("name") != name:
+                flush(banner=False)
+                name = found.group("name")
+            if match.group("level") in {"ERROR", "CRITICAL"}:
+                text = _RUNTIME_ID.sub("", message).strip()
+                if text and set(text) != {"-"}:
+                    errors.append(text)
+                    mentions += 1
+                stamp = _stamp(f"{match.group('ts')}.{match.group('ms')}")
+                block.append(message)
+        flush(banner=False)
+        for session in order:
+            if session == self.default and not events[session] and len(order) > 1:
+                continue
+            yield SessionStart(session)
+            yield from events[session]
+            failed_last = any(isinstance(e, ErrorText) and e.step == attempts[session]
+                              for e in events[session])
+            yield SessionEnd(attempts[session] + (1 if failed_last else 0), "unknown", session)
+
+    @staticmethod
+    def _failure(step: int, errors: list[str], block: str, mentions: int,
+                 stamp: float | None) -> ErrorText | None:
+        found = exception_line(block)
+        if found is not None:
+            type_name, message, traceback = found
+        else:
+            type_name, message, traceback = "HarnessError", "", None
+        summary = errors[0] if errors else (message or type_name)
+        if not errors and found is None:
+            return None
+        return ErrorText(step, "harness", type_name, summary or message, traceback,
+                         evidence=f"{type_name}: {summary}"[:200], timestamp=stamp,
+                         repeats=max(1, mentions))

@@ -1,0 +1,43 @@
+"""The reader registry: one reader per format, tried in order on the input's first bytes.
+
+A new format is one new module with a class following
+:class:`~failcode.triage._events.Reader`, added to :data:`READERS`. (failcode's own JSONL
+events get their reader here once the events module lands.)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from failcode.triage._aider import AiderReader
+from failcode.triage._claude_code import ClaudeCodeReader
+from failcode.triage._mini_swe_agent import MiniSweAgentReader
+from failcode.triage._openhands import OpenHandsReader
+from failcode.triage._swe_agent import SweAgentReader
+
+if TYPE_CHECKING:
+    from failcode.triage._events import Reader
+
+__all__ = ["FORMATS", "HEAD_BYTES", "READERS", "detect"]
+
+HEAD_BYTES: Final = 64 * 1024
+"""How many leading bytes detection reads."""
+
+READERS: Final[tuple[Reader, ...]] = (
+    MiniSweAgentReader(),
+    SweAgentReader(),
+    OpenHandsReader(),
+    ClaudeCodeReader(),
+    AiderReader(),
+)
+"""Most specific first: the first reader whose ``sniff`` accepts the head reads the input."""
+
+FORMATS: Final = tuple(reader.name for reader in READERS)
+
+
+def detect(head: bytes) -> Reader | None:
+    """The reader for an input whose first bytes are ``head``, or None."""
+    for reader in READERS:
+        if reader.sniff(head):
+            return reader
+    return None

@@ -1,0 +1,62 @@
+"""Small text helpers the readers share: the last exception line of a traceback, excerpts."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+__all__ = ["TRACEBACK_START", "as_dict", "as_str", "exception_line", "first_line",
+           "split_exception"]
+
+TRACEBACK_START: Final = "Traceback (most recent call last):"
+# ``pkg.mod.ErrorName: message`` or a bare ``pkg.ErrorName`` as the last line of a traceback
+_EXC_LINE: Final = re.compile(
+    r"^(?P<type>(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Timeout"
+    r"|Warning|Failure|Fault|Unavailable\w*|Exceeded\w*|Refused|Aborted|Cancelled))"
+    r"(?::\s?(?P<message>.*))?$")
+
+
+def split_exception(line: str) -> tuple[str, str] | None:
+    """``("pkg.TypeError", "message")`` for a line naming an exception, else None."""
+    match = _EXC_LINE.match(line.strip())
+    if match is None:
+        return None
+    return match.group("type"), (match.group("message") or "").strip()
+
+
+def exception_line(text: str) -> tuple[str, str, str] | None:
+    """The last exception of a Python traceback in ``text``: (type, message, traceback).
+
+    The exception line is the first line after the last ``Traceback (most recent call
+    last):`` block's frames that names an exception type.
+    """
+    start = text.rfind(TRACEBACK_START)
+    if start < 0:
+        return None
+    block = text[start:]
+    for line in block.splitlines()[1:]:
+        if line.startswith((" ", "\t")) or not line.strip():
+            continue
+        found = split_exception(line)
+        if found is not None:
+            end = block.find(line) + len(line)
+            return found[0], found[1], text[: start + end]
+    return None
+
+
+def first_line(text: str, limit: int = 200) -> str:
+    """The first non-blank line of ``text``, cut to ``limit`` characters."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:limit]
+    return ""
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (logs are not always well formed)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_str(value: object) -> str:
+    """``value`` when it is a string, else ""."""
+    return value if isinstance(value, str) else ""
