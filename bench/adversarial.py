@@ -280,7 +280,7 @@ def _cases() -> list[tuple[str, str]]:
         "context_key": 'FC.CMD_NOT_FOUND.failure(surface="shell.run", params={"program": "c"}, context={"\\udcff": 1})',
         "metadata": 'FC.CMD_NOT_FOUND.failure(surface="shell.run", params={"program": "c"}, metadata={"k": "\\ud800"})',
         "detail": 'FC.CMD_NOT_FOUND.failure(surface="shell.run", params={"program": "c"}, detail="\\udcff")',
-        "location": 'FC.BUILD_UNDEFINED_REFERENCE.failure(surface="cpp.build", params={"symbol": "f"}, location="src/\\udcff.c")',
+        "location": 'FC.CMD_NOT_FOUND.failure(surface="shell.run", params={"program": "c"}, location="src/\\udcff.c")',
         "evidence": 'FC.CMD_NOT_FOUND.failure(surface="shell.run", params={"program": "c"}, evidence_refs=(failcode.EntityRef("log", "\\udcff"),))',
         "cause": 'FC.CMD_NOT_FOUND.failure(surface="shell.run", params={"program": "c"}, cause=ValueError("\\udcff"))',
         "argv": 'from_command(["/usr/bin/\\udcffprog", "x"], 127, stderr="sh: 1: \\udcffprog: not found")',
