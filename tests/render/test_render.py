@@ -251,13 +251,14 @@ def test_no_form_contains_a_secret_of_a_hand_built_record(secret: str) -> None:
 @given(st.text(min_size=1, max_size=120), st.text(max_size=2000))
 def test_rejected_action_instruction_is_short_code_free_and_one_line(action: str,
                                                                       reason: str) -> None:
-    """The instruction for the model is one short line with no failure code or severity."""
+    """The instruction for the model is one short line; it adds no failure code or severity
+    (a code the model itself wrote in the action or reason may stay)."""
     from failcode import RejectedAction, render_rejected_action
 
     text = render_rejected_action(RejectedAction(action=action, reason=reason))
     assert "\n" not in text
     assert len(text) <= 400
-    assert "FC-" not in text
+    assert text.count("FC-") <= (action + reason).count("FC-")
     assert not text.startswith(("error", "fatal", "warning"))
     assert text.endswith("Choose a different action.")
 
