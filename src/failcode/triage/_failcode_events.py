@@ -28,7 +28,7 @@ Rules (about the format):
 - How the session ended: failcode events carry no end marker, so ``unknown``; except a session
   whose ``agent.failed`` event is the agent reaching a limit (FC-LIFE-009): ``limit``. Events
   recorded by ``failcode triage --store`` carry the session's step count and how it ended in
-  the ``triage`` key of the failure's or outcome's context, which is read back (and removed).
+  ``triage.*`` keys of the failure's or outcome's context, which are read back (and removed).
 
 Memory: the reader keeps the failures and outcomes found (as the result does), never a line
 after it is decoded.
@@ -58,11 +58,13 @@ if TYPE_CHECKING:
     from failcode import Failure, NonErrorOutcome
     from failcode.triage._events import Event as ReaderEvent
 
-__all__ = ["TRIAGE_KEY", "FailcodeEventsReader", "sessions_from_events"]
+__all__ = ["TRIAGE_PREFIX", "FailcodeEventsReader", "sessions_from_events"]
 
-TRIAGE_KEY: Final = "triage"
-"""The context key under which ``failcode triage --store`` records what only triage knows
-(the input's path and format, the evidence, repeats, the session's steps and end)."""
+TRIAGE_PREFIX: Final = "triage."
+"""The prefix of the context keys in which ``failcode triage --store`` records what only
+triage knows (``triage.path``, ``triage.format``, ``triage.evidence``, ``triage.repeats``,
+``triage.timestamp``, the session's ``triage.steps`` and ``triage.ended``, and
+``triage.ends`` on the failure that ended it)."""
 
 _DECISIONS: Final = frozenset(DECISION_EVENTS.values())
 _SOURCE_BY_AREA: Final = {"command": "command", "agent": "agent", "task": "agent",
@@ -73,9 +75,10 @@ _DECODE: Final = msgspec.json.Decoder(Event).decode
 
 
 def _stamp(extra: dict[str, Any], ts: float) -> float | None:
-    """The step's own time when triage recorded it (None when its format had none)."""
-    if "timestamp" in extra:
-        value = extra["timestamp"]
+    """The step's own time when triage recorded the event (None when its format had none:
+    the event's ``ts`` is then when it was recorded), else the event's ``ts``."""
+    if extra:
+        value = extra.get("timestamp")
         return float(value) if isinstance(value, (int, float)) else None
     return ts
 
@@ -92,11 +95,15 @@ def _source(event: Event, failure: Failure | None) -> str:
 
 
 def _split_context(context: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the triage key's mapping, the context without it)."""
-    if not isinstance(context, dict) or not isinstance(context.get(TRIAGE_KEY), dict):
-        return {}, context if isinstance(context, dict) else {}
-    rest = {k: v for k, v in context.items() if k != TRIAGE_KEY}
-    return context[TRIAGE_KEY], rest
+    """(the ``triage.*`` keys without their prefix, the rest of the context)."""
+    extra: dict[str, Any] = {}
+    rest: dict[str, Any] = {}
+    for key, value in (context or {}).items():
+        if key.startswith(TRIAGE_PREFIX):
+            extra[key[len(TRIAGE_PREFIX):]] = value
+        else:
+            rest[key] = value
+    return extra, rest
 
 
 def _failure_evidence(failure: Failure, extra: dict[str, Any]) -> str:
@@ -124,15 +131,17 @@ def _outcome_evidence(outcome: NonErrorOutcome, extra: dict[str, Any]) -> str:
 class _Session:
     """What one session's events said, in order."""
 
-    __slots__ = ("ended", "ended_failure", "events", "name", "path", "steps")
+    __slots__ = ("ended", "ended_failure", "events", "format", "name", "path", "steps")
 
-    def __init__(self, name: str | None) -> None:
+    def __init__(self, name: str | None, path: str | None) -> None:
         self.name = name
+        self.path = path
+        """The input triage read it from (events it recorded in a store), else None."""
+        self.format: str | None = None
         self.events: list[ReaderEvent] = []
         self.steps = 0
         self.ended = "unknown"
         self.ended_failure: Failure | None = None
-        self.path: str | None = None
 
     def add(self, event: Event) -> None:
         if event.step is not None:
@@ -172,9 +181,9 @@ class _Session:
         ended = extra.get("ended")
         if isinstance(ended, str) and ended != "unknown":
             self.ended = ended
-        path = extra.get("path")
-        if isinstance(path, str) and self.path is None:
-            self.path = path
+        fmt = extra.get("format")
+        if isinstance(fmt, str) and self.format is None:
+            self.format = fmt
 
     def replay(self, default: str) -> Iterator[ReaderEvent]:
         yield SessionStart(self.name or default)
@@ -183,13 +192,21 @@ class _Session:
                          failure=self.ended_failure)
 
 
+def _input_path(event: Event) -> str | None:
+    subject = event.failure if event.failure is not None else event.outcome
+    path = subject.context.get(TRIAGE_PREFIX + "path") if subject is not None else None
+    return path if isinstance(path, str) else None
+
+
 def sessions_from_events(events: Iterable[Event]) -> list[_Session]:
-    """Group events into sessions, in the order each session first appears."""
-    sessions: dict[str | None, _Session] = {}
+    """Group events into sessions (by session and, for events triage recorded, the input
+    they came from), in the order each session first appears."""
+    sessions: dict[tuple[str | None, str | None], _Session] = {}
     for event in events:
-        session = sessions.get(event.session)
+        key = (event.session, _input_path(event))
+        session = sessions.get(key)
         if session is None:
-            session = sessions[event.session] = _Session(event.session)
+            session = sessions[key] = _Session(*key)
         session.add(event)
     return list(sessions.values())
 
