@@ -11,7 +11,7 @@ import pytest
 
 from failcode import Failure, History, NoMatch, decide, from_command
 from failcode.events import JsonlSink, decision_event, failure_event, outcome_event
-from failcode.triage import SessionResult, TriageResult, triage
+from failcode.triage import SessionResult, TriageResult, sample_paths, triage
 from tests._needs import need_tool
 from tests._paths import REPO
 
@@ -126,3 +126,15 @@ def test_a_json_line_that_is_not_an_event_is_not_this_format(tmp_path: Path) -> 
     path = tmp_path / "other.jsonl"
     path.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\n')
     assert triage([path]).inputs[0].format != "failcode-events"
+
+
+def test_the_embedded_sample_has_a_session_of_failcode_events() -> None:
+    """The shipped sample includes a JsonlSink session read with no error, with failures,
+    a probe and a loop."""
+    result = triage(sample_paths())
+    events = [item for item in result.inputs if item.format == "failcode-events"]
+    assert [item.error_code for item in events] == [None]
+    session = next(s for s in result.sessions if s.path == events[0].path)
+    assert session.failures
+    assert any(isinstance(entry.outcome, NoMatch) for entry in session.outcomes)
+    assert session.loops
