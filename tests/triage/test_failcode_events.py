@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jsonschema
 import pytest
@@ -14,6 +14,9 @@ from failcode.events import JsonlSink, decision_event, failure_event, outcome_ev
 from failcode.triage import SessionResult, TriageResult, sample_paths, triage
 from tests._needs import need_tool
 from tests._paths import REPO
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SCHEMA = json.loads((REPO / "docs" / "triage.schema.json").read_text())
 

@@ -224,9 +224,8 @@ def read_events(source: str | os.PathLike[str] | BinaryIO, *,
         yield from _decode_lines(_stream_lines(source, MAX_LINE),  # type: ignore[arg-type]
                                  name or "<stream>")
         return
-    path = source  # type: ignore[assignment]
-    with Path(path).open("rb") as handle:
-        yield from _decode_lines(handle, name or os.fspath(path))
+    with Path(source).open("rb") as handle:
+        yield from _decode_lines(handle, name or os.fspath(source))
 
 
 def _decode_lines(lines: Iterable[bytes | None], name: str) -> Iterator[Event | EventProblem]:

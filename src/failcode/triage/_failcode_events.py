@@ -85,7 +85,7 @@ def _stamp(extra: dict[str, Any], ts: float) -> float | None:
 
 def _source(event: Event, failure: Failure | None) -> str:
     if event.source in SOURCES:
-        return event.source  # type: ignore[return-value]
+        return event.source
     if failure is not None:
         if failure.code.startswith("FC-PROV-"):
             return "provider"
@@ -125,7 +125,7 @@ def _outcome_evidence(outcome: NonErrorOutcome, extra: dict[str, Any]) -> str:
         value = getattr(outcome, field, None)
         if isinstance(value, str) and value:
             return first_line(value, 200)
-    return str(outcome.__struct_config__.tag)  # type: ignore[misc]
+    return str(outcome.__struct_config__.tag)
 
 
 class _Session:
@@ -161,7 +161,8 @@ class _Session:
             repeats = extra.get("repeats")
             self.events.append(Recorded(
                 event.step, _source(event, failure), _failure_evidence(failure, extra),
-                failure, _stamp(extra, stamp), repeats if type(repeats) is int and repeats > 0 else 1))
+                failure, _stamp(extra, stamp),
+                repeats if type(repeats) is int and repeats > 0 else 1))
         elif event.outcome is not None:
             outcome = event.outcome
             extra, context = _split_context(outcome.context)

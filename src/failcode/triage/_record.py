@@ -87,7 +87,7 @@ def result_events(result: TriageResult) -> Iterator[Event]:
         seen: dict[tuple[int | None, str], int] = {}
         for outcome_entry in session.outcomes:
             outcome = outcome_entry.outcome
-            kind = str(outcome.__struct_config__.tag)  # type: ignore[misc]
+            kind = str(outcome.__struct_config__.tag)
             place = (outcome_entry.step, f"{kind}:{outcome_entry.evidence}")
             seen[place] = seen.get(place, -1) + 1
             extra = _facts(session, evidence=outcome_entry.evidence, timestamp=None)
