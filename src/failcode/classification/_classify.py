@@ -451,7 +451,7 @@ def is_tool_argument_surface(surface: str) -> bool:
 def _rejected(exc: BaseException | None, text: str, surface: str,
               context: Mapping[str, Scalar] | None) -> RejectedAction:
     """A validation error of model-proposed tool arguments, as the RejectedAction fed back to
-    the model (seed 003: not an error, no code, counted toward no-progress)."""
+    the model (not an error, no code, counted toward no-progress)."""
     from failcode.codes._build import clean_text  # noqa: PLC0415 - the factory module, loaded anyway
 
     problem, title = _validation_problem(exc, text)
@@ -923,7 +923,7 @@ def _unknown_params(type_name: str, text: str) -> dict[str, Scalar]:
     return {"exception": type_name, "error": error} if error else {"exception": type_name}
 
 
-# -- defects (seed 003: the agent is wrong) ---------------------------------------------------
+# -- defects (the agent is wrong) ---------------------------------------------------
 
 _DEFECT_ALWAYS: Final = frozenset({"AssertionError"})
 _DEFECT_IN_OWN_CODE: Final = frozenset({"TypeError", "AttributeError", "KeyError"})

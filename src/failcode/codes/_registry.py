@@ -1,4 +1,4 @@
-"""Code registries (seed 003): codes declared as enumerations against declared areas.
+"""Code registries: codes declared as enumerations against declared areas.
 
 A catalog is three things declared in code: a prefix (``FC``, ``AFK``), its areas (``PROV``,
 ``PERC``...) and a :class:`CodeEnum` whose members each carry one :class:`CodeSpec`::
@@ -257,7 +257,7 @@ class Catalog:
         prefix: upper-case prefix of every code, e.g. ``"FC"``.
         areas: area name -> what the area covers.
         codes: the :class:`CodeEnum` subclass declaring the codes.
-        categories: the categories this catalog may use (seed 003 catalogs pass
+        categories: the categories this catalog may use (catalogs without a task category pass
             :data:`SEED_003_CATEGORIES`, which has no ``task``).
         docs_url: template of a code's documentation URL, with ``{code}``, ``{slug}`` and
             ``{anchor}`` (the code in lower case); a spec's own ``docs_url`` wins.

@@ -91,7 +91,7 @@ def new_error_id() -> str:
 # and tuples of these structs (validated), so it can never be part of a reference cycle, and the
 # collector need not track the records a busy agent makes (fewer collections per failure).
 class EntityRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):
-    """A reference to another entity (seed 000 EntityRef): an artifact, a log, an event..."""
+    """A reference to another entity : an artifact, a log, an event..."""
 
     type: str
     id: str
@@ -162,7 +162,7 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     cause: tuple[CauseLink, ...] = ()
     remedy: str | None = None
     recoverable: bool = False
-    """Whether the agent can continue by itself (seed 003)."""
+    """Whether the agent can continue by itself."""
     context: Mapping[str, Scalar] = _EMPTY
     """Session, step, subgoal, target..."""
     cause_refs: tuple[EntityRef, ...] = ()

@@ -1,4 +1,4 @@
-"""Semantic signatures (seed 000 §6): ``<kind>:<surface>:<class>:<location-or-none>:<8 hex>``.
+"""Semantic signatures: ``<kind>:<surface>:<class>:<location-or-none>:<8 hex>``.
 
 Sentry's design: a signature is a list of components, each contributing or not, with a hint saying
 why. The hash is blake2b (4 bytes, 8 hex digits) over the contributing components, never the
