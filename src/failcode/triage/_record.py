@@ -21,6 +21,7 @@ so a report from a store lists only sessions with findings.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -101,11 +102,12 @@ def result_events(result: TriageResult) -> Iterator[Event]:
 
 def record(result: TriageResult, store: Store) -> tuple[int, int]:
     """Append every failure and outcome of ``result`` to ``store``: (new, already stored)."""
-    events = list(result_events(result))
-    new = 0
-    for start in range(0, len(events), _PAGE):
-        new += store.append(events[start:start + _PAGE])
-    return new, len(events) - new
+    new = total = 0
+    events = result_events(result)
+    while page := list(itertools.islice(events, _PAGE)):  # one transaction per page
+        new += store.append(page)
+        total += len(page)
+    return new, total - new
 
 
 def _stored_events(store: Store) -> Iterator[Event]:
