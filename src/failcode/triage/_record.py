@@ -59,8 +59,14 @@ def event_id(timestamp: float | None, *parts: object) -> str:
 
 
 def _when(timestamp: float | None) -> datetime | None:
-    """The step's time; None (now, when recorded) where the format has none."""
-    return datetime.fromtimestamp(timestamp, UTC) if timestamp is not None else None
+    """The step's time; None (now, when recorded) where the format has none or an
+    impossible one."""
+    if timestamp is None:
+        return None
+    try:
+        return datetime.fromtimestamp(timestamp, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _facts(session: SessionResult, *, evidence: str, timestamp: float | None,
