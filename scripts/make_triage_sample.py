@@ -99,7 +99,7 @@ def _run(command: str, cwd: Path) -> tuple[int, str, float]:
 
 def _steps(files: dict[str, str], steps: list[Step]) -> list[tuple[str, int, str, float]]:
     """Run the session's commands in a new temporary project: (command, exit status,
-    output with the project's path as /project, time) per step."""
+    output naming no path of this machine, time) per step."""
     done: list[tuple[str, int, str, float]] = []
     with tempfile.TemporaryDirectory(prefix="failcode-sample-") as tmp:
         root = Path(tmp)
@@ -111,8 +111,18 @@ def _steps(files: dict[str, str], steps: list[Step]) -> list[tuple[str, int, str
             for relative, text in edits.items():
                 (root / relative).write_text(text)
             code, output, stamp = _run(command, root)
-            done.append((command, code, output.replace(tmp, "/project"), stamp))
+            done.append((command, code, _anonymous(output, tmp), stamp))
     return done
+
+
+def _anonymous(output: str, project: str) -> str:
+    """``output`` naming no path of this machine: the project is /project, Python's install
+    (a traceback through the standard library) /python, the home directory ~."""
+    places = {project: "/project", sys.prefix: "/python", sys.base_prefix: "/python",
+              sys.exec_prefix: "/python", str(Path.home()): "~"}
+    for place in sorted(places, key=len, reverse=True):
+        output = output.replace(place, places[place])
+    return output
 
 
 def _trajectory(name: str, steps: list[tuple[str, int, str, float]]) -> dict[str, object]:
