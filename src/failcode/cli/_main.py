@@ -47,6 +47,7 @@ COMMANDS: dict[str, str] = {
     # One line per command; keep the block sorted.
     "classify": "failcode.cli._classify:classify",
     "pipeline": "failcode.cli._pipeline:pipeline",
+    "report": "failcode.triage._cli:report_command",
     "run": "failcode.cli._run:run",
     "store": "failcode.store._cli:store",
     "triage": "failcode.triage._cli:triage_command",

@@ -20,6 +20,7 @@ from failcode.events._event import EVENT_VERSION, Event
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from types import TracebackType
+    from typing import BinaryIO
 
     from failcode import Failure
 
@@ -184,21 +185,58 @@ def _problem(file: str, number: int, line: bytes, exc: Exception) -> EventProble
     return EventProblem(file=file, line=number, kind="malformed", problem=text[:200])
 
 
-def read_events(path: str | os.PathLike[str]) -> Iterator[Event | EventProblem]:
+MAX_LINE: Final = 32 * 1024 * 1024
+"""The longest line :func:`read_events` holds when it reads a stream (bytes): 32 MiB."""
+
+
+def _stream_lines(stream: BinaryIO, max_line: int) -> Iterator[bytes | None]:
+    """The stream's lines; None for a line over ``max_line`` bytes (skipped to its end)."""
+    while True:
+        line = stream.readline(max_line + 1)
+        if not line:
+            return
+        if len(line) > max_line and not line.endswith(b"\n"):
+            while True:  # drop the rest of the long line, a bounded piece at a time
+                rest = stream.readline(max_line)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield None
+        else:
+            yield line
+
+
+def read_events(source: str | os.PathLike[str] | BinaryIO, *,
+                name: str | None = None) -> Iterator[Event | EventProblem]:
     """Read a JSONL event file: each valid line as an :class:`Event`, each bad one as an
     :class:`EventProblem` naming its line; blank lines are skipped.
 
     Decoding is msgspec's typed decoder, one line at a time, with every record validated.
 
+    Args:
+        source: a path, or a binary stream with ``readline`` (read from where it is; a line
+            over 32 MiB is reported as malformed and skipped, so memory stays bounded).
+        name: how problems name the input (default: the path; ``<stream>`` for a stream).
+
     Raises:
         OSError: the file cannot be opened.
     """
-    name = os.fspath(path)
+    if hasattr(source, "readline"):
+        yield from _decode_lines(_stream_lines(source, MAX_LINE),  # type: ignore[arg-type]
+                                 name or "<stream>")
+        return
+    with Path(source).open("rb") as handle:
+        yield from _decode_lines(handle, name or os.fspath(source))
+
+
+def _decode_lines(lines: Iterable[bytes | None], name: str) -> Iterator[Event | EventProblem]:
     decode = _DECODE
-    with Path(path).open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            try:
-                yield decode(line)
-            except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-                if line.strip():
-                    yield _problem(name, number, line, exc)
+    for number, line in enumerate(lines, start=1):
+        if line is None:
+            yield EventProblem(file=name, line=number, kind="malformed",
+                               problem=f"a line longer than {MAX_LINE // (1024 * 1024)} MiB")
+            continue
+        try:
+            yield decode(line)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            if line.strip():
+                yield _problem(name, number, line, exc)

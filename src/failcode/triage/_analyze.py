@@ -37,6 +37,8 @@ from failcode.triage._events import (
     Command,
     ErrorText,
     InputError,
+    Recorded,
+    RecordedOutcome,
     Rejected,
     SessionEnd,
     SessionStart,
@@ -227,8 +229,8 @@ class _Session:
         return entry.failure
 
     def end(self, event: SessionEnd, path: str, fmt: str, default: str) -> SessionResult:
-        ended: Failure | None = None
-        if event.error is not None:
+        ended: Failure | None = event.failure
+        if ended is None and event.error is not None:
             failure = classify_error(event.error)
             if failure is not None:
                 same = [e for e in self.failures.values()
@@ -313,6 +315,9 @@ def triage_file(path: Path, label: str, *, progress: Callable[[int], None] | Non
                 _read(reader.read(_Counting(raw, progress, head), label),  # type: ignore[arg-type]
                       label, reader.name, sessions)
             except InputError as exc:
+                if exc.message is not None:
+                    return InputResult(label, reader.name, len(sessions), exc.code,
+                                       exc.message, size), sessions
                 return _failed(label, reader.name, exc.code, exc.problem, size=size,
                                sessions=len(sessions)), sessions
             return InputResult(label, reader.name, len(sessions), size=size), sessions
@@ -340,6 +345,14 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult])
                 last_step = max(last_step, event.step if event.step is not None else -1)
             elif isinstance(event, ErrorText):
                 current.error(event)
+                last_step = max(last_step, event.step if event.step is not None else -1)
+            elif isinstance(event, Recorded):
+                current.add_failure(event.step, event.source, event.evidence, event.failure,
+                                    repeats=event.repeats, timestamp=event.timestamp)
+                last_step = max(last_step, event.step if event.step is not None else -1)
+            elif isinstance(event, RecordedOutcome):
+                current.outcomes.append(OutcomeEntry(event.step, event.source, event.evidence,
+                                                     event.outcome))
                 last_step = max(last_step, event.step if event.step is not None else -1)
             elif isinstance(event, Rejected):
                 outcome = RejectedAction(action=redact(event.action)[:EVIDENCE_CHARS] or "?",

@@ -5,7 +5,9 @@ whole log in memory. Triage (``_analyze``) classifies them; a reader never calls
 so every rule in a reader is about the format or the tool that wrote it.
 
 Event order per session: :class:`SessionStart`, then any of :class:`Command`,
-:class:`ErrorText`, :class:`Rejected`, then exactly one :class:`SessionEnd`.
+:class:`ErrorText`, :class:`Rejected`, :class:`Recorded`, :class:`RecordedOutcome`, then exactly
+one :class:`SessionEnd`. ``Recorded`` and ``RecordedOutcome`` carry what was classified when it
+happened (failcode's own events): triage takes them as they are.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import BinaryIO
 
+    from failcode import Failure, NonErrorOutcome
+
 __all__ = [
     "END_STATUSES",
     "SOURCES",
@@ -25,6 +29,8 @@ __all__ = [
     "Event",
     "InputError",
     "Reader",
+    "Recorded",
+    "RecordedOutcome",
     "Rejected",
     "SessionEnd",
     "SessionStart",
@@ -95,6 +101,30 @@ class Rejected:
 
 
 @dataclass(frozen=True, slots=True)
+class Recorded:
+    """A failure classified when it happened (a failcode event): triage keeps it as it is."""
+
+    step: int | None
+    source: str
+    """One of :data:`SOURCES`."""
+    evidence: str
+    failure: Failure
+    timestamp: float | None = None
+    repeats: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedOutcome:
+    """A non-error outcome recorded when it happened (a failcode event)."""
+
+    step: int | None
+    source: str
+    evidence: str
+    outcome: NonErrorOutcome
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SessionEnd:
     """The session is over: its name, step count and how it ended, where the format says."""
 
@@ -105,21 +135,26 @@ class SessionEnd:
     error: ErrorText | None = None
     """What ended the session, when the format says (a provider error, a limit...)."""
     timestamp: float | None = None
+    failure: Failure | None = None
+    """What ended the session, already classified (a :class:`Recorded` failure of it)."""
 
 
-Event = SessionStart | Command | ErrorText | Rejected | SessionEnd
+Event = SessionStart | Command | ErrorText | Rejected | Recorded | RecordedOutcome | SessionEnd
 
 
 class InputError(Exception):
     """An input cannot be read (further): ``code`` is an FC code, ``problem`` says why.
 
-    Raised by a reader; the events it yielded before are kept.
+    Raised by a reader; the events it yielded before are kept. ``message`` is the full
+    message when the code is not one of triage's FC-DATA codes (which it builds from
+    ``problem``).
     """
 
-    def __init__(self, code: str, problem: str) -> None:
+    def __init__(self, code: str, problem: str, message: str | None = None) -> None:
         super().__init__(problem)
         self.code = code
         self.problem = problem
+        self.message = message
 
 
 class Reader(Protocol):

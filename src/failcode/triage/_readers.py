@@ -1,8 +1,7 @@
 """The reader registry: one reader per format, tried in order on the input's first bytes.
 
 A new format is one new module with a class following
-:class:`~failcode.triage._events.Reader`, added to :data:`READERS`. (failcode's own JSONL
-events get their reader here once the events module lands.)
+:class:`~failcode.triage._events.Reader`, added to :data:`READERS`.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Final
 
 from failcode.triage._aider import AiderReader
 from failcode.triage._claude_code import ClaudeCodeReader
+from failcode.triage._failcode_events import FailcodeEventsReader
 from failcode.triage._mini_swe_agent import MiniSweAgentReader
 from failcode.triage._openhands import OpenHandsReader
 from failcode.triage._swe_agent import SweAgentReader
@@ -24,6 +24,7 @@ HEAD_BYTES: Final = 64 * 1024
 """How many leading bytes detection reads."""
 
 READERS: Final[tuple[Reader, ...]] = (
+    FailcodeEventsReader(),
     MiniSweAgentReader(),
     SweAgentReader(),
     OpenHandsReader(),

@@ -1,0 +1,151 @@
+"""Triage and the store: record what triage found as events, and rebuild the report from them.
+
+``failcode triage --store URL`` turns every failure and outcome of a :class:`TriageResult`
+into one failcode event and appends them to the store; ``failcode report --store URL`` reads
+the store's events back through the ``failcode-events`` reader's rules and builds the same
+:class:`TriageResult`, so every renderer works on either.
+
+Idempotence: an event's id is derived from the input's path (as given to triage), the
+session, the step and the failure's signature (an outcome: its type, evidence and its
+place among the step's outcomes), shaped as a ULID (48 bits of the step's time in
+milliseconds, or 0 when the format has none, then 80 bits of a BLAKE2b digest). Triaging the
+same input again (with the same path) yields the same ids, and the store keeps each id once.
+The same file given by another path is another input.
+
+What only triage knows travels in the failure's or outcome's context under ``triage.*`` keys
+(path, format, evidence, repeats, the step's time, the session's steps and end), which the
+reader removes again. Sessions in which triage found no failure and no outcome leave no event,
+so a report from a store lists only sessions with findings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
+
+from failcode.events import failure_event, outcome_event
+from failcode.triage._analyze import _read
+from failcode.triage._failcode_events import TRIAGE_PREFIX, sessions_from_events
+from failcode.triage._result import InputResult, TriageResult
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from failcode.events import Event
+    from failcode.store import Store
+    from failcode.triage._result import SessionResult
+
+__all__ = ["record", "result_events", "result_from_store"]
+
+_ALPHABET: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_EVENT_NAME: Final = {"command": "command.failed", "tool": "tool.failed",
+                      "provider": "tool.failed", "agent": "agent.failed",
+                      "harness": "agent.failed"}
+_PAGE: Final = 2000
+
+
+def event_id(timestamp: float | None, *parts: object) -> str:
+    """A ULID-shaped id that depends only on ``timestamp`` (ms) and ``parts``."""
+    ms = max(0, int(timestamp * 1000)) if timestamp is not None else 0
+    key = "\x1f".join(str(part) for part in parts).encode("utf-8", "surrogatepass")
+    digest = int.from_bytes(hashlib.blake2b(key, digest_size=10).digest(), "big")
+    value = ((ms & ((1 << 48) - 1)) << 80) | digest
+    return "".join(_ALPHABET[(value >> shift) & 31] for shift in range(125, -1, -5))
+
+
+def _when(timestamp: float | None) -> datetime | None:
+    """The step's time; None (now, when recorded) where the format has none or an
+    impossible one."""
+    if timestamp is None:
+        return None
+    try:
+        return datetime.fromtimestamp(timestamp, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _facts(session: SessionResult, *, evidence: str, timestamp: float | None,
+           **more: Any) -> dict[str, Any]:
+    facts = {"path": session.path, "format": session.format, "evidence": evidence,
+             "timestamp": timestamp, "steps": session.steps, "ended": session.status, **more}
+    return {TRIAGE_PREFIX + key: value for key, value in facts.items()}
+
+
+def result_events(result: TriageResult) -> Iterator[Event]:
+    """One event per failure and per outcome triage found, with deterministic ids."""
+    for session in result.sessions:
+        for entry in session.failures:
+            failure = entry.failure
+            extra = _facts(session, evidence=entry.evidence, timestamp=entry.timestamp,
+                           repeats=entry.repeats,
+                           ends=failure is session.ended_failure or None)
+            context = {**failure.context, **{k: v for k, v in extra.items() if v is not None}}
+            yield failure_event(
+                msgspec.structs.replace(failure, context=context),
+                event=_EVENT_NAME.get(entry.source, "tool.failed"), session=session.session,
+                step=entry.step, source=entry.source, ts=_when(entry.timestamp),
+                event_id=event_id(entry.timestamp, session.path, session.session, entry.step,
+                                  failure.signature))
+        seen: dict[tuple[int | None, str], int] = {}
+        for outcome_entry in session.outcomes:
+            outcome = outcome_entry.outcome
+            kind = str(outcome.__struct_config__.tag)
+            place = (outcome_entry.step, f"{kind}:{outcome_entry.evidence}")
+            seen[place] = seen.get(place, -1) + 1
+            extra = _facts(session, evidence=outcome_entry.evidence, timestamp=None)
+            context = {**outcome.context, **{k: v for k, v in extra.items() if v is not None}}
+            yield outcome_event(
+                msgspec.structs.replace(outcome, context=context), session=session.session,
+                step=outcome_entry.step, source=outcome_entry.source,
+                event_id=event_id(None, session.path, session.session, outcome_entry.step,
+                                  "outcome", place[1], seen[place]))
+
+
+def record(result: TriageResult, store: Store) -> tuple[int, int]:
+    """Append every failure and outcome of ``result`` to ``store``: (new, already stored)."""
+    new = total = 0
+    events = result_events(result)
+    while page := list(itertools.islice(events, _PAGE)):  # one transaction per page
+        new += store.append(page)
+        total += len(page)
+    return new, total - new
+
+
+def _stored_events(store: Store) -> Iterator[Event]:
+    from failcode.events import Event  # noqa: PLC0415 - the class, at run time
+
+    after: tuple[int, str] = (-(1 << 62), "")
+    while True:
+        rows = store.fetch("SELECT ts_us, event_id, body FROM events WHERE ts_us > ? OR "
+                           "(ts_us = ? AND event_id > ?) ORDER BY ts_us, event_id LIMIT ?",
+                           (after[0], after[0], after[1], _PAGE))
+        for _, _, body in rows:
+            yield Event.from_json(body)
+        if len(rows) < _PAGE:
+            return
+        after = (rows[-1][0], rows[-1][1])
+
+
+def result_from_store(store: Store, *, label: str = "store") -> TriageResult:
+    """The report of every failure and outcome event in ``store``, as a TriageResult.
+
+    Sessions are grouped as triage found them (per input path and session) and listed by
+    path; events from other producers form sessions whose path is ``label``.
+    """
+    result = TriageResult()
+    inputs: dict[str, list[str | None]] = {}
+    for session in sessions_from_events(_stored_events(store)):
+        path = session.path or label
+        fmt = session.format or "failcode-events"
+        default = Path(path).stem or "session"
+        _read(session.replay(default), path, fmt, result.sessions)
+        inputs.setdefault(path, []).append(fmt)
+    result.sessions.sort(key=lambda session: session.path)  # stable: first seen within a path
+    for path, formats in sorted(inputs.items()):
+        result.inputs.append(InputResult(path, formats[0], len(formats)))
+    return result
