@@ -10,7 +10,8 @@ with ``wait_exponential_jitter``, ``time.sleep`` stubbed to a no-op, around a fu
 raises once then succeeds; per attempt = time per call / 2 (as in the shared retry baseline).
 A naive classifier (``str(exc)``, a list of regexes, a dict record with a blake2b signature of
 the raw text) is reported for reference. All run interleaved in one process; each ratio is the
-median of per-round ratios.
+median of per-round ratios. Every candidate classifies batches of its own (distinct seeds), so
+no candidate finds failcode's caches (word, text and record memos) warmed by another.
 
 Target (issue 10): failcode <= 1x tenacity per attempt. ``--profile`` prints where
 failcode's time goes under cProfile; ``--steps`` adds a per-step breakdown measured without a
@@ -233,14 +234,19 @@ def main() -> None:
     time.sleep = lambda _s: None  # tenacity's nap looks time.sleep up at call time
 
     retrying = make_tenacity()
-    batches = [corpus(args.n, seed=r) for r in range(args.rounds + 1)]
-    # each candidate gets a fresh batch of distinct messages every round
+    names = ["failcode", "naive", "tenacity"]
+    if args.steps:
+        names += ["0 raise", "1 locate", "2 plan", "3 causes", "5 uncached"]
+    # each candidate gets its own fresh batch of distinct messages every round: a batch one
+    # candidate classified would find failcode's caches warm for the next one
+    batches = {name: [corpus(args.n, seed=1000 * k + r) for r in range(args.rounds + 1)]
+               for k, name in enumerate(names)}
     state: dict[str, int] = {}
 
     def batch(name: str) -> list[tuple[type[BaseException], tuple[Any, ...]]]:
         index = state.get(name, 0)
         state[name] = index + 1
-        return batches[index % len(batches)]
+        return batches[name][index % (args.rounds + 1)]
 
     candidates = {
         "failcode": lambda: run_failcode(batch("failcode")),

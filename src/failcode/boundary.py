@@ -16,7 +16,7 @@ row, the "unexpected" one. Outcome rows match outcomes only (``success``, ``veto
 
 Exit profiles:
 
-* ``default`` (seed 001): 0 success; 2 invalid or missing input paths and missing replay traces;
+* ``default``: 0 success; 2 invalid or missing input paths and missing replay traces;
   1 configuration, key validation, a veto and unexpected errors (and every other failure).
 * ``sysexits``: ``/usr/include/sysexits.h``: EX_USAGE 64, EX_DATAERR 65, EX_NOINPUT 66,
   EX_UNAVAILABLE 69, EX_SOFTWARE 70, EX_OSERR 71, EX_TEMPFAIL 75 (transient: "the user is
@@ -74,7 +74,7 @@ PROBLEM_CONTENT_TYPE: Final = "application/problem+json"
 
 
 class ErrorCode(StrEnum):
-    """The seed-level error code a boundary reports beside the FC code (seed 001)."""
+    """The seed-level error code a boundary reports beside the FC code."""
 
     VALIDATION_ERROR = "VALIDATION_ERROR"
     EXECUTION_ERROR = "EXECUTION_ERROR"
@@ -87,7 +87,7 @@ class ExitProfile(StrEnum):
     """Which exit-code column a CLI uses."""
 
     DEFAULT = "default"
-    """seed 001's conditions: 0, 1 and 2."""
+    """the pipeline CLI's conditions: 0, 1 and 2."""
     SYSEXITS = "sysexits"
     """sysexits.h codes (EX_TEMPFAIL 75 for transient failures...)."""
 
@@ -95,7 +95,7 @@ class ExitProfile(StrEnum):
 class OutcomeError(Exception):
     """Carries a non-error outcome (a veto, a stop reason) up to a boundary.
 
-    A veto or a convergence stop is not a Failure and never becomes success (seed 001); raising
+    A veto or a convergence stop is not a Failure and never becomes success; raising
     this lets a command or an endpoint end with it, and the boundary reports its row (a veto:
     exit 1, HTTP 422 VERIFICATION_VETO).
 
@@ -178,7 +178,7 @@ EXIT_CANCELLED: Final = 130
 """128 + SIGINT, the shell's convention for an interrupted command."""
 
 # The reviewed rows. Order matters only between rows of equal specificity (the first wins).
-# failcode.pipeline (seed 001) adds the stop-reason outcomes and the invalid-trace code.
+# failcode.pipeline adds the stop-reason outcomes and the invalid-trace code.
 ROWS: Final[tuple[BoundaryRow, ...]] = (
     # -- outcomes ---------------------------------------------------------------------------
     BoundaryRow("success", 0, EX_OK, 200, None, outcome="success"),
@@ -196,7 +196,7 @@ ROWS: Final[tuple[BoundaryRow, ...]] = (
                 EXIT_CANCELLED, EXIT_CANCELLED, 422, _E.EXECUTION_ERROR, outcome="cancelled"),
     BoundaryRow("the peer process on the other side of a pipe exited",
                 1, EX_UNAVAILABLE, 500, _E.INTERNAL_ERROR, outcome="peer_exited"),
-    # -- seed 001's exit 2: invalid or missing input ------------------------------------------
+    # -- exit 2: invalid or missing input ------------------------------------------
     BoundaryRow("invalid input: a schema or contract failure", 2, EX_DATAERR, 400,
                 _E.VALIDATION_ERROR, error_class="validation"),
     BoundaryRow("malformed JSON input", 2, EX_DATAERR, 400, _E.VALIDATION_ERROR,
@@ -207,7 +207,7 @@ ROWS: Final[tuple[BoundaryRow, ...]] = (
                 error_class="replay_trace_missing"),
     BoundaryRow("an invalid pipeline trace (replay input)", 2, EX_DATAERR, 400,
                 _E.VALIDATION_ERROR, code="FC-LIFE-007"),
-    # -- seed 001's exit 1: configuration, key validation ------------------------------------
+    # -- exit 1: configuration, key validation ------------------------------------
     BoundaryRow("a configuration failure (over HTTP: the server's own misconfiguration)",
                 1, EX_CONFIG, 500, _E.INTERNAL_ERROR, kind=_K.PROJECT_ERROR),
     BoundaryRow("rejected API credentials (key validation)", 1, EX_NOPERM, 422,
@@ -426,10 +426,11 @@ def problem(
     The body has the standard members ``type`` (the code's documentation URL when it is
     absolute, else ``about:blank``), ``title`` (the status phrase), ``status``, ``detail`` (the
     message, in ``locale``) and ``instance`` (``urn:failcode:error:<error_id>``), plus ``code``
-    (the FC code), ``error_code`` (seed level), ``message`` (= detail, seed 001's field),
-    ``signature``, ``retryability``, ``retryable``, ``kind``, ``category``, ``remedy`` (user and
-    environment failures) and ``docs``. A 500 body carries only the code, error code, a generic
-    detail and the instance: no message, signature or class, which could expose internals.
+    (the FC code), ``error_code`` (the coarse, contract-level code: VALIDATION_ERROR,
+    EXECUTION_ERROR, ...), ``message`` (= detail), ``signature``, ``retryability``,
+    ``retryable``, ``kind``, ``category``, ``remedy`` (user and environment failures) and
+    ``docs``. A 500 body carries only the code, error code, a generic detail and the instance:
+    no message, signature or class, which could expose internals.
 
     Args:
         item: as for :func:`resolve`; a plain exception gives a 500 with code ``FC-SYS-001``.

@@ -673,3 +673,29 @@ def test_a_server_error_without_credentials_words_stays_a_server_error() -> None
     """An ordinary 500 is not mistaken for a missing credentials file."""
     assert classify_text("litellm.InternalServerError",
                          "AnthropicException - Internal server error").code == "FC-PROV-010"
+
+
+# -- fast paths (the private pattern is imported here, in one place) --------------------------
+
+from hypothesis import example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from failcode.classification._classify import _CREDENTIALS_FILE_RE  # noqa: E402
+
+_CREDENTIAL_PIECES = st.sampled_from([
+    "credential", "Credentials", "CREDENTIALS", "key", "KEY", " file", " File", "File ",
+    " not found", " was not found", " does not exist", "could not find", "cannot load ",
+    "the default ", "'", "/root/.aws/", ": ", " ", "is missing", "can", "not be read",
+])
+
+
+@settings(max_examples=1000)
+@given(st.lists(_CREDENTIAL_PIECES | st.text(alphabet="abcdefKkeyfil /'.:", max_size=4),
+                max_size=10).map("".join))
+@example("Key File x was not found")
+@example("File '/x/credentials.json' was not found")
+def test_a_credentials_file_needs_a_word_the_ascii_gate_looks_for(text: str) -> None:
+    """ASCII text the credentials-file pattern matches holds "credential" or "key file"."""
+    low = text.lower()
+    if _CREDENTIALS_FILE_RE.search(text) is not None:
+        assert "credential" in low or "key file" in low

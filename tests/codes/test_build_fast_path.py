@@ -117,3 +117,44 @@ def test_a_repeat_is_a_new_object_the_first_is_untouched() -> None:
                                       context={"b": 2})
     assert second is not first
     assert msgspec.json.encode(first) == snapshot
+
+
+# -- the factory's text and metadata caches (private helpers, imported here in one place) --
+
+from failcode.codes import _build  # noqa: E402 - the private helpers these tests compare
+from failcode.signature._redact import redact_slice  # noqa: E402
+
+_TEXT_PIECES = st.sampled_from([
+    "password=hunter2 ", "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8", " ", "\n\t",
+    "No such file or directory: '/tmp/x.py'", "KeyError", "\ud800", "é", "x" * 40,
+    "api_key%3Dabcdef123456", "-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkq\n",
+])
+
+
+@given(st.lists(_TEXT_PIECES | st.text(max_size=8), max_size=12).map("".join),
+       st.integers(min_value=1, max_value=80))
+def test_clean_text_equals_redacting_its_slice_then_cutting(text: str, limit: int) -> None:
+    """clean_text (redaction kept per text) equals redact_slice of 4x the limit, collapsed, cut."""
+    one_line = " ".join(redact_slice(text, 0, limit * 4).split())
+    expected = one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+    _build._clean_cache.clear()
+    _build._redacted_cache.clear()
+    assert _build.clean_text(text, limit) == expected
+    assert _build.clean_text(text, limit + 100) == _build.clean_text(text, limit + 100)
+
+
+@given(metadata_values)
+def test_shared_metadata_equals_redacting_it_again(metadata: dict[str, Any]) -> None:
+    """The metadata kept per distinct mapping equals redacting that mapping anew, types too."""
+    first = _build._redacted_metadata(metadata)
+    again = _build._redacted_mapping(metadata)
+    assert first == again
+    assert [type(v) for v in first.values()] == [type(v) for v in again.values()]
+
+
+def test_metadata_equal_but_differently_typed_is_never_shared() -> None:
+    """{"exit_code": 1} and {"exit_code": True} keep their own value types."""
+    one = _build._redacted_metadata({"exit_code": 1})
+    other = _build._redacted_metadata({"exit_code": True})
+    assert type(one["exit_code"]) is int
+    assert type(other["exit_code"]) is bool

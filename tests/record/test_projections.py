@@ -188,7 +188,7 @@ def test_afk_categories(category: Category) -> None:
 def test_task_failure_has_no_afk_form() -> None:
     """Projecting a task Failure to seed 003's form raises a clear error."""
     record = FC.BUILD_FAILED.failure(surface="cpp.build", params={"program": "gcc"})
-    with pytest.raises(ProjectionError, match="category task, which seed 003 errors cannot"):
+    with pytest.raises(ProjectionError, match="category task, which AFKError cannot"):
         to_afk_error(record)
 
 

@@ -451,7 +451,7 @@ def is_tool_argument_surface(surface: str) -> bool:
 def _rejected(exc: BaseException | None, text: str, surface: str,
               context: Mapping[str, Scalar] | None) -> RejectedAction:
     """A validation error of model-proposed tool arguments, as the RejectedAction fed back to
-    the model (seed 003: not an error, no code, counted toward no-progress)."""
+    the model (not an error, no code, counted toward no-progress)."""
     from failcode.codes._build import clean_text  # noqa: PLC0415 - the factory module, loaded anyway
 
     problem, title = _validation_problem(exc, text)
@@ -923,7 +923,7 @@ def _unknown_params(type_name: str, text: str) -> dict[str, Scalar]:
     return {"exception": type_name, "error": error} if error else {"exception": type_name}
 
 
-# -- defects (seed 003: the agent is wrong) ---------------------------------------------------
+# -- defects (the agent is wrong) ---------------------------------------------------
 
 _DEFECT_ALWAYS: Final = frozenset({"AssertionError"})
 _DEFECT_IN_OWN_CODE: Final = frozenset({"TypeError", "AttributeError", "KeyError"})
@@ -1019,6 +1019,12 @@ def _credentials_file(plan: _Plan, text: str) -> _Plan:
     """A missing credentials file named in the message wins over a generic provider row."""
     if plan.code not in _CREDENTIAL_CODES:
         return plan
+    if text.isascii():
+        # ASCII text matches only through these words (case folds are ASCII there); other
+        # text goes to the pattern, whose case folding also pairs "i" with a dotless one
+        low = text[:_MAX_TEXT].lower()
+        if "credential" not in low and "key file" not in low:
+            return plan
     match = _CREDENTIALS_FILE_RE.search(text[:_MAX_TEXT])
     if match is None:
         return plan
@@ -1159,10 +1165,12 @@ def _classify(
     best = _plan(rule, family, exc, _type_name(cls), text, surface, last_frame)
     if rule.action == "unknown":
         names = [base.__name__ for base in getattr(cls, "__mro__", (cls,))]
-        defect = _defect_plan(names, _type_name(cls), text, _frames_of_tb(exc.__traceback__),
-                              cwd)
-        if defect is not None:
-            return _build(defect, surface, location, exc, context)
+        # the frames matter only when a name can make it a defect (_defect_plan's first test)
+        if _defect_name(names) is not None or not _DEFECT_IN_OWN_CODE.isdisjoint(names):
+            defect = _defect_plan(names, _type_name(cls), text,
+                                  _frames_of_tb(exc.__traceback__), cwd)
+            if defect is not None:
+                return _build(defect, surface, location, exc, context)
     if best.strength < 3 and (exc.__cause__ is not None or exc.__context__ is not None):
         for link in _chain(exc)[1:]:
             if isinstance(link, FailureError):

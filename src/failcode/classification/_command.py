@@ -1,6 +1,6 @@
 """Classify a finished shell command: ``from_command(argv, exit_code, stdout, stderr, ...)``.
 
-Seed 000 §9: a command's non-zero exit maps by its purpose (build, test, static_analysis, doctor,
+A command's non-zero exit maps by its purpose (build, test, static_analysis, doctor,
 debug, merge, general). The order of the checks is the contract:
 
 1. exit 0 (not timed out) -> None;
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["PURPOSES", "from_command", "parse_invocation"]
 
 PURPOSES: Final = ("build", "test", "static_analysis", "doctor", "debug", "merge", "general")
-"""The purposes a command may have (seed 000 §9)."""
+"""The purposes a command may have."""
 
 _VERBS: Final = {
     "build": "build", "test": "test", "static_analysis": "lint", "doctor": "doctor",
@@ -639,7 +639,7 @@ def from_command(
         stdout: the standard output, ``str`` or ``bytes`` (decoded as UTF-8, errors
             replaced); only its first and last 64 KiB are scanned.
         stderr: the standard error, read like ``stdout``.
-        purpose: one of :data:`PURPOSES`; picks the kind and code (seed 000 §9).
+        purpose: one of :data:`PURPOSES`; picks the kind and code.
         cwd: the command's working directory; locations are made relative to it.
         surface: the record's surface; by default the tool and purpose, e.g. ``cpp.build``,
             ``python.test``, ``git.merge``, ``shell.run``.

@@ -67,12 +67,36 @@ def clean_text(text: str, limit: int) -> str:
     if cached is not None:
         return cached
     # Redact before you cut: a secret straddling the cut is replaced whole, never half kept.
-    one_line = " ".join(redact_slice(text, 0, limit * 4).split())
+    # A text within the slice is the slice (redact_slice of all of it is redact), and the
+    # same text comes back at once with another limit (a param, then the cause link). A lone
+    # surrogate decodes to up to three characters, hence the bound for non-ASCII text.
+    window = limit * 4
+    whole = (_redacted(text) if len(text) * 3 <= window or (
+        len(text) <= window and text.isascii()) else redact_slice(text, 0, window))
+    one_line = " ".join(whole.split())
     result = one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
     if len(text) <= _CLEAN_CACHEABLE_CHARS:
         if len(_clean_cache) >= _CLEAN_CACHE_SIZE:
             _clean_cache.clear()
         _clean_cache[key] = result
+    return result
+
+
+_REDACTED_CACHEABLE_CHARS: Final = 2048
+_redacted_cache: dict[str, str] = {}
+
+
+def _redacted(text: str) -> str:
+    """:func:`redact` of ``text``, kept for a while: one record redacts the same text more
+    than once (a param and the cause link's message; a remedy without fields every time)."""
+    cached = _redacted_cache.get(text)
+    if cached is not None:
+        return cached
+    result = redact(text)
+    if len(text) <= _REDACTED_CACHEABLE_CHARS:
+        if len(_redacted_cache) >= _CLEAN_CACHE_SIZE:
+            _redacted_cache.clear()
+        _redacted_cache[text] = result
     return result
 
 
@@ -245,13 +269,13 @@ def _build_full(  # noqa: PLR0917 - build_failure's arguments, in its order
     message = _render(spec, "message", spec.message, clean)
     remedy = None if spec.remedy is None else _render(spec, "remedy", spec.remedy, clean)
     if clean:
-        message = redact(message)
-        remedy = None if remedy is None else redact(remedy)
+        message = _redacted(message)
+        remedy = None if remedy is None else _redacted(remedy)
     # No secret on the wire: every field a classifier or caller fills is redacted too.
     error_class = _redact_short(error_class or spec.error_class)
     surface = _redact_short(surface)
     location = None if location is None else _redact_short(location)
-    frozen_metadata = _redacted_mapping(metadata) if metadata else _EMPTY
+    frozen_metadata = _redacted_metadata(metadata) if metadata else _EMPTY
     causes = cause_chain(cause) if isinstance(cause, BaseException) else _redacted_links(cause)
     return Failure(
         code=spec.code,
@@ -306,6 +330,25 @@ def _redacted_mapping(values: Mapping[str, Scalar]) -> FrozenDict:
     if values is _EMPTY:
         return _EMPTY
     return FrozenDict(redact_mapping(values))
+
+
+_metadata_cache: dict[tuple[object, ...], FrozenDict] = {}
+
+
+def _redacted_metadata(values: Mapping[str, Scalar]) -> FrozenDict:
+    """:func:`_redacted_mapping` of a metadata mapping, shared by the records that carry the
+    same one (a classifier's rule and errno repeat); a FrozenDict is immutable."""
+    try:
+        key = _items(values)
+        cached = _metadata_cache.get(key)
+    except Exception:  # noqa: BLE001 - not hashable or not a mapping: the full path says why
+        return _redacted_mapping(values)
+    if cached is None:
+        cached = _redacted_mapping(values)
+        if len(_metadata_cache) >= _CLEAN_CACHE_SIZE:
+            _metadata_cache.clear()
+        _metadata_cache[key] = cached
+    return cached
 
 
 def _redacted_links(links: tuple[CauseLink, ...] | None) -> tuple[CauseLink, ...]:

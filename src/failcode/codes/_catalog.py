@@ -491,7 +491,7 @@ class FC(CodeEnum):
         example="An artifacts directory owned by root.",
         example_params={"path": "artifacts"}, since=_V)
 
-    # -- LIFE: agent boundary (seed 001's AgentError codes) and pipeline lifecycle -----------
+    # -- LIFE: agent boundary (the pipeline contract's AgentError codes), pipeline lifecycle
     LIFE_AGENT_TIMEOUT = CodeSpec(
         code="FC-LIFE-001", slug="agent-timeout", kind=_K.AGENT_ERROR, category=_C.TRANSIENT,
         error_class="timeout", retryability=_R.RETRYABLE,

@@ -1,4 +1,4 @@
-"""The code reference, generated from the enumerations (never written by hand; seed 003)."""
+"""The code reference, generated from the enumerations (never written by hand)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Code registries (seed 003): codes declared as enumerations against declared areas.
+"""Code registries: codes declared as enumerations against declared areas.
 
 A catalog is three things declared in code: a prefix (``FC``, ``AFK``), its areas (``PROV``,
 ``PERC``...) and a :class:`CodeEnum` whose members each carry one :class:`CodeSpec`::
@@ -24,6 +24,7 @@ another meaning, or moved to another kind or category.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -157,9 +158,12 @@ class CodeSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
         template = getattr(self, field)
         if not self.optional or template is None:
             return field
-        missing = sorted(name for name in self.optional
-                         if "{" + name + "}" in template
-                         and (params.get(name) is None or params.get(name) == ""))
+        try:
+            used = _optional_in(template, self.optional)
+        except TypeError:  # optional given as a list: not hashable, so not cached
+            used = _optional_in.__wrapped__(template, self.optional)
+        missing = [name for name in used
+                   if params.get(name) is None or params.get(name) == ""]
         return f"{field}.without.{'.'.join(missing)}" if missing else field
 
     def template(self, field: str, params: Mapping[str, Any]) -> str | None:
@@ -217,6 +221,12 @@ class CodeSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
             evidence_refs=evidence_refs, recoverable=recoverable)
 
 
+@functools.lru_cache(maxsize=1024)
+def _optional_in(template: str, optional: tuple[str, ...]) -> tuple[str, ...]:
+    """The optional params ``template`` uses, sorted."""
+    return tuple(sorted(name for name in optional if "{" + name + "}" in template))
+
+
 class CodeEnum(StrEnum):
     """Base of a catalog's enumeration: each member's value is its code and it carries its spec.
 
@@ -247,7 +257,7 @@ class Catalog:
         prefix: upper-case prefix of every code, e.g. ``"FC"``.
         areas: area name -> what the area covers.
         codes: the :class:`CodeEnum` subclass declaring the codes.
-        categories: the categories this catalog may use (seed 003 catalogs pass
+        categories: the categories this catalog may use (catalogs without a task category pass
             :data:`SEED_003_CATEGORIES`, which has no ``task``).
         docs_url: template of a code's documentation URL, with ``{code}``, ``{slug}`` and
             ``{anchor}`` (the code in lower case); a spec's own ``docs_url`` wins.

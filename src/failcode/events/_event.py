@@ -62,7 +62,7 @@ FAILURE_EVENTS: Final = frozenset({
     "tool.failed", "command.failed", "task.failed", "task.blocked", "agent.failed",
     "context.compaction.failed", "doctor.fix.failed",
 })
-"""Seed 000 §12's failure events: each carries a Failure (and the decision when there is one)."""
+"""The failure events: each carries a Failure (and the decision when there is one)."""
 
 OUTCOME_EVENTS: Final[Mapping[type, str]] = {
     NoMatch: "probe.no_match",

@@ -1,4 +1,4 @@
-"""Encrypted developer artifacts for security-sensitive detail (seed 000 §11).
+"""Encrypted developer artifacts for security-sensitive detail.
 
 User text summarizes a policy or security failure; the detail a developer needs (the refused
 command, the matched rule, the unredacted input) can be kept in an artifact encrypted with

@@ -1,5 +1,5 @@
 """failcode.pipeline: agent contracts, lifecycle phases, failure artifacts, pass and veto, and
-validated traces for agent pipelines (seed 001).
+validated traces for agent pipelines.
 
 ``import failcode`` does not load this module (pydantic's import cost stays out of the core);
 it needs the ``pipeline`` extra: ``pip install 'failcode[pipeline]'``.

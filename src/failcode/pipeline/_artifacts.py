@@ -1,8 +1,8 @@
-"""Failure artifacts, decisions, stop reasons and the final status of a pipeline run (seed 001).
+"""Failure artifacts, decisions, stop reasons and the final status of a pipeline run.
 
 Pipeline failures use a richer taxonomy than agent errors: a :class:`FailureArtifact` records
 the class, how it was detected, the message, the lifecycle phase, recoverability and the nature
-(operational or epistemic; seed 001 calls it the category). :data:`FAILURE_PROFILES` is
+(operational or epistemic; the pipeline model calls it the category). :data:`FAILURE_PROFILES` is
 normative: every class has exactly one profile, the nature must match it, and only a retryable
 class may be marked recoverable.
 
@@ -36,14 +36,15 @@ __all__ = [
 
 
 class Nature(StrEnum):
-    """Whether a failure is about the machinery or about knowledge (seed 001's category)."""
+    """Whether a failure is about the machinery or about knowledge (the pipeline model's
+    category)."""
 
     OPERATIONAL = "operational"
     EPISTEMIC = "epistemic"
 
 
 class FailureClass(StrEnum):
-    """Seed 001's nine pipeline failure classes."""
+    """The nine pipeline failure classes."""
 
     USER_INTERRUPTION = "user_interruption"
     EPISTEMIC_UNCERTAINTY = "epistemic_uncertainty"
@@ -79,7 +80,7 @@ FAILURE_PROFILES: Final[dict[FailureClass, FailureProfile]] = {
     _FC.VALIDATION_ERROR: FailureProfile(_OP, retryable=False, replayable=True),
     _FC.RESOURCE_EXHAUSTION: FailureProfile(_OP, retryable=True, replayable=False),
 }
-"""Seed 001's table: class -> (nature, retryable, replayable)."""
+"""The normative table: class -> (nature, retryable, replayable)."""
 
 
 class DetectionMode(StrEnum):

@@ -1,6 +1,6 @@
 """The pipeline's CLI and HTTP helpers, both reading :data:`failcode.boundary.BOUNDARY_TABLE`.
 
-CLI (seed 001): exit 2 for invalid or missing input paths, invalid input and missing replay
+CLI: exit 2 for invalid or missing input paths, invalid input and missing replay
 traces; 1 for configuration, key validation, a veto, any other stop and unexpected errors; 0
 for success. Results and dry-run artifacts are JSON on stdout.
 

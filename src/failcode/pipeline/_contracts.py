@@ -1,4 +1,4 @@
-"""Agent-boundary contracts (seed 001): AgentInput, AgentOutput, AgentError and their codes.
+"""Agent-boundary contracts: AgentInput, AgentOutput, AgentError and their codes.
 
 Contracts are frozen pydantic models that reject unknown fields; invalid values fail at
 construction (a :class:`pydantic.ValidationError`) instead of entering the pipeline.
@@ -117,7 +117,7 @@ class AgentOutput(_Contract):
 
 
 class AgentErrorCode(StrEnum):
-    """Seed 001's stable agent failure codes (SECURITY: declared critical by policy)."""
+    """The stable agent failure codes (SECURITY: declared critical by policy)."""
 
     TIMEOUT = "TIMEOUT"
     """A bounded operation exceeded its deadline: retry only while policy allows."""
@@ -138,7 +138,7 @@ DISPOSITIONS: Final[dict[AgentErrorCode, str]] = {
     AgentErrorCode.FATAL: "abort the run",
     AgentErrorCode.SECURITY: "abort the run (declared critical at the graph boundary)",
 }
-"""Each code's normal disposition (seed 001); :func:`decide_agent_error` applies them."""
+"""Each code's normal disposition; :func:`decide_agent_error` applies them."""
 
 _FC_OF: Final = {
     AgentErrorCode.TIMEOUT: FC.LIFE_AGENT_TIMEOUT,

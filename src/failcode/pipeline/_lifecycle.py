@@ -1,6 +1,6 @@
 """Lifecycle phases, phase graphs (data) and the controller that enforces them.
 
-The canonical graph (seed 001): INIT -> PLAN -> EXECUTE -> JUDGE -> VERIFY -> FINALIZE -> DONE;
+The canonical graph: INIT -> PLAN -> EXECUTE -> JUDGE -> VERIFY -> FINALIZE -> DONE;
 JUDGE and VERIFY may go back to PLAN or EXECUTE for another iteration; any non-terminal phase
 may go to ABORTED; DONE and ABORTED are terminal. A pipeline with other phases declares its own
 :class:`PhaseGraph`.
@@ -47,7 +47,7 @@ class PhaseGraph(BaseModel):
     """A pipeline's phases and allowed transitions, as data.
 
     Attributes:
-        name: the graph's name (``canonical`` for seed 001's).
+        name: the graph's name (``canonical`` for the built-in one).
         phases: every phase, in the pipeline's forward order (used to tell a skipped phase
             from a phase out of order).
         edges: allowed transitions ``(from, to)``, sorted.
@@ -165,7 +165,7 @@ CANONICAL_GRAPH: Final = PhaseGraph.declare(
      _P.JUDGE: [_P.VERIFY, _P.PLAN, _P.EXECUTE], _P.VERIFY: [_P.FINALIZE, _P.PLAN, _P.EXECUTE],
      _P.FINALIZE: [_P.DONE]},
     start=_P.INIT, success=_P.DONE, abort=_P.ABORTED)
-"""Seed 001's phase graph."""
+"""The canonical phase graph."""
 
 
 class InvalidTransitionError(FailureError, ValueError):
@@ -187,7 +187,7 @@ class LifecycleController:
     """Holds a run's current phase and refuses any transition its graph does not allow.
 
     Args:
-        graph: the phase graph (default: seed 001's).
+        graph: the phase graph (default: the canonical one).
 
     Attributes:
         path: every phase entered so far, the start first.

@@ -1,8 +1,8 @@
 """PipelineRun: drives the lifecycle, agent calls, retries, decisions and stops, and records
 the trace.
 
-The agent-level transient flag and the pipeline-level profile stay apart (seed 001's second
-diagram): a transient AgentError with retry budget left is retried (the delay from
+The agent-level transient flag and the pipeline-level profile stay apart (the pipeline
+model's second diagram): a transient AgentError with retry budget left is retried (the delay from
 :func:`failcode.decide`); otherwise it becomes a :class:`FailureArtifact`, whose class profile
 decides between retaining the trace as replayable stop evidence and aborting without a replay
 claim. Either way the run ends in a non-success terminal status.
@@ -113,7 +113,7 @@ class PipelineRun:
 
     Args:
         run_id: the run's identifier (in the trace).
-        graph: the phase graph (default: seed 001's).
+        graph: the phase graph (default: the canonical one).
         max_iterations: the most loop-backs (JUDGE/VERIFY -> PLAN/EXECUTE) allowed; one more
             stops the run with ``max_iterations``.
         max_model_calls: the call budget; a call beyond it stops the run with

@@ -1,4 +1,4 @@
-"""Configuration that refuses bad values (seed 003 FR-CFG-002): ``failcode.toml`` or
+"""Configuration that refuses bad values: ``failcode.toml`` or
 ``[tool.failcode]`` in ``pyproject.toml``.
 
 The validator is public and schema-driven, so users validate their own TOML files the same way:

@@ -21,8 +21,8 @@ see :data:`~failcode.CATEGORY_RETRYABILITIES`); the retryability refines it:
 
    * ``retryable`` enters on ``retry``; that rung lasts the retries its operation class grants
      (``max_attempts - 1`` attempts with this signature) and while on it rule 4 decides (the
-     backoff, budget, deadline and server delay apply). Seed 003: transient failures "retry
-     with backoff, up to a bounded count, then escalate to the stuck ladder".
+     backoff, budget, deadline and server delay apply): transient failures retry with backoff,
+     up to a bounded count, then climb the stuck ladder.
    * ``retryable_after_change`` enters on ``retry_after_change`` (a plain retry without a change
      is exactly what rule 5 forbids).
    * ``unknown`` enters on ``escalate`` (rule 7: a repeated unknown escalates).
@@ -52,8 +52,8 @@ see :data:`~failcode.CATEGORY_RETRYABILITIES`); the retryability refines it:
 7. ``unknown`` -> the first time: ``retry`` routed to the debugger (diagnose, one retry); repeated
    (or past the class's attempt bound) -> ``escalate``.
 
-Seed 000 asks that an unknown tool failure be retried once for diagnosis, while seed 003 says a
-defect is never retried. Both hold, because the category decides: ``tool_error`` defaults to the
+An unknown tool failure is retried once for diagnosis, and a defect is never retried. Both
+hold, because the category decides: ``tool_error`` defaults to the
 ``defect`` category (not_retryable), so a tool whose implementation is wrong aborts at once; a
 tool failure whose cause is not known is classified ``task`` with retryability ``unknown``
 (``command_error``, ``unknown_error``, ``FC-SYS-001``) and gets the one diagnostic retry of rule
@@ -61,7 +61,7 @@ tool failure whose cause is not known is classified ``task`` with retryability `
 
 Outcomes. When an operation stops, a user or environment failure is ``blocked`` (someone outside
 the agent must act) and a task or transient one ``failed`` (the scheduler may retry or skip). A
-provider or model-capability failure depends on whether a fallback exists (seed 000 §7):
+provider or model-capability failure depends on whether a fallback exists:
 ``failed`` when ``policy.fallback_models`` names one (the scheduler can switch), ``blocked`` when
 none does.
 
@@ -144,7 +144,7 @@ class Rule(IntEnum):
 
 
 class Change(StrEnum):
-    """What may change between attempts (seed 000 §5, §11); recorded in :class:`History`."""
+    """What may change between attempts; recorded in :class:`History`."""
 
     MODEL = "model"
     CONTEXT = "context"
@@ -159,7 +159,7 @@ class Change(StrEnum):
 
 
 class Hint(StrEnum):
-    """Machine-readable advice carried by a Decision (seed 000 §7, §11; anchors A2, A5)."""
+    """Machine-readable advice carried by a Decision."""
 
     POLICY_MAY_AUTO_ALLOW = "policy_may_auto_allow"
     FALLBACK_MODEL_EXISTS = "fallback_model_exists"
@@ -274,8 +274,7 @@ class Policy:
         ladder: the stuck ladder's thresholds.
         retry_after_ceiling_s: the longest server-directed delay honoured; above it, fail fast.
         continue_noncritical_defects: a not-retryable defect on a path marked non-critical
-            (``History.critical=False``) is skipped instead of aborting (seed 003's open question;
-            default: stop).
+            (``History.critical=False``) is skipped instead of aborting (default: stop).
         fallback_models: models a scheduler may switch to; non-empty adds the
             ``fallback_model_exists`` hint to provider and model-capability failures, and such
             a failure that stops its operation is ``failed`` (the scheduler can switch); with
@@ -429,7 +428,7 @@ _OWNER: Final = {kind: d.routes[0] for kind, d in KIND_DEFAULTS.items()}
 _WAITS: Final = frozenset({Category.USER, Category.ENVIRONMENT})
 """Categories whose failures block (someone outside the agent must act); others fail."""
 _FALLBACK_KINDS: Final = frozenset({Kind.PROVIDER_ERROR, Kind.MODEL_CAPABILITY_ERROR})
-"""Kinds whose stop outcome depends on whether a fallback model exists (seed 000 §7)."""
+"""Kinds whose stop outcome depends on whether a fallback model exists."""
 
 
 def _stop_outcome(failure: Failure, policy: Policy) -> Outcome:

@@ -1,4 +1,4 @@
-"""Start-up checks (seed 003: some environment failures are detectable at start, and should be).
+"""Start-up checks (some environment failures are detectable at start, and should be).
 
 ``preflight(checks)`` runs declared checks and returns one environment :class:`~failcode.Failure`
 (with its remedy) per check that fails; ``failcode doctor`` runs those of the configuration's

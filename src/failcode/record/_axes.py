@@ -1,7 +1,7 @@
 """The axes of the taxonomy and the per-kind defaults, as data.
 
-Every axis is a :class:`~enum.StrEnum` whose string values are the wire format (seed 000 uses
-snake_case values; they are kept verbatim). The per-kind defaults live in one table,
+Every axis is a :class:`~enum.StrEnum` whose string values are the wire format (snake_case,
+kept verbatim). The per-kind defaults live in one table,
 :data:`KIND_DEFAULTS`; nothing else in failcode branches on a kind with an if-chain.
 """
 
@@ -29,7 +29,7 @@ __all__ = [
 
 
 class Kind(StrEnum):
-    """What failed (seed 000 §2, the 22 error kinds)."""
+    """What failed (the 22 error kinds)."""
 
     USER_ERROR = "user_error"
     PROJECT_ERROR = "project_error"
@@ -61,7 +61,8 @@ class Kind(StrEnum):
 
 
 class Category(StrEnum):
-    """Who must act (seed 003, plus ``task`` for work that failed and needs another approach)."""
+    """Who must act: user, transient, environment, defect, plus ``task`` for work that failed
+    and needs another approach."""
 
     USER = "user"
     TRANSIENT = "transient"
@@ -71,7 +72,7 @@ class Category(StrEnum):
 
     @property
     def needs_remedy(self) -> bool:
-        """Whether a failure of this category must carry a remedy (seed 003: user, environment)."""
+        """Whether a failure of this category must carry a remedy (user, environment)."""
         return self in _REMEDY_CATEGORIES
 
     @property
@@ -88,7 +89,7 @@ _REMEDY_CATEGORIES = frozenset({Category.USER, Category.ENVIRONMENT})
 
 
 class Severity(StrEnum):
-    """How visible a failure is (seed 000 §4). Severity never implies retryability."""
+    """How visible a failure is. Severity never implies retryability."""
 
     INFO = "info"
     WARNING = "warning"
@@ -97,7 +98,7 @@ class Severity(StrEnum):
 
 
 class Retryability(StrEnum):
-    """Whether the same attempt may succeed (seed 000 §5)."""
+    """Whether the same attempt may succeed."""
 
     RETRYABLE = "retryable"
     RETRYABLE_AFTER_CHANGE = "retryable_after_change"
@@ -106,7 +107,7 @@ class Retryability(StrEnum):
 
 
 class Route(StrEnum):
-    """Who a failure is routed to (seed 000 §3 default routes, as one enum)."""
+    """Who a failure is routed to (the default routes, as one enum)."""
 
     MAIN_AGENT = "main_agent"
     DOCTOR = "doctor"
@@ -125,7 +126,7 @@ class Route(StrEnum):
 
 
 class Outcome(StrEnum):
-    """The status a task ends with after a failure (seed 000 §7 WorkerResult statuses)."""
+    """The status a task ends with after a failure (the WorkerResult statuses)."""
 
     FAILED = "failed"
     BLOCKED = "blocked"
@@ -267,4 +268,5 @@ KIND_DEFAULTS: Mapping[Kind, KindDefaults] = MappingProxyType({
 
 SEED_003_CATEGORIES: Final = frozenset(
     {Category.USER, Category.TRANSIENT, Category.ENVIRONMENT, Category.DEFECT})
-"""The four categories of seed 003; a catalog declared with these cannot declare a task code."""
+"""The four categories user, transient, environment and defect (no ``task``); a catalog
+declared with these cannot declare a task code."""

@@ -1,4 +1,4 @@
-"""The wire envelope: failures and outcomes crossing a process boundary (seed 003).
+"""The wire envelope: failures and outcomes crossing a process boundary.
 
 Errors cross a pipe as codes, params and structured context in a versioned JSON envelope, one per
 line, never as formatted strings: the receiving side renders them (in its own language) from the
@@ -13,7 +13,7 @@ Line format (JSON Lines)::
 
 A stream ends with an ``end`` envelope. A stream that stops before it (the peer crashed or was
 killed) yields a :class:`~failcode.PeerExited` outcome, not a coded Failure: a crash on the other
-side of a pipe is observed, not coded (seed 003).
+side of a pipe is observed, not coded.
 """
 
 from __future__ import annotations

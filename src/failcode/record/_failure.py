@@ -87,8 +87,11 @@ def new_error_id() -> str:
 # parts of the record
 
 
-class EntityRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A reference to another entity (seed 000 EntityRef): an artifact, a log, an event..."""
+# gc=False on the record types: a record holds only str, enums, scalars, FrozenDicts of scalars
+# and tuples of these structs (validated), so it can never be part of a reference cycle, and the
+# collector need not track the records a busy agent makes (fewer collections per failure).
+class EntityRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):
+    """A reference to another entity : an artifact, a log, an event..."""
 
     type: str
     id: str
@@ -99,7 +102,7 @@ class EntityRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise InvalidFailureError(msg)
 
 
-class CauseLink(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class CauseLink(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):
     """One underlying error of a Failure's cause chain, outermost first; serializable."""
 
     type: str
@@ -121,7 +124,8 @@ class CauseLink(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 _EMPTY: Mapping[str, Scalar] = FrozenDict()
 
 
-class Failure(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class Failure(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True,
+              gc=False):
     """One failure, whatever its origin: the record every part of failcode reads.
 
     Build it through a code's spec (``FC.PROV_RATE_LIMIT.failure(...)``) or a classifier rather
@@ -158,7 +162,7 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     cause: tuple[CauseLink, ...] = ()
     remedy: str | None = None
     recoverable: bool = False
-    """Whether the agent can continue by itself (seed 003)."""
+    """Whether the agent can continue by itself."""
     context: Mapping[str, Scalar] = _EMPTY
     """Session, step, subgoal, target..."""
     cause_refs: tuple[EntityRef, ...] = ()

@@ -1,9 +1,9 @@
 """Non-error outcomes: typed values that are counted, never shown as errors, never Failures.
 
 A probe that found nothing, a rejected action, a veto, a cancellation and a peer process
-that exited are outcomes of ordinary operation. Seed 003 (FR-ACT-006): a rejected action is
-information for the model, fed back and counted toward no-progress; it has no error code. Seed 001:
-a veto is a recorded negative decision, never turned into success. Seed 003: a crash on the other
+that exited are outcomes of ordinary operation. A rejected action is
+information for the model, fed back and counted toward no-progress; it has no error code. A
+veto is a recorded negative decision, never turned into success. A crash on the other
 side of a pipe is observed (``PeerExited``), not coded.
 
 Each type is a frozen msgspec Struct tagged with its ``type`` so the wire envelope can carry it.
@@ -56,7 +56,7 @@ class RejectedAction(_OutcomeBase, tag="rejected_action", frozen=True):
 
 
 class Veto(_OutcomeBase, tag="veto", frozen=True):
-    """An explicit negative decision (seed 001): replayable evidence, never success."""
+    """An explicit negative decision: replayable evidence, never success."""
 
     reason: str
     by: str | None = None
@@ -71,7 +71,7 @@ class Cancelled(_OutcomeBase, tag="cancelled", frozen=True):
 
 
 class PeerExited(_OutcomeBase, tag="peer_exited", frozen=True):
-    """The process on the other side of a pipe went away; observed, not coded (seed 003)."""
+    """The process on the other side of a pipe went away; observed, not coded."""
 
     peer: str
     reason: str

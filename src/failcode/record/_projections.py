@@ -1,6 +1,6 @@
 """Seed projections: the same Failure in the shapes the three seed systems use.
 
-Seed 000 (AirCoding): ``AirError``, ``ToolErrorOutput`` and ``WorkerResult``. Field by field:
+The coding agent's shapes: ``AirError``, ``ToolErrorOutput`` and ``WorkerResult``. Field by field:
 
 ===================  ==============================================================
 AirError field       from the Failure
@@ -22,8 +22,8 @@ metadata             ``metadata``, plus the fields AirError has no place for und
                      as ``shadowed_metadata``, and comes back to its place)
 ===================  ==============================================================
 
-Seed 003 (AFK): ``code, category, message, cause, remedy, recoverable, context``. Seed 003 has
-four categories; a ``task`` Failure has no AFK form and projecting one raises
+The desktop agent's shape (AFK): ``code, category, message, cause, remedy, recoverable,
+context``. It has four categories; a ``task`` Failure has no AFK form and projecting one raises
 :class:`ProjectionError`.
 """
 
@@ -57,18 +57,18 @@ __all__ = [
 
 
 class ProjectionError(ValueError):
-    """A Failure has no form in the target contract (e.g. a task failure in seed 003's)."""
+    """A Failure has no form in the target contract (e.g. a task failure as an AFKError)."""
 
 
 class EntityRefDict(TypedDict):
-    """Seed 000 EntityRef."""
+    """An entity reference in the coding agent's shape."""
 
     type: str
     id: str
 
 
 class AirError(TypedDict):
-    """Seed 000 ``AirError``, as a JSON-ready dict."""
+    """The coding agent's ``AirError``, as a JSON-ready dict."""
 
     error_id: str
     kind: str
@@ -84,7 +84,7 @@ class AirError(TypedDict):
 
 
 class ToolErrorOutput(TypedDict):
-    """Seed 000 ``ToolErrorOutput``."""
+    """The coding agent's ``ToolErrorOutput``."""
 
     error: AirError
     partial_output: NotRequired[Any]
@@ -93,7 +93,7 @@ class ToolErrorOutput(TypedDict):
 
 
 class WorkerResult(TypedDict):
-    """Seed 000 ``WorkerResult`` of a task that did not succeed.
+    """The coding agent's ``WorkerResult`` of a task that did not succeed.
 
     A failed or blocked task carries its ``error``; a cancelled one (an explicit stop, not an
     error) carries the ``reason`` it was stopped for and, when one stopped it, the ``signal``.
@@ -106,7 +106,7 @@ class WorkerResult(TypedDict):
 
 
 class AFKError(TypedDict):
-    """Seed 003's error: what an AFK error carries."""
+    """The desktop agent's error: what an AFK error carries."""
 
     code: str
     category: Literal["user", "transient", "environment", "defect"]
@@ -129,7 +129,7 @@ _SHADOWED = "shadowed_metadata"
 
 
 def to_air_error(failure: Failure) -> AirError:
-    """The Failure as seed 000's ``AirError`` (see the module docstring for the field map).
+    """The Failure as ``AirError`` (see the module docstring for the field map).
 
     Raises:
         TypeError: ``failure`` is not a Failure.
@@ -209,7 +209,7 @@ def to_tool_error_output(
     partial_output: Any = None,
     artifact_ids: list[str] | None = None,
 ) -> ToolErrorOutput:
-    """The Failure as seed 000's ``ToolErrorOutput``; evidence_ref_ids from evidence_refs.
+    """The Failure as ``ToolErrorOutput``; evidence_ref_ids from evidence_refs.
 
     Raises:
         TypeError: ``failure`` is not a Failure.
@@ -226,24 +226,24 @@ def to_tool_error_output(
 
 
 _BLOCKER_KINDS = frozenset({Kind.ARCHITECTURE_ERROR})
-"""Kinds that are never an ordinary failure (seed 000 §7 WorkerResult rule 4)."""
+"""Kinds that are never an ordinary failure (WorkerResult rule: never an ordinary failure)."""
 
 
 def to_worker_result(failure: Failure | Cancelled,
                      status: Outcome | str | None = None) -> WorkerResult:
-    """The Failure (or a Cancelled outcome) as seed 000's ``WorkerResult``.
+    """The Failure (or a Cancelled outcome) as ``WorkerResult``.
 
     ``status`` defaults to the kind's task outcome (:data:`~failcode.KIND_DEFAULTS`); pass a
     Decision's outcome when there is one. A success has no WorkerResult error, so ``status`` is
     one of failed, blocked, cancelled. A :class:`~failcode.Cancelled` outcome is always
-    ``cancelled`` (seed 000: "use cancelled when explicitly stopped"), with its reason and
+    ``cancelled`` (a task that was explicitly stopped), with its reason and
     signal and no error.
 
     Raises:
         TypeError: ``failure`` is neither a Failure nor a Cancelled outcome.
         ValueError: ``status`` is not an outcome.
         ProjectionError: the status would make an architecture blocker an ordinary ``failed``
-            result (seed 000: "do not label architecture/product impossibility as ordinary
+            result (an architecture or product impossibility is never labelled an ordinary
             failure"), or would cancel a Cancelled outcome's opposite.
     """
     if isinstance(failure, Cancelled):
@@ -274,16 +274,16 @@ def _cause_text(cause: tuple[CauseLink, ...]) -> str | None:
 
 
 def to_afk_error(failure: Failure) -> AFKError:
-    """The Failure as seed 003's error.
+    """The Failure as an ``AFKError`` (four categories, no ``task``).
 
     Raises:
         TypeError: ``failure`` is not a Failure.
-        ProjectionError: the Failure's category is ``task``, which seed 003 does not have.
+        ProjectionError: the Failure's category is ``task``, which that shape does not have.
     """
     expect_failure(failure, "to_afk_error")
     if failure.category not in SEED_003_CATEGORIES:
         allowed = ", ".join(sorted(c.value for c in SEED_003_CATEGORIES))
-        msg = (f"{failure.code} has category {failure.category.value}, which seed 003 errors "
+        msg = (f"{failure.code} has category {failure.category.value}, which AFKError "
                f"cannot carry (allowed: {allowed}); report it as an outcome, or map it to a "
                f"code of an AFK catalog")
         raise ProjectionError(msg)

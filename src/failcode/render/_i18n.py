@@ -1,6 +1,6 @@
 """Localization: a code's text rendered from (code, params, locale) through gettext catalogs.
 
-Errors cross a pipe as codes and params (seed 003); the receiving side renders them in its own
+Errors cross a pipe as codes and params; the receiving side renders them in its own
 language. The code is the same in every language, so one code can be searched.
 
 Message ids are stable per code, never the English text, so a code's text is found by its code
@@ -85,7 +85,7 @@ UI_TEXT: Final[Mapping[str, str]] = {
               "developer detail]",
     "ui.traceback": "Traceback (shown on request):",
     "ui.internal": "An unexpected error occurred.",
-    # a rejected action, fed back to the model (seed 003): short, no code, says what to do
+    # a rejected action, fed back to the model: short, no code, says what to do
     "ui.rejected": "The action {action} was not carried out: {reason}. Choose a different "
                    "action.",
     "ui.rejected.bare": "The action {action} was not carried out. Choose a different action.",

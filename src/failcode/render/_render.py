@@ -1,4 +1,4 @@
-"""Three renderers over one record: user text, developer detail, JSON (seed 000 §8, seed 003).
+"""Three renderers over one record: user text, developer detail, JSON.
 
 * :func:`render_user` says what failed, why it matters (the code's impact), what was tried or can
   be tried next, whether the user must act (the category; the remedy always appears for the user
@@ -13,8 +13,9 @@
 Every renderer passes its output through :func:`failcode.redact`, so a record built by
 hand with a secret in it still renders none; long text is cut, and the cut is said.
 
-:func:`visible` and :class:`SeverityGate` apply seed 000 §4 to any report or stream: info only as
-progress detail, a warning in the final report, an error when relevant, a fatal one at once.
+:func:`visible` and :class:`SeverityGate` apply the visibility rules to any report or stream:
+info only as progress detail, a warning in the final report, an error when relevant, a fatal
+one at once.
 """
 
 from __future__ import annotations
@@ -65,11 +66,11 @@ _INDENT: Final = "  "
 
 
 # ---------------------------------------------------------------------------------------------
-# severity and visibility (seed 000 §4)
+# severity and visibility
 
 
 class Visibility(StrEnum):
-    """When a failure of a severity is shown to the user (seed 000 §4)."""
+    """When a failure of a severity is shown to the user."""
 
     PROGRESS_DETAIL = "progress_detail"
     """info: usually hidden, or shown as progress detail."""
@@ -343,7 +344,7 @@ MAX_REJECTED_CHARS: Final = 300
 def render_rejected_action(rejected: RejectedAction, *, locale: str | None = None) -> str:
     """The instruction that feeds a :class:`~failcode.RejectedAction` back to the model.
 
-    Seed 003: a rejected action is information for the model, not an error. The text is one
+    A rejected action is information for the model, not an error. The text is one
     short instruction without a code, a severity or a remedy for a person: it names the action,
     says why it was refused and asks for another one ("The action click(900, 40) was not carried
     out: the target is outside the window. Choose a different action."). The reason is collapsed

@@ -107,6 +107,9 @@ _TEXT_RULES: Final[tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]] = (
     ),
 )
 
+# the path rules come first; every gate of theirs holds "/" or "\\" (tested)
+_FIRST_ID_RULE: Final = next(k for k, rule in enumerate(_TEXT_RULES) if rule[0] == "<id>")
+
 # --- token rules: a whitespace-free token's core (surrounding punctuation stripped) -----------
 _HEX = "[0-9a-fA-F]"
 _TOKEN_RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
@@ -201,8 +204,21 @@ _TS_RUN: Final = re.compile(r"(?:<int>,? )?<ts>(?:,? (?:<ts>|<int>|GMT|UTC|Z))+|
 
 _CTRL: Final = dict.fromkeys((*range(9), 11, 12, *range(14, 32), 127), " ")
 
+
+
+class _WordCache(dict[str, str]):
+    """word -> its normalized form; a miss classifies the word and keeps the result, so a
+    message's words are looked up in one C-level ``map`` over ``__getitem__``."""
+
+    __slots__ = ()
+
+    def __missing__(self, word: str) -> str:
+        result = self[word] = _classify(word)
+        return result
+
+
 # Bounded memo tables (cleared when full): log lines and their words repeat a lot.
-_CACHE: dict[str, str] = {}
+_CACHE: _WordCache = _WordCache()
 _CACHE_MAX: Final = 1 << 16
 _MSG_CACHE: dict[str, str] = {}
 _MSG_CACHE_MAX: Final = 1 << 14
@@ -281,7 +297,9 @@ def _normalize(text: object, *, redacted: bool = False) -> str:
         body = body.translate(_CTRL)
     if not redacted:
         body = redact(body)
-    for placeholder, rx, gates in _TEXT_RULES:
+    # every path rule's gate holds a slash or a backslash: without one, only the id rule can run
+    rules = _TEXT_RULES if "/" in body or "\\" in body else _TEXT_RULES[_FIRST_ID_RULE:]
+    for placeholder, rx, gates in rules:
         for g in gates:
             if g in body:
                 body = rx.sub(r"\g<1>" + placeholder, body)
@@ -300,14 +318,7 @@ def _tokens(body: str) -> str:
     cache = _CACHE
     if len(cache) > _CACHE_MAX:
         cache.clear()
-    words = body.split()
-    out = []
-    for w in words:
-        r = cache.get(w)
-        if r is None:
-            r = cache[w] = _classify(w)
-        out.append(r)
-    s = " ".join(out)
+    s = " ".join(map(cache.__getitem__, body.split()))
     if "<ts>" in s:
         s = _TS_RUN.sub("<ts>", s)
     if "<int> " in s or "<int>.<int> " in s:
@@ -325,7 +336,31 @@ def _unit(m: re.Match[str]) -> str:
 
 
 def _classify(word: str) -> str:
-    """Normalize one whitespace-free word (the result is cached per distinct word)."""
+    """Normalize one whitespace-free word (the result is cached per distinct word).
+
+    The fast path: a number (ASCII digits, at most one inner ``.``) between leading and
+    trailing punctuation is each digit run's placeholder, as :func:`_classify_slow` finds
+    after trying every token rule; anything else goes the slow way.
+    """
+    if word.isalpha():
+        return "<ts>" if word in _CALENDAR else word
+    if word.isascii() and not ("[" in word and ":" in word):
+        head = word.lstrip(_LEAD)
+        core = head.rstrip(_TRAIL)
+        whole, dot, frac = core.partition(".")
+        if whole.isdigit() and (not dot or frac.isdigit()):
+            lead, trail = word[: len(word) - len(head)], head[len(core) :]
+            return lead + _number(whole) + (dot + _number(frac) if dot else "") + trail
+    return _classify_slow(word)
+
+
+def _number(run: str) -> str:
+    """A digit run's placeholder: a zero-padded run as long as a hex word is a hex id."""
+    return "<hex>" if len(run) >= 7 and run[0] == "0" else "<int>"
+
+
+def _classify_slow(word: str) -> str:
+    """Normalize one whitespace-free word by every rule (see :func:`_classify`)."""
     if word.isalpha():
         return "<ts>" if word in _CALENDAR else word
     if "[" in word and ":" in word:
@@ -356,12 +391,38 @@ def _classify(word: str) -> str:
     return lead + _classify_core(core) + trail
 
 
+# A core of ASCII letters, digits, "-" and "_" that starts with a letter: no token rule can
+# match it whole (each needs a leading digit, sign, "/", "0x", a ".", a ":" or 36 characters)
+_PLAIN_CORE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,34}")
+
+
 def _classify_core(core: str) -> str:
+    """A core's normalized form; the fast path: a plain core (:data:`_PLAIN_CORE`) that is
+    not a request id is its pieces, as :func:`_classify_core_slow` finds after every rule."""
+    if _PLAIN_CORE.fullmatch(core) and _REQ_PREFIX.match(core) is None:
+        return _pieces(core)
+    first = core[:1]
+    # The token rules and ip:port match whole cores that start with a digit, a sign, "/" and a
+    # digit, or (a UUID) have 36 characters; any other core skips them. isdigit() holds for
+    # every character the patterns' \d matches, and more.
+    if (not core[1:2].isdigit() if first == "/"
+            else not (first.isdigit() or first in "+-" or len(core) == 36)):
+        return _classify_core_rest(core)
+    return _classify_core_slow(core)
+
+
+def _classify_core_slow(core: str) -> str:
+    """A core's normalized form by every rule (see :func:`_classify_core`)."""
     for placeholder, rx in _TOKEN_RULES:
         if rx.fullmatch(core):
             return placeholder
     if _IP_PORT.fullmatch(core):
         return "<ip>:<int>"
+    return _classify_core_rest(core)
+
+
+def _classify_core_rest(core: str) -> str:
+    """The rules after the token rules and ip:port, which did not match ``core``."""
     if ":" in core and _IPV6.fullmatch(core) and core.count(":") >= 2:
         return "<ip>"
     m = _SRC_PATH.fullmatch(core)

@@ -1,4 +1,4 @@
-"""Semantic signatures (seed 000 §6): ``<kind>:<surface>:<class>:<location-or-none>:<8 hex>``.
+"""Semantic signatures: ``<kind>:<surface>:<class>:<location-or-none>:<8 hex>``.
 
 Sentry's design: a signature is a list of components, each contributing or not, with a hint saying
 why. The hash is blake2b (4 bytes, 8 hex digits) over the contributing components, never the
@@ -126,9 +126,13 @@ def sign_value(
     ``message`` must already be redacted (the factory renders it from redacted params); the
     value equals ``sign(...).value`` for such a message.
     """
-    # the types too: 1, 1.0 and True are equal keys but render differently
-    static = (kind, surface, error_class, location, status, type(status), diagnostic,
-              type(diagnostic), blocker, type(blocker))
+    # the types too: 1, 1.0 and True are equal keys but render differently; without any of
+    # the three (most records) a shorter key, which never equals a longer one
+    static: tuple[object, ...] = (
+        (kind, surface, error_class, location)
+        if status is None and diagnostic is None and blocker is None
+        else (kind, surface, error_class, location, status, type(status), diagnostic,
+              type(diagnostic), blocker, type(blocker)))
     try:
         prefixes = _prefixes.get(static)
     except TypeError:  # an unhashable scalar: no cache
