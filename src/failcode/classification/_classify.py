@@ -524,7 +524,8 @@ def _tb_location(tb: TracebackType | None, cwd: str) -> tuple[str | None, Any]:
     return best, last
 
 
-# [ \t]*, not \s*: under MULTILINE, \s* swallows blank lines and rescans them from each "^"
+# [ \t]*, never \s*: under MULTILINE \s* would run across the following blank lines from
+# every line start, quadratic in a traceback of blank lines.
 _TB_FILE_RE: Final = re.compile(r'^[ \t]*File "([^"\n]{1,1000})", line \d+', re.MULTILINE)
 
 
@@ -957,8 +958,8 @@ def _frames_of_tb(tb: TracebackType | None) -> list[tuple[str, str, str]]:
     return frames
 
 
-_TB_FRAME_RE: Final = re.compile(
-    r'^\s*File "([^"\n]{1,1000})", line \d+, in ([^\s]{1,200})', re.MULTILINE)
+_TB_FRAME_RE: Final = re.compile(  # [ \t]*, never \s*: see _TB_FILE_RE
+    r'^[ \t]*File "([^"\n]{1,1000})", line \d+, in ([^\s]{1,200})', re.MULTILINE)
 
 
 def _frames_of_text(traceback: str | None) -> list[tuple[str, str, str]]:

@@ -231,7 +231,11 @@ def _words(segment: str) -> list[str]:
 
 
 def _unwrap(words: list[str]) -> tuple[str, list[str], bool, bool]:
-    """(program, args, under_timeout, under_xargs) with wrappers and assignments removed."""
+    """(program, args, under_timeout, under_xargs) with wrappers and assignments removed.
+
+    The words are consumed from the left of a deque: popping the head of a list in a loop
+    would copy the rest each time, quadratic in a long argv of wrappers.
+    """
     under_timeout = under_xargs = False
     rest = deque(words)  # popleft is O(1); list.pop(0) made long argv quadratic
     while rest:
@@ -275,8 +279,12 @@ def _unwrap(words: list[str]) -> tuple[str, list[str], bool, bool]:
                     rest.popleft()
             continue
         if _PYTHON.match(name) and len(rest) > 2 and rest[1] == "-m":
-            return rest[2].split(".", 1)[0], list(rest)[3:], under_timeout, under_xargs
-        return name, list(rest)[1:], under_timeout, under_xargs
+            rest.popleft()
+            rest.popleft()
+            module = rest.popleft()
+            return module.split(".", 1)[0], list(rest), under_timeout, under_xargs
+        rest.popleft()
+        return name, list(rest), under_timeout, under_xargs
     return "sh", [], under_timeout, under_xargs
 
 

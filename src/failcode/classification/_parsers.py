@@ -689,24 +689,33 @@ def _python_diagnostic(text: str) -> Diagnostic | None:
                       frames=tb.frames, exc_type=tb.exc_type, traceback=tb.text)
 
 
+_KEPT_PER_RULE: Final = 3
+_ATTEMPTS_PER_RULE: Final = 64
+
+
 def find_diagnostics(text: str) -> list[Diagnostic]:
     """Every diagnostic the tables find in ``text`` (already capped and ANSI-stripped).
 
-    Each rule contributes its first few matches; the last Python traceback is added. The
-    list is ordered by position in the text.
+    Each rule contributes its first few matches among its first 64; the last Python traceback
+    is added. The list is ordered by position in the text.
     """
     found: list[Diagnostic] = []
     for rule in RULES:
         if rule.gate not in text:
             continue
         kept = 0
-        for match in rule.pattern.finditer(text):
+        # A builder may read a window around its match and still decline it (a bare
+        # "Error: ..." line is no node crash); bounding the attempts, not only the kept
+        # matches, keeps a text of many declined matches linear.
+        for attempt, match in enumerate(rule.pattern.finditer(text), 1):
             diagnostic = rule.build(match, text)
             if diagnostic is not None:
                 found.append(diagnostic)
                 kept += 1
-                if kept >= 3:
+                if kept >= _KEPT_PER_RULE:
                     break
+            if attempt >= _ATTEMPTS_PER_RULE:
+                break
     if 'File "' in text:
         python = _python_diagnostic(text)
         if python is not None:

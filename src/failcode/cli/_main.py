@@ -2,7 +2,10 @@
 commands that live in modules of their own.
 
 Exit codes: 0 success; 1 a check failed (the problems are printed); 2 a usage error (an unknown
-code, a catalog that cannot be imported, a missing file). ``failcode run`` exits with the
+code, a catalog that cannot be imported, a missing file). A catalog module that raises, has a
+syntax error or calls ``sys.exit`` on import is a usage error naming the module and the error,
+never a traceback.
+``failcode run`` exits with the
 boundary table's code of the failure it reports.
 
 Presentation goes through :mod:`failcode.cli._output`: rich on a terminal (``NO_COLOR``
@@ -98,6 +101,13 @@ def _load_catalog(spec: str | None) -> Catalog:
     except ImportError as exc:
         msg = f"--catalog {spec!r}: cannot import {module_name!r} ({exc})"
         raise _UsageError(msg) from None
+    except SystemExit as exc:
+        msg = f"--catalog {spec!r}: importing {module_name!r} called sys.exit({exc.code!r})"
+        raise _UsageError(msg) from None
+    except Exception as exc:  # noqa: BLE001 - the user's module: any error is a usage error
+        msg = (f"--catalog {spec!r}: importing {module_name!r} failed: "
+               f"{type(exc).__name__}: {_one_line(exc)}")
+        raise _UsageError(msg) from None
     finally:
         sys.path.pop(0)
     value = getattr(module, attribute, None)
@@ -111,6 +121,14 @@ def _load_catalog(spec: str | None) -> Catalog:
         raise _UsageError(msg)
     msg = f"--catalog {spec!r}: {attribute} is not a failcode Catalog or CodeEnum"
     raise _UsageError(msg)
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    try:
+        text = " ".join(str(exc).split())
+    except Exception:  # noqa: BLE001 - a __str__ that raises still gets reported
+        text = "<unprintable>"
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def _checked_catalog(spec: str | None) -> Catalog:

@@ -18,8 +18,8 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any, Final
 
+from failcode.integrations._bounded import bounded_redact, bounded_redact_tree
 from failcode.record._failure import Failure, FailureError
-from failcode.signature._redact import redact
 
 if TYPE_CHECKING:
     from collections.abc import MutableMapping
@@ -54,9 +54,10 @@ class FailcodeLogFilter(logging.Filter):
     """A filter that adds :data:`FIELDS` and redacts the message; it never drops a record.
 
     The failure is taken from ``extra={"failure": ...}`` (a Failure or FailureError) or from the
-    record's ``exc_info``. The message is rendered (``msg % args``) and redacted; an exception's
-    traceback is formatted once, bounded and redacted into ``exc_text``, which formatters print
-    instead of formatting it again. Records without a failure get the fields set to ``""`` so a
+    record's ``exc_info``. The message is rendered (``msg % args``), cut to 16 KiB and redacted
+    (the cut comes first, so a huge message costs its capped part); an exception's traceback is
+    formatted once, bounded and redacted into ``exc_text``, which formatters print instead of
+    formatting it again. Records without a failure get the fields set to ``""`` so a
     format string that names them never fails.
     """
 
@@ -65,31 +66,22 @@ class FailcodeLogFilter(logging.Filter):
         fields = failure_fields(failure) if failure else dict.fromkeys(FIELDS, "")
         for key, value in fields.items():
             setattr(record, key, value)
-        record.msg = redact(record.getMessage())
+        record.msg = bounded_redact(record.getMessage())
         record.args = None
         if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
             from failcode.render._render import format_traceback  # noqa: PLC0415 - only with exc_info
 
             record.exc_text = format_traceback(None, record.exc_info[1])
         if record.exc_text:
-            record.exc_text = redact(record.exc_text)
+            record.exc_text = bounded_redact(record.exc_text)
         return True
-
-
-def _redact_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_redact_value(item) for item in value)
-    if isinstance(value, dict):
-        return {key: _redact_value(item) for key, item in value.items()}
-    return value
 
 
 def failcode_processor(
     logger: Any, method_name: str, event_dict: MutableMapping[str, Any],
 ) -> MutableMapping[str, Any]:
-    """A structlog processor: add the failure's fields, replace it by its code, redact strings.
+    """A structlog processor: add the failure's fields, replace it by its code, redact strings
+    (each cut to 16 KiB first; containers walked 32 levels deep).
 
     The failure comes from the ``failure`` key (a Failure or FailureError) or from ``exc_info``
     (an exception or a triple). The ``failure`` key is replaced by the record's canonical dict
@@ -106,5 +98,5 @@ def failcode_processor(
             event_dict["failure"] = failure.to_dict()
     for key, value in list(event_dict.items()):
         if key != "exc_info":
-            event_dict[key] = _redact_value(value)
+            event_dict[key] = bounded_redact_tree(value)
     return event_dict

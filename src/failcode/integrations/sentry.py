@@ -7,7 +7,8 @@
 For an event whose exception is a :class:`~failcode.FailureError` (or that carries a Failure in
 ``hint["failure"]``), the fingerprint becomes ``[signature]``, so Sentry's issues follow
 failcode's grouping, and the tags ``failcode.code``, ``failcode.kind`` and ``failcode.category``
-are set. Every string in the event is redacted: Sentry's own scrubber works by key names and
+are set. Every string in the event is cut to 16 KiB and then redacted (so a huge event costs its
+capped part), nested values 32 levels deep at most: Sentry's own scrubber works by key names and
 does not look inside exception messages. Needs the ``sentry`` extra only to send events; the hook
 itself imports nothing from sentry-sdk.
 """
@@ -16,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from failcode.integrations._bounded import bounded_redact_tree
 from failcode.record._failure import Failure, FailureError
-from failcode.signature._redact import redact_tree
 
 __all__ = ["before_send", "failure_of_hint"]
 
@@ -40,7 +41,7 @@ def before_send(event: dict[str, Any], hint: dict[str, Any] | None) -> dict[str,
 
     Returns the event (never drops one).
     """
-    event = redact_tree(event)
+    event = bounded_redact_tree(event)
     failure = failure_of_hint(hint)
     if failure is not None:
         event["fingerprint"] = [failure.signature]

@@ -33,7 +33,7 @@ import json
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from failcode.codes._catalog import FC
 from failcode.pipeline._artifacts import FailureArtifact, FinalStatus, Verdict
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "MAX_SCHEMA_PROBLEMS",
     "REPLAY_FIELDS",
     "TRACE_VERSION",
     "AgentErrorEvent",
@@ -255,13 +256,44 @@ def input_digest(value: _Model | Any) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def _schema_problem(error: ValidationError) -> str:
+def _schema_problem(error: ValidationError, prefix: str = "") -> str:
     parts = []
-    for item in error.errors()[:3]:
-        where = ".".join(str(p) for p in item.get("loc", ())) or "trace"
+    items = error.errors(include_url=False, include_context=False, include_input=False)
+    for item in items[:3]:
+        where = ".".join([prefix, *(str(p) for p in item.get("loc", ()))] if prefix else
+                         [str(p) for p in item.get("loc", ())]) or "trace"
         parts.append(f"{where}: {item.get('msg')}")
-    more = len(error.errors()) - 3
+    more = len(items) - 3
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+MAX_SCHEMA_PROBLEMS: Final = 100
+"""Invalid events after which reading a trace stops: a huge broken trace costs its first
+problems, not one error object per event."""
+_EVENT_ADAPTER: Final = TypeAdapter(TraceEvent)
+
+
+def _validated_events(events: list[Any], source: str | None) -> list[Any]:
+    """The events, each validated on its own; stops after :data:`MAX_SCHEMA_PROBLEMS` bad ones
+    and reports the first three."""
+    validated: list[Any] = []
+    shown: list[str] = []
+    bad = 0
+    for index, event in enumerate(events):
+        try:
+            validated.append(_EVENT_ADAPTER.validate_python(event))
+        except ValidationError as exc:
+            bad += 1
+            if len(shown) < 3:
+                shown.append(_schema_problem(exc, f"events.{index}"))
+            if bad >= MAX_SCHEMA_PROBLEMS:
+                shown.append(f"stopped after {bad} invalid events")
+                break
+    if shown:
+        if bad > len(shown) and bad < MAX_SCHEMA_PROBLEMS:
+            shown.append(f"{bad} invalid events in all")
+        raise TraceSchemaError("; ".join(shown), source=source)
+    return validated
 
 
 def _check_replay_fields(data: dict[str, Any], source: str | None) -> None:
@@ -290,7 +322,10 @@ def load_trace(text: str | bytes | dict[str, Any], *, source: str | None = None)
         The valid trace.
 
     Raises:
-        TraceValidationError: a subclass per rejection reason (see the module docstring).
+        TraceValidationError: a subclass per rejection reason (see the module docstring); text
+            that is not UTF-8, nested too deeply or holds an integer of over 4300 digits is a
+            :class:`TraceSchemaError`, and reading stops after :data:`MAX_SCHEMA_PROBLEMS`
+            invalid events. Nothing else.
     """
     data: Any = text
     if isinstance(text, (str, bytes)):
@@ -299,6 +334,14 @@ def load_trace(text: str | bytes | dict[str, Any], *, source: str | None = None)
         except json.JSONDecodeError as exc:
             problem = f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
             raise TraceSchemaError(problem, source=source) from None
+        except UnicodeDecodeError as exc:
+            raise TraceSchemaError(f"not UTF-8 text (byte {exc.start})", source=source) from None
+        except RecursionError:
+            raise TraceSchemaError("not a trace: JSON nested too deeply",
+                                   source=source) from None
+        except ValueError as exc:  # an integer of more digits than int() converts (4300)
+            raise TraceSchemaError(f"not JSON: {str(exc).split(';', 1)[0]}",
+                                   source=source) from None
     if not isinstance(data, dict):
         raise TraceSchemaError(f"a trace is a JSON object, got {type(data).__name__}",
                                source=source)
@@ -308,10 +351,14 @@ def load_trace(text: str | bytes | dict[str, Any], *, source: str | None = None)
                    f"{TRACE_VERSION}")
         raise UnknownTraceVersionError(problem, source=source)
     _check_replay_fields(data, source)
+    if isinstance(data.get("events"), list):
+        data = {**data, "events": _validated_events(data["events"], source)}
     try:
         trace = Trace.model_validate(data)
     except ValidationError as exc:
         raise TraceSchemaError(_schema_problem(exc), source=source) from None
+    except RecursionError:
+        raise TraceSchemaError("not a trace: nested too deeply", source=source) from None
     return validate_trace(trace, source=source)
 
 

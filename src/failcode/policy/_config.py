@@ -387,13 +387,28 @@ def _toml_repr(value: object) -> str:
     return str(value)
 
 
+_DISPLAY_CHARS: Final = 48
+"""The longest file name a message shows; every FC-CFG template leaves a param at least this."""
+
+
+def _shorten_middle(text: str, limit: int = _DISPLAY_CHARS) -> str:
+    """``text`` cut in the middle to ``limit`` characters, keeping its start and its last
+    path component (the file name), e.g. ``/srv/app/…/config/failcode.toml``."""
+    if len(text) <= limit:
+        return text
+    name = text.rsplit("/", 1)[-1]
+    tail = min(limit - 2, max(len(name) + 1, (limit - 1) // 2))
+    return text[: limit - 1 - tail] + "\u2026" + text[-tail:]
+
+
 def _display(path: str | Path) -> str:
-    """The file as messages name it: relative to the working directory when inside it (a
-    message is one bounded sentence, so long absolute paths would be shortened)."""
+    """The file as messages name it: relative to the working directory when inside it, and cut
+    in the middle when long (a message is one bounded sentence; the file name is kept)."""
     try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
-        return str(path)
+        shown = str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError, RuntimeError):
+        shown = str(path)
+    return _shorten_middle(shown)
 
 
 class _Validator:
@@ -418,6 +433,8 @@ class _Validator:
     def add(self, spec_name: str, path: tuple[str, ...], **params: object) -> None:
         from failcode.codes._catalog import FC  # noqa: PLC0415 - the catalog imports the registry
 
+        if len(self.problems) >= MAX_PROBLEMS:
+            return  # a huge broken file costs its first problems, not one record per line
         spec = FC[spec_name]
         clean = {"file": self.file, "line": self.line(path), **params}
         self.problems.append(spec.failure(surface="config.load", params=clean))
@@ -488,8 +505,9 @@ class _Validator:
             return _INVALID
         bad = False
         if kind in ("int", "float"):
-            number = float(value)  # type: ignore[arg-type]
-            bad = (not math.isfinite(number)
+            # ints compare with the float bounds exactly; float() of a 400-digit int overflows
+            number: float = value  # type: ignore[assignment]
+            bad = ((type(number) is float and not math.isfinite(number))
                    or (setting.min is not None and number < setting.min)
                    or (setting.max is not None and number > setting.max))
         elif kind == "str" and setting.choices is not None:
@@ -503,6 +521,8 @@ class _Validator:
 
 
 _INVALID: Final = object()
+MAX_PROBLEMS: Final = 100
+"""The most problems :func:`validate_toml` reports for one file; the rest are not looked at."""
 
 
 def validate_toml(
@@ -512,7 +532,8 @@ def validate_toml(
     text: str | None = None,
     root: Sequence[str] | None = None,
 ) -> ValidatedConfig:
-    """Validate a TOML file against ``schema``: every problem, none clamped, none skipped.
+    """Validate a TOML file against ``schema``: every problem (up to :data:`MAX_PROBLEMS`),
+    none clamped.
 
     Args:
         path: the file (read unless ``text`` is given; always used as the name in messages).
@@ -526,18 +547,28 @@ def validate_toml(
         The values (defaults filled in for absent keys; invalid ones left out) and one FC-CFG
         Failure per problem (broken TOML, wrong type, value out of range, unknown key or
         table), each message naming the file, the line, the key, the value and what is allowed.
+        A file that is not UTF-8, has a key of more than :data:`MAX_KEY_PARTS` dotted parts,
+        nests arrays too deeply or holds an integer of over 4300 digits is broken TOML
+        (FC-CFG-004), never an exception.
 
     Raises:
         OSError: the file cannot be read.
     """
-    from failcode.codes._catalog import FC  # noqa: PLC0415 - the catalog imports the registry
 
     file = _display(path)
     if text is None:
-        text = Path(path).read_text(encoding="utf-8")
+        raw = Path(path).read_bytes()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _broken(file, raw.count(b"\n", 0, exc.start) + 1,
+                           f"not UTF-8 text (byte {exc.start})")
     if root is None:
         root = ("tool", "failcode") if Path(path).name == "pyproject.toml" else ()
     root = tuple(root)
+    long_key = _long_dotted_key(text)
+    if long_key is not None:
+        return _broken(file, long_key, f"a key of more than {MAX_KEY_PARTS} dotted parts")
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -549,9 +580,11 @@ def validate_toml(
         else:
             line = max(1, len(text.splitlines()))
             problem = problem.replace("(at end of document)", "at the end of the file").strip()
-        broken = FC.CFG_BROKEN_TOML.failure(surface="config.load", params={
-            "file": file, "line": line, "problem": problem})
-        return ValidatedConfig(file, {}, (broken,))
+        return _broken(file, line, problem)
+    except RecursionError:
+        return _broken(file, 1, "arrays or inline tables nested too deeply to read")
+    except ValueError as exc:  # an integer of more digits than int() converts (4300)
+        return _broken(file, 1, str(exc).split(";", 1)[0])
     node: Any = data
     for part in root:
         node = node.get(part, {}) if isinstance(node, dict) else {}
@@ -563,6 +596,31 @@ def validate_toml(
         node = {}
     values = validator.section(schema, node, ())
     return ValidatedConfig(file, values, tuple(validator.problems))
+
+
+def _broken(file: str, line: int, problem: str) -> ValidatedConfig:
+    from failcode.codes._catalog import FC  # noqa: PLC0415 - the catalog imports the registry
+
+    broken = FC.CFG_BROKEN_TOML.failure(surface="config.load", params={
+        "file": file, "line": line, "problem": problem})
+    return ValidatedConfig(file, {}, (broken,))
+
+
+MAX_KEY_PARTS: Final = 1000
+"""The most dotted parts a key may have: tomllib joins a key's parts one tuple at a time,
+quadratic in their number, so a longer key is refused before it is parsed."""
+# A chain of dotted key parts, each started only where no key character precedes it and
+# matched possessively, so the scan is linear: no position is tried twice.
+_DOTTED_CHAIN: Final = re.compile(
+    r"""(?<![A-Za-z0-9_"'-])(?:(?:[A-Za-z0-9_-]++|"[^"\n]*+"|'[^'\n]*+')[ \t]*+\.[ \t]*+)++""")
+
+
+def _long_dotted_key(text: str) -> int | None:
+    """The line of the first chain of more than :data:`MAX_KEY_PARTS` dotted parts, or None."""
+    for match in _DOTTED_CHAIN.finditer(text):
+        if match.group().count(".") >= MAX_KEY_PARTS:
+            return text.count("\n", 0, match.start()) + 1
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -657,11 +715,11 @@ def load_config(path: str | Path | None = None) -> FailcodeConfig:
         path = find_config()
         if path is None:
             return FailcodeConfig(Policy(), (), None)
-    text = Path(path).read_text(encoding="utf-8")
-    result = validate_toml(path, text=text)
+    result = validate_toml(path)
     problems = list(result.problems)
     if problems and result.values == {}:
         raise ConfigError(problems)
+    text = Path(path).read_text(encoding="utf-8")  # decodable: validate_toml read it
     root = ("tool", "failcode") if Path(path).name == "pyproject.toml" else ()
     policy = _policy_from(result.values, problems, _display(path), key_lines(text), root)
     if problems:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from failcode.record._failure import Failure
+from failcode.record._failure import Failure, decode_problem
 from failcode.record._outcomes import (
     Cancelled,
     NoMatch,
@@ -102,6 +102,9 @@ def _decode(data: bytes | str, where: str) -> Item | None:
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         msg = f"{where}malformed failcode envelope: {exc}"
         raise EnvelopeError(msg) from None
+    except (RecursionError, UnicodeError, TypeError) as exc:
+        msg = f"{where}malformed failcode envelope: {decode_problem(exc)}"
+        raise EnvelopeError(msg) from None
     if envelope.failcode != ENVELOPE_VERSION:
         msg = (f"{where}unsupported envelope version {envelope.failcode}; this failcode reads "
                f"version {ENVELOPE_VERSION}")
@@ -121,14 +124,18 @@ def _decode(data: bytes | str, where: str) -> Item | None:
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         msg = f"{where}invalid {envelope.type} body: {exc}"
         raise EnvelopeError(msg) from None
+    except (RecursionError, UnicodeError) as exc:
+        msg = f"{where}invalid {envelope.type} body: {decode_problem(exc)}"
+        raise EnvelopeError(msg) from None
 
 
 def decode(data: bytes | str) -> Item:
     """Read one envelope.
 
     Raises:
-        EnvelopeError: malformed JSON, an unknown version or type, or an invalid body (the
-            message says which); an ``end`` envelope is not an item either.
+        EnvelopeError: malformed JSON (cut off, nested too deeply, not UTF-8, a lone
+            surrogate), an unknown version or type, or an invalid body (the message says which);
+            an ``end`` envelope is not an item either. Nothing else.
     """
     item = _decode(data, "")
     if item is None:
@@ -144,7 +151,8 @@ def read_envelopes(lines: Iterable[bytes | str], *, peer: str = "peer") -> Itera
     mid-envelope, yields one :class:`~failcode.PeerExited` and stops. Blank lines are skipped.
 
     Raises:
-        EnvelopeError: a complete line is not a valid envelope; the message names the line.
+        EnvelopeError: a complete line is not a valid envelope (as for :func:`decode`); the
+            message names the line.
     """
     number = 0
     for number, line in enumerate(lines, start=1):

@@ -28,7 +28,13 @@ import msgspec
 from msgspec.structs import force_setattr
 
 from failcode.record._axes import Category, Kind, Retryability, Severity
-from failcode.record._frozen import MAX_KEYS, FrozenDict, Scalar
+from failcode.record._frozen import (
+    MAX_KEYS,
+    MAX_VALUE_CHARS,
+    FrozenDict,
+    Scalar,
+    replace_surrogates,
+)
 
 __all__ = [
     "MAX_CAUSE_DEPTH",
@@ -39,6 +45,7 @@ __all__ = [
     "FailureDecodeError",
     "FailureError",
     "InvalidFailureError",
+    "decode_problem",
     "failure_json_schema",
     "new_error_id",
 ]
@@ -47,8 +54,8 @@ MAX_MESSAGE_CHARS: Final = 300
 """A message is one sentence on one line of at most this many characters."""
 MAX_CAUSE_DEPTH: Final = 8
 """The longest cause chain a record keeps (innermost causes beyond it are dropped by builders)."""
-MAX_TEXT_CHARS: Final = 4000
-"""The longest ``detail``, ``remedy``, cause message or mapping string value."""
+MAX_TEXT_CHARS: Final = MAX_VALUE_CHARS
+"""The longest ``detail``, ``remedy``, cause message or mapping string value (4000)."""
 MAX_MAPPING_KEYS: Final = MAX_KEYS
 """The most keys ``params``, ``context`` or ``metadata`` may hold."""
 
@@ -100,6 +107,9 @@ class EntityRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=Fals
         if not (isinstance(self.type, str) and self.type and isinstance(self.id, str) and self.id):
             msg = f"EntityRef needs a non-empty str type and id, got {self.type!r}, {self.id!r}"
             raise InvalidFailureError(msg)
+        if not (self.type.isascii() and self.id.isascii()):
+            force_setattr(self, "type", replace_surrogates(self.type))
+            force_setattr(self, "id", replace_surrogates(self.id))
 
 
 class CauseLink(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):
@@ -119,6 +129,13 @@ class CauseLink(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=Fals
         if not isinstance(self.message, str) or len(self.message) > MAX_TEXT_CHARS:
             msg = f"CauseLink.message must be a str of at most {MAX_TEXT_CHARS} characters"
             raise InvalidFailureError(msg)
+        if self.code is not None and not isinstance(self.code, str):
+            msg = f"CauseLink.code must be a str or None, got {self.code!r}"
+            raise InvalidFailureError(msg)
+        for field in ("type", "message", "code"):
+            value = getattr(self, field)
+            if value is not None and not value.isascii():
+                force_setattr(self, field, replace_surrogates(value))
 
 
 _EMPTY: Mapping[str, Scalar] = FrozenDict()
@@ -195,9 +212,9 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
             and not signature[-8:].strip(_HEX)
             and ((remedy is None and not static[6])
                  or (type(remedy) is str and 0 < len(remedy) <= MAX_TEXT_CHARS
-                     and not remedy.isspace()))
+                     and not remedy.isspace() and remedy.isascii()))
             and self.detail is None and self.recoverable.__class__ is bool
-            and type(self.error_id) is str and self.error_id
+            and type(self.error_id) is str and self.error_id and self.error_id.isascii()
         ):
             _validate(self)
             return
@@ -219,13 +236,17 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
         """Read a record from its JSON form.
 
         Raises:
-            FailureDecodeError: malformed JSON, an unknown field, a wrong type or a broken
-                invariant; the message names the path (e.g. ``$.kind``).
+            FailureDecodeError: malformed JSON (cut off, nested too deeply, not UTF-8, a lone
+                surrogate), an unknown field, a wrong type or a broken invariant; the message
+                names the path (e.g. ``$.kind``). Nothing else.
         """
         try:
             return _DECODER.decode(data)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise FailureDecodeError(f"not a valid failcode Failure: {exc}") from None
+        except (RecursionError, UnicodeError, TypeError) as exc:
+            raise FailureDecodeError(
+                f"not a valid failcode Failure: {decode_problem(exc)}") from None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Failure:
@@ -238,6 +259,9 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
             return msgspec.convert(data, Failure)
         except msgspec.ValidationError as exc:
             raise FailureDecodeError(f"not a valid failcode Failure: {exc}") from None
+        except (RecursionError, UnicodeError, TypeError) as exc:
+            raise FailureDecodeError(
+                f"not a valid failcode Failure: {decode_problem(exc)}") from None
 
     @property
     def signature_parts(self) -> tuple[str, str, str, str, str]:
@@ -248,6 +272,21 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
 _ENCODER = msgspec.json.Encoder(order="deterministic")
 _DECODER = msgspec.json.Decoder(Failure)
+
+
+def decode_problem(exc: BaseException) -> str:
+    """What a decoder says when msgspec fails outside its own errors (shared by every decoder).
+
+    msgspec raises ``RecursionError`` for a raw value nested deeper than it walks, and a
+    ``str`` input is encoded as UTF-8 first, which a lone surrogate makes fail.
+    """
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply"
+    if isinstance(exc, UnicodeEncodeError):
+        return f"not UTF-8 text: a lone surrogate at character {exc.start}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {exc.start})"
+    return f"expected JSON text (str or bytes), got {type(exc).__name__}: {exc}"
 
 
 def failure_json_schema() -> dict[str, Any]:
@@ -405,7 +444,21 @@ def _freeze_refs(record: Failure, field: str, item_type: type[Any], limit: int |
         raise _fail(field, f"<{len(value)} links>", f"a cause chain keeps at most {limit} links")
 
 
+_TEXT_FIELDS: Final = ("message", "detail", "remedy", "surface", "error_class", "location",
+                       "signature", "signature_version", "error_id")
+
+
+def _replace_surrogates(record: Failure) -> None:
+    """Lone surrogates (undecodable bytes of argv, paths, headers, output) become U+FFFD, the
+    same in every field, so the signature still matches its parts and ``to_json`` never fails."""
+    for field in _TEXT_FIELDS:
+        value = getattr(record, field)
+        if type(value) is str and not value.isascii():
+            force_setattr(record, field, replace_surrogates(value))
+
+
 def _validate(record: Failure) -> None:
+    _replace_surrogates(record)
     key = (record.code, record.surface, record.error_class, record.location,
            record.signature_version)
     static = _static_ok.get(key)

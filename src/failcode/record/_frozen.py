@@ -7,26 +7,44 @@ every mutating method raises :class:`TypeError`, as a ``MappingProxyType`` would
 from __future__ import annotations
 
 import math
-from typing import Any, NoReturn
+import re
+from typing import Any, Final, NoReturn
 
-__all__ = ["MAX_KEYS", "FrozenDict", "Scalar"]
+__all__ = ["MAX_INT", "MAX_KEYS", "MAX_VALUE_CHARS", "FrozenDict", "Scalar", "replace_surrogates"]
 
 Scalar = str | int | float | bool | None
 """The values a record's mappings hold: JSON scalars. Nested data belongs in evidence."""
 _SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 MAX_KEYS = 64
 """The most keys a record mapping holds."""
+MAX_VALUE_CHARS: Final = 4000
+"""The longest string value a record mapping holds."""
+MAX_INT: Final = 2**63
+"""Integer values lie in ``-MAX_INT <= value < 2 * MAX_INT`` (int64 or uint64), so every JSON
+reader keeps them and arithmetic on them (a delay, a status) never overflows a float."""
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate (an undecodable byte smuggled in by
+    ``surrogateescape``, a broken JSON escape) replaced by U+FFFD, so it encodes as UTF-8."""
+    if text.isascii():
+        return text
+    return _SURROGATE.sub("\ufffd", text)
 
 
 class FrozenDict(dict[str, Scalar]):
     """A read-only ``dict[str, Scalar]`` whose keys are str and values JSON scalars.
 
     Validated once, when built; every mutating method raises :class:`TypeError`. Hashing is
-    refused, as for ``dict``.
+    refused, as for ``dict``. Lone surrogates in keys and string values are replaced by U+FFFD,
+    so the mapping always encodes as UTF-8 JSON.
 
     Raises:
         TypeError: a key is not a str or a value is not a JSON scalar.
-        ValueError: a float value is NaN or infinite (it would not round-trip JSON).
+        ValueError: more than :data:`MAX_KEYS` keys; a float value that is NaN or infinite (it
+            would not round-trip JSON); a string value over :data:`MAX_VALUE_CHARS` characters;
+            an integer outside int64 / uint64 (see :data:`MAX_INT`).
     """
 
     __slots__ = ()
@@ -36,14 +54,37 @@ class FrozenDict(dict[str, Scalar]):
         if len(self) > MAX_KEYS:
             msg = f"at most {MAX_KEYS} keys, got {len(self)}"
             raise ValueError(msg)
+        dirty = False
         # a plain loop beats set(map(type, ...)) for the few keys a record mapping holds
         for key, value in dict.items(self):
             value_type = type(value)
             if type(key) is not str or value_type not in _SCALAR_TYPES:
                 self._raise_type_error(key, value)
-            if value_type is float and not math.isfinite(value):  # type: ignore[arg-type]
-                msg = f"value {key!r}: {value!r} must be finite to round-trip JSON"
+            if value_type is str:
+                if len(value) > MAX_VALUE_CHARS:  # type: ignore[arg-type]
+                    msg = (f"value {key!r}: a string of {len(value)} characters; "  # type: ignore[arg-type]
+                           f"at most {MAX_VALUE_CHARS}")
+                    raise ValueError(msg)
+                if not (value.isascii() and key.isascii()):  # type: ignore[union-attr]
+                    dirty = True
+            elif value_type is float:
+                if not math.isfinite(value):  # type: ignore[arg-type]
+                    msg = f"value {key!r}: {value!r} must be finite to round-trip JSON"
+                    raise ValueError(msg)
+            elif value_type is int and not -MAX_INT <= value < 2 * MAX_INT:  # type: ignore[operator]
+                msg = (f"value {key!r}: an integer of {value.bit_length()} bits; "  # type: ignore[union-attr]
+                       f"at most 64")
                 raise ValueError(msg)
+            elif not key.isascii():
+                dirty = True
+        if dirty:
+            self._replace_surrogates()
+
+    def _replace_surrogates(self) -> None:
+        items = [(replace_surrogates(key), replace_surrogates(value) if type(value) is str
+                  else value) for key, value in dict.items(self)]
+        dict.clear(self)
+        dict.update(self, items)
 
     @staticmethod
     def _raise_type_error(key: object, value: object) -> NoReturn:

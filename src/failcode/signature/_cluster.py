@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
+from failcode.record._failure import decode_problem
 from failcode.signature._redact import redact
 
 if TYPE_CHECKING:
@@ -470,6 +471,9 @@ class TemplateClusterer:
             state = msgspec.json.decode(data, type=_State)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise ClusterStateError(f"malformed clusterer state: {exc}") from exc
+        except (RecursionError, UnicodeError, TypeError) as exc:
+            raise ClusterStateError(
+                f"malformed clusterer state: {decode_problem(exc)}") from None
         if state.version != STATE_VERSION:
             raise ClusterStateError(
                 f"clusterer state version {state.version} is not supported "

@@ -1,0 +1,89 @@
+"""Growth ratios for linear-time tests: never an absolute time, always large against small.
+
+The hostile-input suite's variant: a fixed bound, the large call interrupted by an alarm
+(``tests/_growth.py`` scales its bound by a reference scan instead).
+
+A linear pass over 16 times the input costs about 16 times as much; a quadratic one 256 times.
+:func:`growth` times both sizes in the same process (best of a few rounds, each call repeated
+until it takes a measurable time), so machine load hits both alike.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import signal
+import time
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+T = TypeVar("T")
+
+KIB64 = 64 * 1024
+MIB = 1024 * 1024
+KIB4 = 4 * 1024
+LIMIT = 32.0
+"""The most a 16x larger input may cost, relative to the smaller one. A linear pass costs ~16x
+(measured 13-28x on a loaded 2-core machine, once the large input outgrows the CPU caches),
+n log n ~20x, a quadratic one ~256x: the bound keeps 8 to 1 between linear and quadratic."""
+
+
+def fill(unit: str, size: int) -> str:
+    """``unit`` repeated whole to at most ``size`` characters (at least once)."""
+    return unit * max(1, size // len(unit))
+
+
+def _per_call(call: Callable[[], object], floor: float = 0.02) -> float:
+    repeats = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(repeats):
+            call()
+        elapsed = time.perf_counter() - start
+        if elapsed >= floor or repeats >= 1 << 12:
+            return elapsed / repeats
+        repeats *= 4
+
+
+class _TooSlowError(Exception):
+    pass
+
+
+def _on_alarm(_signum: int, _frame: object) -> None:
+    raise _TooSlowError
+
+
+def growth(function: Callable[[T], object], small: T, large: T, rounds: int = 3) -> float:
+    """How many times more ``function(large)`` costs than ``function(small)`` (best of rounds).
+
+    The large call is interrupted (SIGALRM, where the platform has it) once it has cost 50
+    times the limit, or 10 s, whichever is more; the ratio is then ``inf``, so a quadratic
+    pass fails in seconds rather than minutes.
+    """
+    function(small)  # warm caches and lazy compiles
+    gc.collect()
+    gc.disable()  # the collector's pauses depend on the heap, not on the function measured
+    try:
+        return _growth(function, small, large, rounds)
+    finally:
+        gc.enable()
+
+
+def _growth(function: Callable[[T], object], small: T, large: T, rounds: int) -> float:
+    small_cost = min(_per_call(lambda: function(small)) for _ in range(rounds))
+    budget = max(10.0, small_cost * LIMIT * 50)
+    if not hasattr(signal, "setitimer"):
+        large_cost = min(_per_call(lambda: function(large), floor=0.0) for _ in range(rounds))
+        return large_cost / small_cost
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, budget)
+        large_cost = min(_per_call(lambda: function(large), floor=0.0) for _ in range(rounds))
+    except _TooSlowError:
+        return math.inf
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    return large_cost / small_cost
