@@ -6,9 +6,9 @@ can pass its own), plus filters and paging, and returns frozen msgspec Structs, 
 ``msgspec.to_builtins`` turns into JSON-ready data.
 
 Counts come from the aggregates kept at ingest, never from a scan of the events, except for a
-session filter combined with a time range (read from the session's events). A time range
-(``since`` inclusive, ``until`` exclusive) applies at hour granularity to counts: an hour is in
-the range when its start is.
+session filter combined with a time range (the events of the range, read through the time
+index). A time range (``since`` inclusive, ``until`` exclusive) applies at hour granularity to
+counts: an hour is in the range when its start is.
 """
 
 from __future__ import annotations

@@ -20,6 +20,22 @@ clusters            template cluster of signatures (v2)
 Times are integer microseconds since the Unix epoch (UTC) in both backends, so results agree
 to the microsecond. Version 1 had no knowledge and no clusters; version 2 adds them and
 backfills both from the stored events.
+
+Version 3 is about write cost (each index is one more B-tree page written per event, and a
+random one when the key is not time-ordered):
+
+- ``events`` is indexed by ``event_id`` (idempotence), by ``(signature, ts_us)`` (a signature's
+  history) and by ``ts_us`` (time ranges, ``prune``, ``stats``); the ``(session, ts_us)``
+  index is gone. A session filter with a time range reads the range through ``ts_us``; every
+  other session filter reads ``session_signatures``.
+- On SQLite, ``events`` is a rowid table again: its rows carry the JSON body (about 1 KiB),
+  and a WITHOUT ROWID table keeps whole rows in its interior pages (a few per page, a deep
+  tree); rows now append in arrival order and the ULID index appends in time order.
+  ``session_signatures``, ``hourly``, ``sessions`` and ``event_counts`` are WITHOUT ROWID
+  (small rows, one B-tree each instead of a table plus its primary-key index).
+
+On PostgreSQL (heap tables, no WITHOUT ROWID) version 3 only swaps the session index for the
+time index. SQLite rebuilds the tables it changes, copying every row.
 """
 
 from __future__ import annotations
@@ -28,7 +44,7 @@ from typing import Final
 
 __all__ = ["SCHEMA_VERSION", "ddl"]
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 """The schema version this failcode creates and migrates to."""
 
 _V1: Final = """
@@ -105,11 +121,83 @@ CREATE TABLE clusters (cluster_id TEXT PRIMARY KEY, template TEXT NOT NULL);
 ALTER TABLE signatures ADD COLUMN cluster_id TEXT;
 """
 
-STEPS: Final = {1: _V1, 2: _V2}
-"""The DDL that brings a store from version ``n - 1`` to ``n``."""
+_V3_POSTGRES: Final = """
+DROP INDEX events_session;
+CREATE INDEX events_ts ON events (ts_us);
+"""
+
+# SQLite cannot change a table's storage in place: build the new table, copy, drop, rename
+# (the indexes are made after the rename, so their names stay those of version 2)
+_V3_SQLITE: Final = """
+CREATE TABLE events_v3 (
+    event_id TEXT NOT NULL,
+    ts_us BIGINT NOT NULL,
+    event TEXT NOT NULL,
+    session TEXT,
+    step BIGINT,
+    source TEXT,
+    signature TEXT,
+    code TEXT,
+    body TEXT NOT NULL
+);
+INSERT INTO events_v3 (event_id, ts_us, event, session, step, source, signature, code, body)
+    SELECT event_id, ts_us, event, session, step, source, signature, code, body FROM events
+    ORDER BY ts_us, event_id;
+DROP TABLE events;
+ALTER TABLE events_v3 RENAME TO events;
+CREATE UNIQUE INDEX events_id ON events (event_id);
+CREATE INDEX events_signature ON events (signature, ts_us);
+CREATE INDEX events_ts ON events (ts_us);
+CREATE TABLE sessions_v3 (
+    session TEXT PRIMARY KEY,
+    events BIGINT NOT NULL,
+    failures BIGINT NOT NULL,
+    first_us BIGINT NOT NULL,
+    last_us BIGINT NOT NULL,
+    last_signature TEXT,
+    run BIGINT NOT NULL
+) WITHOUT ROWID;
+INSERT INTO sessions_v3 SELECT session, events, failures, first_us, last_us, last_signature,
+    run FROM sessions;
+DROP TABLE sessions;
+ALTER TABLE sessions_v3 RENAME TO sessions;
+CREATE TABLE session_signatures_v3 (
+    session TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    count BIGINT NOT NULL,
+    max_run BIGINT NOT NULL,
+    first_us BIGINT NOT NULL,
+    last_us BIGINT NOT NULL,
+    PRIMARY KEY (session, signature)
+) WITHOUT ROWID;
+INSERT INTO session_signatures_v3 SELECT session, signature, count, max_run, first_us, last_us
+    FROM session_signatures;
+DROP TABLE session_signatures;
+ALTER TABLE session_signatures_v3 RENAME TO session_signatures;
+CREATE TABLE hourly_v3 (
+    hour BIGINT NOT NULL,
+    signature TEXT NOT NULL,
+    count BIGINT NOT NULL,
+    PRIMARY KEY (hour, signature)
+) WITHOUT ROWID;
+INSERT INTO hourly_v3 SELECT hour, signature, count FROM hourly;
+DROP TABLE hourly;
+ALTER TABLE hourly_v3 RENAME TO hourly;
+CREATE TABLE event_counts_v3 (event TEXT PRIMARY KEY, count BIGINT NOT NULL) WITHOUT ROWID;
+INSERT INTO event_counts_v3 SELECT event, count FROM event_counts;
+DROP TABLE event_counts;
+ALTER TABLE event_counts_v3 RENAME TO event_counts
+"""
+
+STEPS: Final = {1: _V1, 2: _V2, 3: _V3_POSTGRES}
+"""The DDL that brings a store from version ``n - 1`` to ``n`` (PostgreSQL's where the
+backends differ; :func:`ddl` gives each backend its own)."""
+
+_SQLITE_STEPS: Final = {3: _V3_SQLITE}
 
 
 def ddl(version: int, *, sqlite: bool) -> list[str]:
     """The statements of step ``version`` for one backend."""
-    text = STEPS[version].replace("{without_rowid}", " WITHOUT ROWID" if sqlite else "")
+    text = _SQLITE_STEPS.get(version, STEPS[version]) if sqlite else STEPS[version]
+    text = text.replace("{without_rowid}", " WITHOUT ROWID" if sqlite else "")
     return [statement.strip() for statement in text.split(";") if statement.strip()]

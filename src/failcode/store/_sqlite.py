@@ -69,13 +69,16 @@ class _Tx:
                 rows = execute(head + ",".join("?" * len(chunk)) + ")", chunk).fetchall()
                 found.update(row[0] for row in rows)
             return found
-        names = ", ".join(key)
+        # a join on a VALUES list searches the primary key once per key; a row-value
+        # ``(a, b) IN (VALUES ...)`` scans the whole table (SQLite 3.40's plan)
+        names = ", ".join(f"t.{name}" for name in key)
+        on = " AND ".join(f"t.{name} = v.column{n}" for n, name in enumerate(key, 1))
         mark = "(" + ",".join("?" * len(key)) + ")"
-        head = f"SELECT {names} FROM {table} WHERE ({names}) IN (VALUES "
         for start in range(0, len(keys), _IN_CHUNK):
             chunk = keys[start:start + _IN_CHUNK]
             params = [value for item in chunk for value in item]
-            rows = execute(head + ",".join([mark] * len(chunk)) + ")", params).fetchall()
+            rows = execute(f"SELECT {names} FROM (VALUES {','.join([mark] * len(chunk))}) v "
+                           f"CROSS JOIN {table} t ON {on}", params).fetchall()
             found.update(rows)
         return found
 
