@@ -10,6 +10,7 @@ policy says so). The reason is part of the contract: it is what a log or a user 
 
 from __future__ import annotations
 
+import re
 from types import MappingProxyType
 
 import pytest
@@ -287,3 +288,96 @@ def test_monitor_ignores_values_without_a_signature() -> None:
     assert monitor.observe(object()) is None
     assert dict(monitor.counts) == {"repeated_signature": 0, "rejected_actions": 0,
                                     "no_matches": 0}
+
+
+# -- rules 1 and 2, the defaults decide fills in, and its type checks ----------------------------
+
+def test_a_fatal_failure_aborts_at_once() -> None:
+    """Rule 1: severity fatal aborts, blocked, routed to the kind's owner, budget untouched."""
+    from failcode import Severity
+
+    failure = FC.BUILD_FAILED.failure(surface="cpp.build", params={"program": "gcc"},
+                                      severity=Severity.FATAL)
+    assert decide(failure, History(), budget=BUDGET) == Decision(
+        Action.ABORT, 0.0, _owner(failure.kind), Outcome.BLOCKED,
+        "rule 1 (fatal): the session cannot safely continue; aborted", DecisionRule.FATAL, (),
+        BUDGET)
+
+
+def _coded(kind: Kind, code: str) -> Failure:
+    from tests._records import record
+
+    return record(code, kind, KIND_DEFAULTS[kind].category, "blocked_action")
+
+
+def test_a_policy_error_is_blocked() -> None:
+    """Rule 2: a policy error is blocked, never retried, whatever its history."""
+    failure = _coded(Kind.POLICY_ERROR, "XX-POL-001")
+    assert decide(failure, History().changed(Change.POLICY), budget=BUDGET) == Decision(
+        Action.BLOCK, 0.0, _owner(failure.kind), Outcome.BLOCKED,
+        "rule 2 (policy): a policy error is never retried; it needs approval, a profile "
+        "change, a redesign or a refusal", DecisionRule.POLICY_OR_ARCHITECTURE, (), BUDGET)
+
+
+def test_an_architecture_error_goes_to_the_architecture_designer() -> None:
+    """Rule 2: an architecture error is blocked and routed to the architecture designer."""
+    from failcode import Route
+
+    failure = _coded(Kind.ARCHITECTURE_ERROR, "XX-ARCH-001")
+    assert decide(failure, History(), budget=BUDGET) == Decision(
+        Action.BLOCK, 0.0, Route.ARCHITECTURE_DESIGNER, Outcome.BLOCKED,
+        "rule 2 (architecture): blocked until the architecture designer decides",
+        DecisionRule.POLICY_OR_ARCHITECTURE, (), BUDGET)
+
+
+def test_no_budget_means_a_full_one() -> None:
+    """budget=None: the decision carries a full bucket of the policy's capacity."""
+    policy = Policy(budget=BudgetPolicy(capacity=40.0, retry_cost=0.0, success_refund=1.0))
+    decision = decide(_build(), History(), policy)
+    assert decision.budget == Budget(40.0, 40.0)
+
+
+def test_other_signatures_in_the_history_do_not_count() -> None:
+    """A history of other failures: this one is seen for the first time (rule 5, not 3)."""
+    failure = _build()
+    history = History(signatures=MappingProxyType({"build_error:other:x:none:00000000": 4}))
+    decision = decide(failure, history, budget=BUDGET)
+    assert decision.rule is DecisionRule.RETRYABLE_AFTER_CHANGE
+
+
+def test_a_history_with_a_plain_dict_counts_too() -> None:
+    """after() accepts signatures given as a plain dict and keeps the other counts."""
+    failure = _build()
+    after = History(signatures={"other": 2}).after(failure)  # type: ignore[arg-type]
+    assert dict(after.signatures) == {"other": 2, failure.signature: 1}
+
+
+def test_a_retryable_failure_out_of_attempts_is_escalated_to_its_owner() -> None:
+    """Rule 4's escalation routes to the kind's primary owner."""
+    failure = _rate_limit()
+    decision = decide(failure, History(operation="provider", attempts=3), budget=BUDGET)
+    assert (decision.action, decision.route) == (Action.ESCALATE, _owner(failure.kind))
+
+
+@pytest.mark.parametrize(("arguments", "named"), [
+    ((NoMatch(probe="grep"), History()), "decide() expects failure"),
+    ((None, History()), "decide() expects failure"),
+])
+def test_a_wrong_failure_names_decide_and_the_argument(arguments: tuple[object, ...],
+                                                       named: str) -> None:
+    """A non-Failure is a TypeError naming decide() and the failure argument."""
+    with pytest.raises(TypeError, match=re.escape(named)):
+        decide(*arguments)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("argument", ["history", "policy", "budget"])
+def test_a_wrong_history_policy_or_budget_is_named(argument: str) -> None:
+    """None is allowed for the budget only; any other wrong value names its argument."""
+    values: dict[str, object] = {"history": History(), "policy": Policy(), "budget": BUDGET}
+    values[argument] = "x"
+    with pytest.raises(TypeError, match=rf"decide\(\) expects {argument} to be a failcode\."):
+        decide(_build(), values["history"], values["policy"], values["budget"])  # type: ignore[arg-type]
+    if argument != "budget":
+        values[argument] = None
+        with pytest.raises(TypeError, match=rf"expects {argument} "):
+            decide(_build(), values["history"], values["policy"], BUDGET)  # type: ignore[arg-type]
