@@ -381,3 +381,101 @@ def test_a_wrong_history_policy_or_budget_is_named(argument: str) -> None:
         values[argument] = None
         with pytest.raises(TypeError, match=rf"expects {argument} "):
             decide(_build(), values["history"], values["policy"], BUDGET)  # type: ignore[arg-type]
+
+
+# -- rules 4 to 7 field by field -----------------------------------------------------------------
+
+def test_rule_4_retries_with_backoff_and_spends_the_budget() -> None:
+    """A first rate limit: retry after rand * initial delay, routed to the owner, one retry's
+    cost spent, outcome blocked if it stops (no fallback model)."""
+    failure = _rate_limit()
+    assert decide(failure, History(operation="provider"), budget=BUDGET,
+                  rand=lambda: 0.25) == Decision(
+        Action.RETRY, 0.25, _owner(failure.kind), Outcome.BLOCKED,
+        "rule 4 (retryable): retry after a full-jitter backoff", DecisionRule.RETRYABLE, (),
+        Budget(118.0, 500.0), None)
+
+
+def test_rule_4_on_an_exhausted_budget_escalates_naming_the_tokens() -> None:
+    """Fewer tokens than a retry costs: escalate with the budget hint, budget unchanged."""
+    from failcode import Hint
+
+    failure = _rate_limit()
+    empty = Budget(4.0, 500.0)
+    decision = decide(failure, History(operation="provider"), budget=empty)
+    assert decision == Decision(
+        Action.ESCALATE, 0.0, _owner(failure.kind), Outcome.BLOCKED,
+        "rule 4 (retryable): the retry budget is exhausted (4 of 500 tokens left, a retry "
+        "costs 5)", DecisionRule.RETRYABLE, (Hint.RETRY_BUDGET_EXHAUSTED,), empty, None)
+
+
+def test_rule_5_retries_after_a_recorded_change_naming_it() -> None:
+    """A change recorded since the failure: retry at once, naming what changed (sorted)."""
+    failure = _build()
+    history = History().changed(Change.WORKSPACE, Change.COMMAND)
+    assert decide(failure, history, budget=BUDGET) == Decision(
+        Action.RETRY, 0.0, _owner(failure.kind), Outcome.FAILED,
+        "rule 5 (retryable after change): retry, since command, workspace changed",
+        DecisionRule.RETRYABLE_AFTER_CHANGE, (), BUDGET)
+
+
+def test_rule_5_without_a_change_routes_to_the_owner() -> None:
+    """Nothing changed: retry only after a change, routed to the owner, named in the reason."""
+    failure = _build()
+    owner = _owner(failure.kind)
+    assert decide(failure, History(), budget=BUDGET) == Decision(
+        Action.RETRY_AFTER_CHANGE, 0.0, owner, Outcome.FAILED,
+        "rule 5 (retryable after change): nothing changed since the failure; routed to the "
+        f"owner ({owner}) to change something first", DecisionRule.RETRYABLE_AFTER_CHANGE, (),
+        BUDGET)
+
+
+def test_rule_6_pauses_for_the_user() -> None:
+    """A not-retryable user failure blocks until the user acts."""
+    from failcode import Category, Retryability
+    from tests._records import record
+
+    failure = record("XX-USR-001", Kind.USER_ERROR, Category.USER, "bad_input",
+                     retryability=Retryability.NOT_RETRYABLE)
+    assert decide(failure, History(), budget=BUDGET) == Decision(
+        Action.BLOCK, 0.0, _owner(failure.kind), Outcome.BLOCKED,
+        "rule 6 (not retryable, user): paused until the user acts; retrying would fail "
+        "identically", DecisionRule.NOT_RETRYABLE, (), BUDGET)
+
+
+def test_rule_6_blocks_an_environment_failure_naming_its_category() -> None:
+    """A not-retryable environment failure is blocked until someone acts (a missing program
+    also carries the hint to open a doctor fix task)."""
+    from failcode import Hint, Retryability
+
+    failure = FC.CMD_NOT_FOUND.failure(surface="shell.run", params={"program": "cargo"},
+                                       retryability=Retryability.NOT_RETRYABLE)
+    assert decide(failure, History(), budget=BUDGET) == Decision(
+        Action.BLOCK, 0.0, _owner(failure.kind), Outcome.BLOCKED,
+        "rule 6 (not retryable, environment): blocked until someone acts",
+        DecisionRule.NOT_RETRYABLE, (Hint.OPEN_DOCTOR_FIX_TASK,), BUDGET)
+
+
+def test_rule_7_diagnoses_a_first_unknown_once() -> None:
+    """A first unknown failure: one retry, routed to the debugger."""
+    from failcode import Route
+
+    assert decide(_unknown(), History(), budget=BUDGET) == Decision(
+        Action.RETRY, 0.0, Route.DEBUGGER, Outcome.FAILED,
+        "rule 7 (unknown): first occurrence; diagnose with the debugger and retry once",
+        DecisionRule.UNKNOWN, (), BUDGET)
+
+
+@pytest.mark.parametrize(("attempts", "action"), [(0, Action.RETRY), (1, Action.RETRY),
+                                                   (2, Action.ESCALATE)])
+def test_rule_7_stops_diagnosing_at_the_attempt_bound(attempts: int, action: Action) -> None:
+    """The default class allows 3 attempts: the third unknown attempt is escalated."""
+    failure = _unknown()
+    decision = decide(failure, History(attempts=attempts), budget=BUDGET)
+    assert decision.action is action
+    if action is Action.ESCALATE:
+        owner = _owner(failure.kind)
+        assert decision == Decision(
+            Action.ESCALATE, 0.0, owner, Outcome.FAILED,
+            "rule 7 (unknown): an unclassified failure again; escalated to the owner "
+            f"({owner})", DecisionRule.UNKNOWN, (), BUDGET)
