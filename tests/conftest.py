@@ -4,7 +4,8 @@ Hypothesis profiles: ``failcode`` (local runs: random, Hypothesis' default budge
 (``CI=true``). CI explores too: its seed changes on every run and is printed at the top of the
 log (``hypothesis seed: N``), so any failure replays with ``HYPOTHESIS_SEED=N``; set that
 variable to pin a run. Tests of the invariants that matter most (idempotency, round trips,
-never-raise) carry ``@settings(max_examples=...)`` of their own on top of the profile.
+never-raise) also have a ``deep`` variant (marker ``deep``, ``DEEP_EXAMPLES`` examples) that
+the default run deselects and ``.ci/run`` runs as its own step (``pytest -m deep``).
 
 Under ``CI=true`` a skipped test fails the run (see :mod:`tests._needs`): the CI set-up provides
 every tool, package and data folder the suite needs.
