@@ -34,21 +34,21 @@ def test_a_non_ascii_message_one_over_the_limit_is_refused() -> None:
 @pytest.mark.parametrize("kind", ["", None, 3, b"ValueError"])
 def test_a_type_that_is_not_a_non_empty_str_is_refused(kind: object) -> None:
     """The type must be a non-empty str; the error shows the value."""
-    with pytest.raises(InvalidFailureError, match="CauseLink.type must be a non-empty str"):
+    with pytest.raises(InvalidFailureError, match=r"CauseLink\.type must be a non-empty str"):
         CauseLink(kind, "m")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("message", [None, 3, b"m"])
 def test_a_message_that_is_not_a_str_is_refused(message: object) -> None:
     """The message must be a str."""
-    with pytest.raises(InvalidFailureError, match="CauseLink.message must be a str"):
+    with pytest.raises(InvalidFailureError, match=r"CauseLink\.message must be a str"):
         CauseLink("ValueError", message)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("code", [3, b"FC-SYS-001"])
 def test_a_code_that_is_not_a_str_or_none_is_refused(code: object) -> None:
     """The code must be a str or None."""
-    with pytest.raises(InvalidFailureError, match="CauseLink.code must be a str or None"):
+    with pytest.raises(InvalidFailureError, match=r"CauseLink\.code must be a str or None"):
         CauseLink("ValueError", "m", code)  # type: ignore[arg-type]
 
 
