@@ -387,6 +387,166 @@ def _s_mc_host(rng: random.Random) -> Secret:
                   [sk])
 
 
+# --- bare provider tokens: secrets standing alone, no key name before them --------------
+# Each format is taken from the public rule sets of secret scanners (gitleaks' default config,
+# trufflehog's detectors, detect-secrets' plugins): a fixed prefix with a documented charset and
+# length, or, for a shape without a prefix, the provider word close before it (as those tools
+# require). Placements put the token where no key name helps: prose, a command line, a URL
+# query, a JSON value under a neutral key, a Python repr, an error message.
+
+HEX = "0123456789abcdef"
+LOWER_ALNUM = string.ascii_lowercase + string.digits
+BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+
+
+@dataclass(frozen=True)
+class BareFamily:
+    name: str
+    make: Callable[[random.Random], tuple[str, list[str]]]  # (token, random parts)
+    context: str = ""  # a provider word the rule sets require close before a prefix-less shape
+
+
+def _tok(prefix: str, body: str) -> tuple[str, list[str]]:
+    return prefix + body, [body]
+
+
+def _discord(rng: random.Random) -> tuple[str, list[str]]:
+    user_id = str(rng.randrange(10**17, 10**18 + 4 * 10**17)).encode()
+    head = base64.b64encode(user_id).decode().rstrip("=")
+    mid, tail = _r(rng, 6, URLSAFE), _r(rng, 27, URLSAFE)
+    return f"{head}.{mid}.{tail}", [mid + "." + tail]
+
+
+def _sentry_org(rng: random.Random) -> tuple[str, list[str]]:
+    claims = {"iat": rng.randrange(1_600_000_000, 1_800_000_000), "url": "https://sentry.io",
+              "region_url": "https://us.sentry.io", "org": f"acme-{rng.randrange(99)}"}
+    body = base64.b64encode(json.dumps(claims, separators=(",", ":")).encode()).decode()
+    return _tok("sntrys_", body.rstrip("=") + "_" + _r(rng, 43, B64.replace("/", "")))
+
+
+def _pypi(rng: random.Random) -> tuple[str, list[str]]:
+    return _tok("pypi-", "AgEIcHlwaS5vcmc" + _r(rng, rng.randrange(120, 180), URLSAFE))
+
+
+def _terraform(rng: random.Random) -> tuple[str, list[str]]:
+    head, tail = _r(rng, 14, LOWER_ALNUM), _r(rng, 67, URLSAFE)
+    return f"{head}.atlasv1.{tail}", [head, tail]
+
+
+def _sendgrid(rng: random.Random) -> tuple[str, list[str]]:
+    return _tok("SG.", _r(rng, 22, URLSAFE) + "." + _r(rng, 43, URLSAFE))
+
+
+def _grafana_sa(rng: random.Random) -> tuple[str, list[str]]:
+    return _tok("glsa_", _r(rng, 32) + "_" + _r(rng, 8, HEX))
+
+
+BARE_FAMILIES: list[BareFamily] = [
+    # AI and LLM providers
+    BareFamily("openrouter", lambda g: _tok("sk-or-v1-", _r(g, 64, HEX))),
+    BareFamily("anthropic_admin", lambda g: _tok("sk-ant-admin01-", _r(g, 93, URLSAFE) + "AA")),
+    BareFamily("groq", lambda g: _tok("gsk_", _r(g, g.choice([48, 52])))),
+    BareFamily("xai", lambda g: _tok("xai-", _r(g, 80))),
+    BareFamily("perplexity", lambda g: _tok("pplx-", _r(g, 48))),
+    BareFamily("replicate", lambda g: _tok("r8_", _r(g, 37))),
+    BareFamily("deepseek", lambda g: _tok("sk-", _r(g, 32, LOWER_ALNUM)), context="deepseek"),
+    BareFamily("mistral", lambda g: _tok("", _r(g, 32)), context="mistral"),
+    BareFamily("cohere", lambda g: _tok("", _r(g, 40)), context="cohere"),
+    BareFamily("langsmith", lambda g: _tok(g.choice(["lsv2_pt_", "lsv2_sk_"]),
+                                           _r(g, 32, HEX) + "_" + _r(g, 10, HEX))),
+    BareFamily("huggingface_org", lambda g: _tok("api_org_", _r(g, 34, string.ascii_letters))),
+    # developer platforms
+    BareFamily("pypi", _pypi),
+    BareFamily("dockerhub", lambda g: _tok(g.choice(["dckr_pat_", "dckr_oat_"]),
+                                           _r(g, 27, URLSAFE))),
+    BareFamily("digitalocean", lambda g: _tok(g.choice(["dop_v1_", "doo_v1_", "dor_v1_"]),
+                                              _r(g, 64, HEX))),
+    BareFamily("vercel", lambda g: _tok("", _r(g, 24)), context="vercel"),
+    BareFamily("netlify", lambda g: _tok("nfp_", _r(g, 36))),
+    BareFamily("supabase", lambda g: _tok("sbp_", _r(g, 40, HEX))),
+    BareFamily("postman", lambda g: _tok("PMAK-", _r(g, 24, HEX) + "-" + _r(g, 34, HEX))),
+    BareFamily("doppler", lambda g: _tok(g.choice(["dp.pt.", "dp.st.", "dp.sa.", "dp.ct."]),
+                                         _r(g, 43))),
+    BareFamily("vault", lambda g: _tok("hvs.", _r(g, 95, URLSAFE)) if g.random() < 0.5
+               else _tok("hvb.", _r(g, 140, URLSAFE))),
+    BareFamily("terraform_cloud", _terraform),
+    BareFamily("databricks", lambda g: _tok("dapi", _r(g, 32, HEX))),
+    BareFamily("shopify", lambda g: _tok(g.choice(["shpat_", "shpca_", "shppa_", "shpss_"]),
+                                         _r(g, 32, HEX))),
+    BareFamily("linear", lambda g: _tok("lin_api_", _r(g, 40))),
+    BareFamily("notion", lambda g: _tok("ntn_", _r(g, 11, string.digits) + _r(g, 35))
+               if g.random() < 0.5 else _tok("secret_", _r(g, 43))),
+    BareFamily("atlassian", lambda g: _tok("ATATT3", _r(g, 186, URLSAFE))),
+    BareFamily("grafana", lambda g: _grafana_sa(g) if g.random() < 0.5
+               else _tok("glc_", _r(g, 120, B64))),
+    BareFamily("newrelic", lambda g: _tok("NRAK-", _r(g, 27, UPPER_DIGITS))),
+    BareFamily("sentry", lambda g: _tok("sntryu_", _r(g, 64, HEX)) if g.random() < 0.5
+               else _sentry_org(g)),
+    BareFamily("sendgrid", _sendgrid),
+    BareFamily("twilio_api_key", lambda g: _tok("SK", _r(g, 32, HEX))),
+    BareFamily("twilio_account", lambda g: _tok("AC", _r(g, 32, HEX)), context="twilio"),
+    BareFamily("mailgun", lambda g: _tok("key-", _r(g, 32, HEX)), context="mailgun"),
+    BareFamily("telegram_bot", lambda g: _tok(f"{g.randrange(10**7, 10**10)}:",
+                                              "AA" + _r(g, 33, URLSAFE))),
+    BareFamily("discord_bot", _discord),
+    BareFamily("age", lambda g: _tok("AGE-SECRET-KEY-1", _r(g, 58, BECH32))),
+    BareFamily("cloudflare", lambda g: _tok(g.choice(["cfut_", "cfat_"]),
+                                            _r(g, 40) + _r(g, 8, HEX))),
+    BareFamily("heroku", lambda g: _tok("HRKU-AA", _r(g, 58, URLSAFE))),
+    BareFamily("figma", lambda g: _tok(g.choice(["figd_", "figp_"]), _r(g, 40, URLSAFE))),
+    BareFamily("dropbox", lambda g: _tok("sl.", _r(g, 140, URLSAFE))),
+    BareFamily("square", lambda g: _tok("sq0atp-", _r(g, 22, URLSAFE)) if g.random() < 0.5
+               else _tok("EAAA", _r(g, 60, URLSAFE))),
+    BareFamily("planetscale", lambda g: _tok(g.choice(["pscale_tkn_", "pscale_pw_"]),
+                                             _r(g, 43, URLSAFE))),
+    BareFamily("flyio", lambda g: _tok("fo1_", _r(g, 43, URLSAFE)) if g.random() < 0.5
+               else _tok("fm2_", _r(g, 120, B64))),
+]
+
+# Where a bare token stands. ``{c}`` is the family's context word (empty for prefixed tokens),
+# ``{t}`` the token.
+PLACEMENTS: dict[str, str] = {
+    "prose": "the {c} token {t} was rejected; rotate it and retry",
+    "curl_header": "+ curl -sS https://{c}api.example.com/v1/run -H 'X-Custom: {t}'",
+    "export": "export UPSTREAM_{c}VALUE={t}",
+    "url_query": "GET https://{c}api.example.com/v1/run?q=status&v={t} -> 401",
+    "json_value": '{{"provider": "{c}", "value": "{t}", "retries": 3}}',
+    "python_repr": "Client(provider='{c}', args=('{t}',), timeout=30)",
+    "error_message": "{c} AuthenticationError: invalid key {t} (HTTP 401)",
+}
+
+
+def _s_bare(rng: random.Random, fam: BareFamily, placement: str) -> Secret:
+    token, parts = fam.make(rng)
+    context = fam.context
+    snippet = PLACEMENTS[placement].format(c=context, t=token)
+    return Secret(f"bare/{fam.name}/{placement}", snippet, parts)
+
+
+def _gcp_service_account(rng: random.Random) -> Secret:
+    body = base64.b64encode(rng.randbytes(600)).decode()
+    lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+    pem = "\n".join(["-----BEGIN " + "PRIVATE KEY-----", *lines, "-----END " + "PRIVATE KEY-----"])
+    doc = {"type": "service_account", "project_id": "acme-prod",
+           "private_key_id": _r(rng, 40, HEX), "private_key": pem + "\n",
+           "client_email": "ci@acme-prod.iam.gserviceaccount.com"}
+    return Secret("bare/gcp_service_account/json_file", json.dumps(doc), lines)
+
+
+def _azure_sas(rng: random.Random) -> Secret:
+    sig = urllib.parse.quote(base64.b64encode(rng.randbytes(32)).decode(), safe="")
+    url = (f"https://acme{rng.randrange(99)}.blob.core.windows.net/backups/db.tar?"
+           "sv=2022-11-02&ss=b&srt=co&sp=rl&se=2026-05-06T06:03:29Z&spr=https&sig=" + sig)
+    return Secret("bare/azure_sas/url", f"azcopy: failed to copy {url}: 403", [sig])
+
+
+BARE_MAKERS: list[Callable[[random.Random], Secret]] = [
+    *(lambda g, f=fam, p=place: _s_bare(g, f, p)
+      for fam in BARE_FAMILIES for place in PLACEMENTS),
+    _gcp_service_account, _azure_sas,
+]
+
+
 FAMILY_MAKERS: list[Callable[[random.Random], Secret]] = [
     _s_npm_auth, _s_docker_auth, _s_curl_user, _s_camel_key, _s_maven, _s_ini, _s_mc_alias,
     _s_aws_configure, _s_cli_option, _s_pem_cut, _s_url_reserved, _s_git_remote, _s_mc_host,
@@ -495,6 +655,48 @@ def _negatives(rng: random.Random) -> list[str]:
         "-----BEGIN CERTIFICATE-----",
         f"signature: provider_error:llm.complete:auth:none:{sha[:8]}",
         f"request_id=req_{_r(rng, 24)}",
+        *_bare_lookalikes(rng),
+    ]
+
+
+def _bare_lookalikes(rng: random.Random) -> list[str]:
+    """Look-alikes of the bare provider tokens: the scanners' own allowlisted placeholders,
+    package and module names that start with a token prefix, version strings, hashes and ids
+    next to a provider's name, and prefixes followed by too little."""
+    n = rng.randrange(100, 9000)
+    md5 = hashlib.md5(rng.randbytes(8), usedforsecurity=False).hexdigest()
+    sha = hashlib.sha1(rng.randbytes(8), usedforsecurity=False).hexdigest()
+    uid = uuid.UUID(int=rng.getrandbits(128), version=4)
+    blob = base64.b64encode(rng.randbytes(45)).decode()
+    return [
+        "GSK_API_KEY_PLACEHOLDER: gsk_" + "x" * 48,  # gitleaks' own false positive for groq
+        "xai: xai-" + "x" * 80,  # gitleaks' own false positive for xAI
+        "Collecting pypi-simple==1.6.0 (from -r requirements.txt (line 4))",
+        "ERROR: No matching distribution found for xai-sdk>=1.0",
+        "pip install pplx-api-client r8_cache sbp_utils",
+        f"mistral-large-2411 request {md5} failed with 503",
+        f"cohere: rerank job {uid} queued",
+        f"vercel deployment dpl_{_r(rng, 24)} is BUILDING",
+        f"twilio webhook for call {uid} returned 500",
+        f"mailgun: delivery {md5}@mg.example.com deferred",
+        f"cache key-{md5} evicted after {n} ms",
+        f"DeprecationWarning: node v1.0-beta.{n % 9} is unsupported",
+        f"Cloudflare Ray ID: {md5[:16]} - error 1020",
+        f"telegram: sendMessage to chat {n}{n}:{n} timed out",
+        "ssl.SSLCertVerificationError: certificate verify failed",
+        "msg.content is empty; task SKIPPED after disk check",
+        f"TASK [deploy : {sha}] ok",
+        f"dapi-client {n % 7}.{n % 13}.0 installed",
+        f"discord.py {n % 3}.{n % 5}.{n % 9}: gateway closed with 4004",
+        f"AGE-SECRET-KEY-1 line missing from identity file keys-{n}.txt",
+        f"terraform: workspace ws-{_r(rng, 16)} uses atlasv1 credentials helper",
+        f"grafana: dashboard uid {md5[:14]} saved, glc_ scopes: metrics:read",
+        f"{{\"value\": \"{blob}\", \"encoding\": \"base64\"}}",
+        f"sentry: event {md5} dropped, sample rate 0.{n}",
+        f"EAAA{'A' * 8} header in DER blob at offset {n}",
+        f"HRKU-AA prefix expected in HEROKU_API_KEY (got {n} characters)",
+        f"dp.state.{n}.json written",
+        f"hvs.conf reloaded; ntn_{n} queued; lin_api_version=2",
     ]
 
 
@@ -543,6 +745,7 @@ WRAPPERS = [_traceback, _http_body, _env_dump, _config, _curl, _log]
 
 def build_corpus(rng: random.Random, docs: int) -> list[Doc]:
     out: list[Doc] = []
+    bare_index = 0
     for i in range(docs):
         doc = Doc(text="")
         pieces: list[str] = []
@@ -564,7 +767,15 @@ def build_corpus(rng: random.Random, docs: int) -> list[Doc]:
                     _log(rng, snippet) if wrapper is _http_body else wrapper(rng, snippet)
                 )
             doc.secrets.append((sec, enc))
-        negs = rng.sample(_negatives(rng), k=6)
+        for _ in range(rng.randrange(1, 3)):
+            sec = BARE_MAKERS[bare_index % len(BARE_MAKERS)](rng)
+            bare_index += 1
+            enc = "plain"
+            if "\n" not in sec.text and rng.random() < 0.35:
+                enc = rng.choice(["json-escaped", "repr", "url-encoded"])
+            pieces.append(_log(rng, ENCODINGS[enc](sec.text)) if enc != "plain" else sec.text)
+            doc.secrets.append((sec, enc))
+        negs = rng.sample(_negatives(rng), k=8)
         doc.negatives.extend(negs)
         pieces.extend(negs)
         rng.shuffle(pieces)
@@ -767,14 +978,49 @@ def _run(
         cells = " | ".join(f"{ds_families[name][fam] / n:.0%}" for name in names)
         print(f"| {fam} | {n} | {f_ok / n:.1%} | {cells} |")
 
+    _print_bare(fc, ds, names)
+
     for line in fc.altered:
         print(f"look-alike altered by failcode: {line[:100]!r}")
     missed = [k for k, (ok, n) in fc.by_kind.items() if ok < n]
-    print(f"\ntargets: recall 100% -> {'met' if not missed else 'MISSED ' + ', '.join(missed)}")
+    more = f" (+{len(missed) - 12} more)" if len(missed) > 12 else ""
+    shown = ", ".join(sorted(missed)[:12]) + more
+    print(f"\ntargets: recall 100% -> {'met' if not missed else 'MISSED ' + shown}")
     print(
         "look-alikes altered <= 1% -> "
         + ("met" if fc.neg_altered <= 0.01 * fc.neg_total else "MISSED")
     )
+
+
+def _print_bare(fc: Scores, ds: dict[str, Scores], names: list[str]) -> None:
+    """Recall per bare provider family and per placement, every encoding together."""
+    print("\nrecall per bare provider family (no key name before the token), all placements\n")
+    print("| family | n | failcode | " + " | ".join(f"ds {n}" for n in names) + " |")
+    print("|---|---|---|" + "---|" * len(names))
+    bare: dict[str, list[int]] = {}
+    placed: dict[str, list[int]] = {}
+    ds_bare: dict[str, dict[str, int]] = {name: {} for name in names}
+    for kind, (f_ok, n) in fc.by_kind.items():
+        if not kind.startswith("bare/"):
+            continue
+        _, fam, place, _enc = kind.split("/", 3)
+        for table, key in ((bare, fam), (placed, place)):
+            row = table.setdefault(key, [0, 0])
+            row[0] += f_ok
+            row[1] += n
+        for name in names:
+            ds_bare[name][fam] = ds_bare[name].get(fam, 0) + ds[name].by_kind[kind][0]
+    for fam in sorted(bare):
+        f_ok, n = bare[fam]
+        cells = " | ".join(f"{ds_bare[name][fam] / n:.0%}" for name in names)
+        print(f"| {fam} | {n} | {f_ok / n:.1%} | {cells} |")
+    total_ok, total = sum(r[0] for r in bare.values()), sum(r[1] for r in bare.values())
+    if total:
+        print(f"| all {len(bare)} bare families | {total} | {total_ok / total:.1%} | |")
+        print("\n| placement | n | failcode |\n|---|---|---|")
+        for place in sorted(placed):
+            f_ok, n = placed[place]
+            print(f"| {place} | {n} | {f_ok / n:.1%} |")
 
 
 if __name__ == "__main__":
