@@ -496,7 +496,7 @@ BARE_FAMILIES: list[BareFamily] = [
     BareFamily("figma", lambda g: _tok(g.choice(["figd_", "figp_"]), _r(g, 40, URLSAFE))),
     BareFamily("dropbox", lambda g: _tok("sl.", _r(g, 140, URLSAFE))),
     BareFamily("square", lambda g: _tok("sq0atp-", _r(g, 22, URLSAFE)) if g.random() < 0.5
-               else _tok("EAAA", _r(g, 60, URLSAFE))),
+               else _tok("sq0csp-", _r(g, 43, URLSAFE))),
     BareFamily("planetscale", lambda g: _tok(g.choice(["pscale_tkn_", "pscale_pw_"]),
                                              _r(g, 43, URLSAFE))),
     BareFamily("flyio", lambda g: _tok("fo1_", _r(g, 43, URLSAFE)) if g.random() < 0.5

@@ -53,7 +53,7 @@ import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
 __all__ = [
     "PLACEHOLDER",
@@ -67,7 +67,7 @@ __all__ = [
     "redact_tree",
 ]
 
-REDACT_VERSION = "r2"
+REDACT_VERSION = "r3"
 """Version id of the rule set; bump on any change to what is redacted."""
 
 PLACEHOLDER = "<secret>"
@@ -329,6 +329,39 @@ def _positional_ok(_text: str, m: re.Match[str]) -> bool:
     return not (_is_reference(secret) or secret.startswith("-"))
 
 
+def _telegram_ok(text: str, m: re.Match[str]) -> bool:
+    """``123456789:AA…``: the bot id is 8 to 10 digits starting a word, or glued to ``bot`` as
+    in the API's URLs (``/bot123456789:AA…/getMe``)."""
+    colon = m.start("s") - 1
+    i = colon
+    while i > 0 and colon - i < 11 and text[i - 1].isdigit():
+        i -= 1
+    return 8 <= colon - i <= 10 and (_left_ok(text, i) or text.endswith("bot", 0, i))
+
+
+_TERRAFORM_ID_LEN = 14
+
+
+def _terraform_ok(text: str, m: re.Match[str]) -> bool:
+    """A Terraform Cloud token's first part (14 letters and digits) is a whole word."""
+    i = m.start() - _TERRAFORM_ID_LEN
+    return _left_ok(text, i) and (i == 0 or text[i - 1] not in "_-.")
+
+
+_DISCORD_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _discord_ok(text: str, m: re.Match[str]) -> bool:
+    """A Discord bot token's first part is its bot's user id in base64 (23 to 26 characters,
+    M, N or O first), a whole word before the first dot."""
+    dot = m.start()
+    i = dot
+    while i > 0 and dot - i < 27 and text[i - 1] in _DISCORD_ID_CHARS:
+        i -= 1
+    return (23 <= dot - i <= 26 and text[i] in "MNO" and _left_ok(text, i)
+            and (i == 0 or text[i - 1] not in "_-."))
+
+
 _FLAGS = re.ASCII
 
 # A token starts after a character outside [A-Za-z0-9_-], or right after an escape that ends in
@@ -549,7 +582,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "openai_key",
         ("sk-",),
-        r"sk-(?:proj-|svcacct-|admin-|None-)?(?!ant-)(?P<s>[A-Za-z0-9_-]{20,})",
+        r"sk-(?:proj-|svcacct-|admin-|None-)?(?!ant-|or-v1-)(?P<s>[A-Za-z0-9_-]{20,})",
         check=_has_upper_or_digit,
     ),
     _rule("google_api_key", ("AIza",), r"AIza(?P<s>[0-9A-Za-z_-]{30,})"),
@@ -729,6 +762,233 @@ _RULES: tuple[_Rule, ...] = (
     ),
 )
 
+# Token shapes without a literal prefix: each is found from its fixed inner punctuation (a
+# literal first op, so a search skips every other position) and checked backwards. The public
+# part before the punctuation (a bot's id, a token's id) stays.
+_RULES += (
+    # detect-secrets TelegramBotTokenDetector, gitleaks telegram-bot-api-token: 8-10 digits,
+    # ":", 35 of [A-Za-z0-9_-] starting with "A"
+    _rule(
+        "telegram_bot_token",
+        (":A",),
+        r":(?<=[0-9]{8}:)(?P<s>A[A-Za-z0-9_-]{34})(?![A-Za-z0-9_-])",
+        check=_telegram_ok,
+        left_boundary=False,
+    ),
+    # detect-secrets DiscordBotTokenDetector, trufflehog discordbottoken: 24.6.27 of
+    # [A-Za-z0-9_-], the first part a base64 user id (17 to 19 digits: 23 to 26 characters)
+    _rule(
+        "discord_bot_token",
+        (".",),
+        r"\.(?P<s>[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27})(?![A-Za-z0-9_.-])",
+        check=_discord_ok,
+        left_boundary=False,
+    ),
+    # gitleaks hashicorp-tf-api-token: 14 of [a-z0-9], ".atlasv1.", 60-70 of [a-z0-9_=-];
+    # both random parts go, ".atlasv1." stays to say what it was
+    _rule(
+        "terraform_cloud_token",
+        (".atlasv1.",),
+        r"\.atlasv1\.(?<=[A-Za-z0-9]{14}\.atlasv1\.)(?P<s>[A-Za-z0-9_=-]{60,100}+)"
+        r"(?![A-Za-z0-9_=-])",
+        check=_terraform_ok,
+        left_boundary=False,
+    ),
+)
+
+
+class _Family(NamedTuple):
+    """A credential recognized by its own shape: a documented prefix, kept before the
+    placeholder, and a random body of one character class and a bounded length.
+
+    A family with ``context`` words counts only when one of them (lower case) ends at most
+    :data:`_CONTEXT_WINDOW` characters before the token, as the scanners' rule sets require for
+    shapes that are not distinctive alone. A family without prefixes is such a shape: a whole
+    word of the body's class and length, close after a context word, that looks random.
+    """
+
+    name: str
+    prefixes: tuple[str, ...]
+    body: str
+    """A regex character class body, e.g. ``"A-Za-z0-9_-"``."""
+    min_len: int
+    max_len: int
+    context: tuple[str, ...] = ()
+
+
+_CONTEXT_WINDOW = 40
+"""How far before a token its context word may end (trufflehog's keyword distance)."""
+
+_AN = "A-Za-z0-9"
+_URLSAFE = "A-Za-z0-9_-"
+_B64 = "A-Za-z0-9+/="
+
+# Formats from the public rule sets of secret scanners: gitleaks' default config (rule ids),
+# trufflehog's detectors and detect-secrets' plugins (names). Lengths widen where two sources
+# disagree; a body is the documented class, widened to both cases where a source is unsure.
+_FAMILIES: tuple[_Family, ...] = (
+    # AI and LLM providers
+    _Family("openrouter", ("sk-or-v1-",), _AN, 40, 128),  # trufflehog openrouter: 64 hex
+    _Family("groq", ("gsk_",), _AN, 40, 64),  # gitleaks groq-api-key: 48
+    _Family("xai", ("xai-",), _AN, 70, 96),  # gitleaks xai-api-key: 80
+    _Family("perplexity", ("pplx-",), _AN, 40, 64),  # gitleaks perplexity-api-key: 48
+    _Family("replicate", ("r8_",), _URLSAFE, 37, 48),  # trufflehog replicate: 37
+    _Family("langsmith", ("lsv2_pt_", "lsv2_sk_"), _AN + "_", 43, 48),  # gitleaks: 32 _ 10
+    _Family("huggingface_org", ("api_org_",), "A-Za-z", 34, 40),  # gitleaks: 34 letters
+    _Family("mistral", (), _AN, 32, 32, ("mistral",)),  # trufflehog mistral: 32, keyword
+    _Family("cohere", (), _AN, 40, 40, ("cohere", "co_api_key")),  # gitleaks cohere-api-token
+    # developer platforms
+    _Family("pypi", ("pypi-AgE",), _URLSAFE, 50, 4000),  # gitleaks pypi-upload-token
+    _Family("dockerhub", ("dckr_pat_", "dckr_oat_"), _URLSAFE, 27, 40),  # trufflehog: 27-32
+    _Family("digitalocean", ("dop_v1_", "doo_v1_", "dor_v1_"), "a-fA-F0-9", 64, 64),  # gitleaks
+    _Family("netlify", ("nfp_",), _AN + "_", 36, 48),  # trufflehog netlify v2: 36
+    _Family("vercel", (), _AN, 24, 24, ("vercel",)),  # trufflehog vercel: 24, keyword
+    _Family("supabase", ("sbp_",), _AN, 40, 48),  # trufflehog supabasetoken: 40
+    _Family("postman", ("PMAK-",), "a-fA-F0-9-", 59, 64),  # gitleaks postman-api-token: 24-34
+    _Family("doppler", ("dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit."),
+            _AN + "_.-", 40, 128),  # gitleaks doppler-api-token (dp.pt. 43); Doppler's formats
+    _Family("vault", ("hvs.", "hvb.", "hvr."), _URLSAFE, 24, 400),  # gitleaks, detect-secrets
+    _Family("databricks", ("dapi",), "a-fA-F0-9", 32, 32),  # gitleaks databricks-api-token
+    _Family("shopify", ("shpat_", "shpca_", "shppa_", "shpss_"), "a-fA-F0-9", 32, 32),
+    _Family("linear", ("lin_api_",), _AN, 40, 48),  # gitleaks linear-api-key
+    _Family("notion", ("ntn_",), _AN, 46, 50),  # gitleaks notion-api-token: 11 digits, 35
+    _Family("notion_legacy", ("secret_",), _AN, 43, 43),  # Notion's integration secrets
+    _Family("atlassian", ("ATATT3",), "A-Za-z0-9_=-", 150, 300),  # gitleaks: 186
+    _Family("grafana_service_account", ("glsa_",), _AN + "_", 41, 41),  # gitleaks: 32 _ 8
+    _Family("grafana_cloud", ("glc_",), _B64, 32, 400),  # gitleaks grafana-cloud-api-token
+    _Family("grafana_api_key", ("eyJrIjoi",), _AN + "=", 70, 400),  # gitleaks grafana-api-key
+    _Family("newrelic", ("NRAK-", "NRII-", "NRJS-"), _URLSAFE, 19, 40),  # gitleaks new-relic-*
+    _Family("sentry_user", ("sntryu_",), "a-fA-F0-9", 64, 64),  # gitleaks sentry-user-token
+    _Family("sentry_org", ("sntrys_",), _B64 + "_", 60, 600),  # gitleaks sentry-org-token
+    _Family("sendgrid", ("SG.",), "A-Za-z0-9_.=-", 66, 70),  # gitleaks, detect-secrets: 22.43
+    _Family("twilio_api_key", ("SK",), "0-9a-fA-F", 32, 32),  # gitleaks twilio-api-key
+    _Family("twilio_account", ("AC",), "0-9a-f", 32, 32, ("twilio",)),  # detect-secrets Twilio
+    _Family("mailgun", ("key-", "pubkey-"), "0-9a-f", 32, 32, ("mailgun",)),  # gitleaks mailgun
+    _Family("mailgun_signing", (), "0-9a-f-", 50, 50, ("mailgun",)),  # gitleaks: 32-8-8
+    _Family("age", ("AGE-SECRET-KEY-1",), "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58, 58),  # gitleaks
+    _Family("cloudflare", ("cfut_", "cfat_"), _AN, 48, 48),  # trufflehog cloudflareapitoken v2
+    _Family("cloudflare_origin_ca", ("v1.0-",), "a-f0-9-", 171, 171),  # gitleaks: 24-146 hex
+    _Family("cloudflare_api_token", (), _URLSAFE, 40, 40, ("cloudflare",)),  # gitleaks
+    _Family("heroku", ("HRKU-AA",), _URLSAFE, 58, 64),  # gitleaks heroku-api-key-v2
+    _Family("figma", ("figd_", "figp_"), "A-Za-z0-9_=-", 40, 60),  # trufflehog figma v2, v3
+    _Family("dropbox", ("sl.",), "A-Za-z0-9_=.-", 130, 2000),  # gitleaks dropbox short-lived
+    _Family("square", ("sq0atp-", "sq0csp-"), _URLSAFE, 22, 64),  # gitleaks square-access-token
+    _Family("planetscale", ("pscale_tkn_", "pscale_pw_", "pscale_oauth_"), "A-Za-z0-9_=.-",
+            32, 64),  # gitleaks planetscale-*
+    _Family("flyio", ("fo1_",), _URLSAFE, 43, 43),  # gitleaks flyio-access-token
+    _Family("flyio_macaroon", ("fm1a_", "fm1r_", "fm2_"), _B64, 100, 4000),  # gitleaks
+)
+
+# Prefix-less shapes and these look random only when they mix: upper and lower case, and a
+# digit or two capitals in a row (so CamelCase words and hex ids stay).
+_NEEDS_RANDOM = frozenset({"mistral", "cohere", "vercel", "cloudflare_api_token", "notion_legacy"})
+_TWO_CAPITALS = re.compile(r"[A-Z]{2}")
+
+
+def _family_body(family: _Family) -> re.Pattern[str]:
+    # possessive: the whole run of body characters, its length within the bounds
+    cls = f"[{family.body}]"
+    return re.compile(f"{cls}{{{family.min_len},{family.max_len}}}+(?!{cls})", _FLAGS)
+
+
+_FAMILY_BODY = {family.name: _family_body(family) for family in _FAMILIES}
+_FAMILY_BY_PREFIX = {prefix: family for family in _FAMILIES for prefix in family.prefixes}
+_CONTEXT_FAMILIES = tuple(family for family in _FAMILIES if family.context)
+_CONTEXT_WORDS = tuple(sorted({word for family in _CONTEXT_FAMILIES for word in family.context}))
+_WORDLESS_FAMILIES = tuple(family for family in _CONTEXT_FAMILIES if not family.prefixes)
+_PREFIXED_CONTEXT_FAMILIES = tuple(family for family in _CONTEXT_FAMILIES if family.prefixes)
+_PREFIXED_CONTEXT_WORDS = frozenset(
+    word for family in _PREFIXED_CONTEXT_FAMILIES for word in family.context)
+_WORDLESS_PATTERN = {
+    family.name: re.compile(
+        _WORD_START + f"[{family.body}]{{{family.min_len},{family.max_len}}}+"
+        r"(?![A-Za-z0-9_-])", _FLAGS)
+    for family in _WORDLESS_FAMILIES
+}
+
+
+def _looks_like_token(family: _Family, body: str) -> bool:
+    """Reject placeholders (``gsk_xxxx…``) and, for prefix-less shapes, plain words."""
+    if len(set(body)) < min(8, len(body) // 3):
+        return False
+    if family.name not in _NEEDS_RANDOM:
+        return True
+    if family.body == "0-9a-f-":
+        return any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
+    has_lower = any(c.islower() for c in body)
+    has_upper = any(c.isupper() for c in body)
+    return has_lower and has_upper and (
+        any(c.isdigit() for c in body) or _TWO_CAPITALS.search(body) is not None)
+
+
+def _context_before(low: str, start: int, words: tuple[str, ...]) -> bool:
+    """True when one of ``words`` ends at most :data:`_CONTEXT_WINDOW` characters before
+    ``start`` (``low`` is the lower-cased text)."""
+    floor = max(0, start - _CONTEXT_WINDOW - max(map(len, words)))
+    return any(low.find(word, floor, start) >= 0 for word in words)
+
+
+def _prefix_positions(text: str, found: dict[str, list[int]]) -> list[tuple[str, int]]:
+    """Each family prefix in ``text`` and where it starts: from the gate scan, and for a family
+    gated by context words (found), by a search for its prefixes."""
+    out = [(prefix, at) for gate, starts in found.items()
+           for prefix in _PREFIXES_BY_GATE.get(gate, ()) for at in starts]
+    if not _PREFIXED_CONTEXT_WORDS.isdisjoint(found):
+        for family in _PREFIXED_CONTEXT_FAMILIES:
+            if any(word in found for word in family.context):
+                for prefix in family.prefixes:
+                    at = text.find(prefix)
+                    while at >= 0:
+                        out.append((prefix, at))
+                        at = text.find(prefix, at + 1)
+    return out
+
+
+def _family_spans(text: str, low: str, found: dict[str, list[int]],
+                  out: list[tuple[int, int, str]]) -> None:
+    """Bodies of the prefix families whose prefixes the gate scan found."""
+    for prefix, at in _prefix_positions(text, found):
+        family = _FAMILY_BY_PREFIX[prefix]
+        if not text.startswith(prefix, at) or not _left_ok(text, at):
+            continue
+        start = at + len(prefix)
+        body = _FAMILY_BODY[family.name].match(text, start)
+        if body is None:
+            continue
+        end = body.end()
+        while end > start and text[end - 1] == ".":
+            end -= 1  # a sentence's full stop, not the token's
+        if not _looks_like_token(family, text[start:end]):
+            continue
+        if family.context and not _context_before(low, at, family.context):
+            continue
+        out.append((start, end, family.name))
+
+
+def _wordless_spans(text: str, found: dict[str, list[int]],
+                    out: list[tuple[int, int, str]]) -> None:
+    """Prefix-less shapes close after a context word the gate scan found. Each word's window is
+    searched once: windows are visited left to right and a search starts where the previous
+    one stopped."""
+    for family in _WORDLESS_FAMILIES:
+        pattern = _WORDLESS_PATTERN[family.name]
+        for word in family.context:
+            searched = 0
+            for i in found.get(word, ()):
+                lo = max(i + len(word), searched)
+                limit = i + len(word) + _CONTEXT_WINDOW
+                hi = min(len(text), limit + family.max_len + 1)
+                pos = lo
+                while pos <= limit:
+                    m = pattern.search(text, pos, hi)
+                    if m is None or m.start() > limit:
+                        break
+                    if _looks_like_token(family, m.group()):
+                        out.append((m.start(), m.end(), family.name))
+                    pos = m.end()
+                searched = max(searched, limit)
+
+
 _PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----", _FLAGS)
 _PEM_END = "-----END"
 
@@ -795,18 +1055,17 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _gate_table(lower: bool) -> tuple[tuple[str, tuple[int, ...]], ...]:
-    table: dict[str, list[int]] = {}
-    for idx, rule in enumerate(_RULES):
-        if rule.lower_gate == lower:
-            for gate in rule.gates:
-                table.setdefault(gate, []).append(idx)
-    return tuple((gate, tuple(idxs)) for gate, idxs in table.items())
-
-
-_CASE_GATES = _gate_table(lower=False)
-_LOWER_GATES = _gate_table(lower=True)
-_ASSIGNMENT_GATES = _STEMS
+# Each gate, lower-cased, and the rules it opens: a rule runs only when the gate scan finds one
+# of its gates (a case-sensitive gate is found in any case; its rule's own pattern decides).
+_RULES_BY_GATE: dict[str, tuple[int, ...]] = {}
+for _idx, _gated_rule in enumerate(_RULES):
+    for _gate in _gated_rule.gates:
+        _key = _gate if _gated_rule.lower_gate else _gate.lower()
+        _RULES_BY_GATE[_key] = (*_RULES_BY_GATE.get(_key, ()), _idx)
+_PREFIXES_BY_GATE: dict[str, tuple[str, ...]] = {}
+for _prefix in _FAMILY_BY_PREFIX:
+    _PREFIXES_BY_GATE[_prefix.lower()] = (*_PREFIXES_BY_GATE.get(_prefix.lower(), ()), _prefix)
+_PEM_GATE = "private key"
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -818,31 +1077,147 @@ def _cut_escaped_delimiter(text: str, start: int, end: int) -> int:
     return end if m is None else m.start()
 
 
-def _trie_pattern(words: list[str]) -> str:
+def _trie_pattern(words: dict[str, str]) -> str:
     """One regex matching any of ``words``, factored as a trie: sre fails fast at each position
-    of a trie, where a flat alternation of 50 literals tries every one."""
+    of a trie, where a flat alternation of 50 literals tries every one.
+
+    ``words`` maps each word to a regex tail that must follow it (``""`` for none); a word
+    listed both with and without a tail needs none.
+    """
     trie: dict[str, Any] = {}
-    for word in words:
+    for word, tail in words.items():
         node = trie
         for char in word:
             node = node.setdefault(char, {})
-        node[""] = {}
+        node[""] = "" if node.get("", tail) == "" else tail
 
     def build(node: dict[str, Any]) -> str:
         branches = [re.escape(char) + build(node[char]) for char in sorted(node) if char]
+        end = node.get("")
+        if end:
+            branches.append(f"(?:{end})")
         if not branches:
             return ""
         body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if "" in node else body
+        return f"(?:{body})?" if end == "" else body
 
     return build(trie)
 
 
-# Every gate, lower-cased, in one prescan: text with none of them (most error text) costs one
-# regex search instead of ~50 substring tests. A hit only means the per-rule gates run.
-_PRESCAN = re.compile(_trie_pattern(sorted(
-    {gate.lower() for gate, _ in _CASE_GATES} | {gate for gate, _ in _LOWER_GATES}
-    | set(_ASSIGNMENT_GATES) | {"private key"})))
+# Gates too common in lower-cased text to be a gate alone ("." and ":a" are everywhere) get the
+# rest of their shape as a tail in the prescan.
+_GATE_TAILS = {
+    ":a": "[a-z0-9_-]{34}",  # telegram_bot_token
+    ".": r"[a-z0-9_-]{6}\.[a-z0-9_-]{27}",  # discord_bot_token
+}
+
+
+def _family_gates() -> dict[str, str]:
+    """Each family's gates: its context words, else its prefixes lower-cased, each with its
+    body's shortest run as a tail (a gate says as much as the prefix can)."""
+    gates: dict[str, str] = {}
+    for family in _FAMILIES:
+        if family.context:
+            # its words gate it; its prefixes are looked up once a word is there
+            gates.update(dict.fromkeys(family.context, ""))
+            continue
+        tail = f"[{family.body.lower()}]{{{family.min_len}}}"
+        gates.update(dict.fromkeys((prefix.lower() for prefix in family.prefixes), tail))
+    return gates
+
+
+# Characters from the most to the least common in lower-cased error text, log lines and agent
+# transcripts (counted on Loghub-2k, agent session logs and generated error messages); any
+# other character is rarer than all of these.
+_COMMON_CHARS = (
+    " etrnoais1d0cl2p.m:u3f\"5467-9hb/8_g'wy,k\\v[]()x=qj{}^z`#>|*<@;&$~+%!?"
+)
+
+
+def _rarity(char: str) -> tuple[int, str]:
+    rank = _COMMON_CHARS.find(char)
+    return (len(_COMMON_CHARS) if rank < 0 else rank, char)
+
+
+def _anchor_chars(words: Iterable[str]) -> frozenset[str]:
+    """Characters every word holds one of: rarest first until all are covered, then without
+    the common ones that turned out not to be needed."""
+    anchors: set[str] = set()
+    words = set(words)
+    uncovered = set(words)
+    for char in sorted({c for word in uncovered for c in word}, key=_rarity, reverse=True):
+        if any(char in word for word in uncovered):
+            anchors.add(char)
+            uncovered = {word for word in uncovered if char not in word}
+    # then drop the commonest anchors every word can do without: each one dropped is one
+    # character fewer where the search stops
+    for char in sorted(anchors, key=_rarity):
+        rest = anchors - {char}
+        if all(any(c in rest for c in word) for word in words):
+            anchors = rest
+    return frozenset(anchors)
+
+
+def _anchor_at(word: str, anchors: frozenset[str]) -> int:
+    """Where ``word`` is anchored: its rarest anchor character; on a tie, one with a literal
+    after it (which fails faster), else the later one."""
+    return min((i for i, c in enumerate(word) if c in anchors),
+               key=lambda i: (-_rarity(word[i])[0], i == len(word) - 1, -i))
+
+
+def _anchored(gates: dict[str, str]) -> dict[str, str]:
+    """The gates rewritten to start at a rare character: ``gsk_`` becomes ``k_`` followed by
+    the look-behind ``(?<=gsk_)``, so a search matches exactly where a gate occurs (ending
+    where it ends), but sre only tries the positions holding one of a few rare characters."""
+    anchors = _anchor_chars(gates)
+    out: dict[str, str] = {}
+    for gate, tail in gates.items():
+        k = _anchor_at(gate, anchors)
+        word, rest = (gate, tail) if k == 0 else (gate[k:], f"(?<={re.escape(gate)})" + tail)
+        if word in out and out[word] != rest:
+            # two gates behind one anchor word: either follows it
+            rest = f"(?:{out[word]})|(?:{rest})" if out[word] and rest else ""
+        out[word] = rest
+    return out
+
+
+# Every gate, lower-cased: the rules' gates, the assignment stems, the PEM header's words, the
+# family prefixes (with their bodies' shortest run as a tail) and the context words.
+_GATES: dict[str, str] = {
+    **_family_gates(),
+    **{gate: _GATE_TAILS.get(gate, "") for gate in sorted(
+        {*_RULES_BY_GATE, *_STEMS, _PEM_GATE})},
+}
+_ANCHORS = _anchor_chars(_GATES)
+# gate and its anchor offset, by the gate's first two characters from its anchor on (or its one
+# character, when the anchor ends it)
+_GATES_AT: dict[str, tuple[tuple[str, int], ...]] = {}
+for _gate in _GATES:
+    _at = _anchor_at(_gate, _ANCHORS)
+    _key = _gate[_at : _at + 2]
+    _GATES_AT[_key] = (*_GATES_AT.get(_key, ()), (_gate, _at))
+# All gates in one prescan: text with none of them (most error text) costs one regex search
+# that only stops at a few rare characters. A hit only means the slow path runs.
+_PRESCAN = re.compile(_trie_pattern(_anchored(_GATES)), _FLAGS)
+
+
+def _gates_in(low: str, first: re.Match[str]) -> dict[str, list[int]]:
+    """Every gate in ``low`` and where each starts, from the prescan's first hit on.
+
+    The prescan is searched again from one past each hit (so gates that overlap are all found);
+    at a hit, every gate anchored on that character is compared in place. A gate with a tail
+    is listed when its literal part is there (more than the prescan needs, never less).
+    """
+    found: dict[str, list[int]] = {}
+    m: re.Match[str] | None = first
+    while m is not None:
+        i = m.start()
+        for key in (low[i], low[i : i + 2]):
+            for gate, at in _GATES_AT.get(key, ()):
+                if i >= at and low.startswith(gate, i - at):
+                    found.setdefault(gate, []).append(i - at)
+        m = _PRESCAN.search(low, i + 1)
+    return found
 
 
 def _find_in(text: str) -> list[tuple[int, int, str]]:
@@ -851,23 +1226,27 @@ def _find_in(text: str) -> list[tuple[int, int, str]]:
     if len(low) != len(text):
         # Some code points lower-case to two; offsets in ``low`` must match ``text``.
         low = text.translate(_ASCII_LOWER)
-    if _PRESCAN.search(low) is None:
+    first = _PRESCAN.search(low)
+    if first is None:
         return []
-    hits = [idxs for gate, idxs in _CASE_GATES if gate in text]
-    hits += [idxs for gate, idxs in _LOWER_GATES if gate in low]
+    found = _gates_in(low, first)
     spans: list[tuple[int, int, str]] = []
-    if hits:
-        for idx in sorted({i for idxs in hits for i in idxs}):
-            rule = _RULES[idx]
-            if rule.need and rule.need not in text:
+    for idx in sorted({i for gate in found for i in _RULES_BY_GATE.get(gate, ())}):
+        rule = _RULES[idx]
+        if rule.need and rule.need not in text:
+            continue
+        for m in rule.pattern.finditer(text):
+            if rule.left_boundary and not _left_ok(text, m.start()):
                 continue
-            for m in rule.pattern.finditer(text):
-                if rule.left_boundary and not _left_ok(text, m.start()):
-                    continue
-                if rule.check is not None and not rule.check(text, m):
-                    continue
-                spans.append((m.start("s"), m.end("s"), rule.name))
-    if any(stem in low for stem in _STEMS):
+            if rule.check is not None and not rule.check(text, m):
+                continue
+            spans.append((m.start("s"), m.end("s"), rule.name))
+            if rule.name == "terraform_cloud_token":
+                spans.append((m.start() - _TERRAFORM_ID_LEN, m.start(), rule.name))
+    _family_spans(text, low, found, spans)
+    if any(word in found for word in _CONTEXT_WORDS):
+        _wordless_spans(text, found, spans)
+    if any(stem in found for stem in _STEMS):
         for a in _assignments(text, low):
             if _assignment_ok(text, a):
                 spans.append((a.value_start, a.value_end, "assignment"))  # noqa: PERF401
