@@ -885,13 +885,9 @@ _NEEDS_RANDOM = frozenset({"mistral", "cohere", "vercel", "cloudflare_api_token"
 _TWO_CAPITALS = re.compile(r"[A-Z]{2}")
 
 
-def _family_body(family: _Family) -> re.Pattern[str]:
-    # possessive: the whole run of body characters, its length within the bounds
-    cls = f"[{family.body}]"
-    return re.compile(f"{cls}{{{family.min_len},{family.max_len}}}+(?!{cls})", _FLAGS)
-
-
-_FAMILY_BODY = {family.name: _family_body(family) for family in _FAMILIES}
+# The run of body characters from a position; a family's body is the whole run, its length
+# within the family's bounds.
+_BODY_RUN = {family.body: re.compile(f"[{family.body}]*+", _FLAGS) for family in _FAMILIES}
 _FAMILY_BY_PREFIX = {prefix: family for family in _FAMILIES for prefix in family.prefixes}
 _CONTEXT_FAMILIES = tuple(family for family in _FAMILIES if family.context)
 _CONTEXT_WORDS = tuple(sorted({word for family in _CONTEXT_FAMILIES for word in family.context}))
@@ -929,8 +925,8 @@ def _context_before(low: str, start: int, words: tuple[str, ...]) -> bool:
 
 
 def _prefix_positions(text: str, found: dict[str, list[int]]) -> list[tuple[str, int]]:
-    """Each family prefix in ``text`` and where it starts: from the gate scan, and for a family
-    gated by context words (found), by a search for its prefixes."""
+    """Each family prefix in ``text`` and where it starts, in text order: from the gate scan,
+    and for a family gated by context words (found), by a search for its prefixes."""
     out = [(prefix, at) for gate, starts in found.items()
            for prefix in _PREFIXES_BY_GATE.get(gate, ()) for at in starts]
     if not _PREFIXED_CONTEXT_WORDS.isdisjoint(found):
@@ -941,21 +937,32 @@ def _prefix_positions(text: str, found: dict[str, list[int]]) -> list[tuple[str,
                     while at >= 0:
                         out.append((prefix, at))
                         at = text.find(prefix, at + 1)
+    out.sort(key=lambda found_at: found_at[1])
     return out
 
 
 def _family_spans(text: str, low: str, found: dict[str, list[int]],
                   out: list[tuple[int, int, str]]) -> None:
-    """Bodies of the prefix families whose prefixes the gate scan found."""
+    """Bodies of the prefix families whose prefixes the gate scan found.
+
+    A run of body characters is measured once: a prefix inside a run already measured for the
+    same class shares its end (``pypi-AgEpypi-AgE…`` costs one pass, not one per prefix).
+    """
+    runs: dict[str, tuple[int, int]] = {}
     for prefix, at in _prefix_positions(text, found):
         family = _FAMILY_BY_PREFIX[prefix]
         if not text.startswith(prefix, at) or not _left_ok(text, at):
             continue
         start = at + len(prefix)
-        body = _FAMILY_BODY[family.name].match(text, start)
-        if body is None:
+        last = runs.get(family.body)
+        if last is not None and last[0] <= start <= last[1]:
+            end = last[1]
+        else:
+            run = _BODY_RUN[family.body].match(text, start)
+            end = start if run is None else run.end()
+            runs[family.body] = (start, end)
+        if not family.min_len <= end - start <= family.max_len:
             continue
-        end = body.end()
         while end > start and text[end - 1] == ".":
             end -= 1  # a sentence's full stop, not the token's
         if not _looks_like_token(family, text[start:end]):
