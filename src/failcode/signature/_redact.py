@@ -14,11 +14,36 @@ Contract:
   through.
 - Time is linear in the input: every rule is gated by a cheap substring test, no pattern nests
   quantifiers over overlapping classes, look-around is single-character or fixed-width, there are no
-  back-references, and the one multi-line construct (PEM blocks) is found with ``str.find``.
+  back-references, and the one multi-line construct (PEM blocks) is found with ``str.find``. All
+  gates are searched at once by one prescan whose alternatives start at a few rare characters
+  (each gate rewritten as the rest of it from its rarest character plus a fixed-width
+  look-behind for the whole gate): text without a gate costs one search that stops at few
+  positions, and text with one is scanned once more to list every gate and where it starts, so
+  only the rules behind a listed gate run.
 - Look-alikes stay: git SHAs, sha256 digests, UUIDs, request ids (``req_…``, ``x-request-id``),
   base64 content, file paths, the words *password* or *token* in prose, token counts
   (``max_tokens=4096``, ``1500 tokens``), and e-mail addresses. E-mail addresses are identity, not
   secrets, and are deliberately **not** redacted.
+
+Bare provider tokens (``r3``): a token with no key name before it, in prose, a command line,
+a URL query, a JSON value or a repr, is recognized by its own shape, taken from the public rule
+sets of secret scanners (gitleaks' default config, trufflehog's detectors, detect-secrets'
+plugins). One table (``_FAMILIES``) holds each family's documented prefixes, body character
+class and length bounds: OpenRouter ``sk-or-v1-``, Groq ``gsk_``, xAI ``xai-``, Perplexity
+``pplx-``, Replicate ``r8_``, LangSmith ``lsv2_``, Hugging Face ``api_org_``, PyPI ``pypi-AgE``,
+Docker Hub ``dckr_pat_``, DigitalOcean ``dop_v1_``, Netlify ``nfp_``, Supabase ``sbp_``, Postman
+``PMAK-``, Doppler ``dp.pt.``, Vault ``hvs.``/``hvb.``, Databricks ``dapi``, Shopify ``shpat_``,
+Linear ``lin_api_``, Notion ``ntn_``/``secret_``, Atlassian ``ATATT3``, Grafana ``glsa_``/``glc_``,
+New Relic ``NRAK-``, Sentry ``sntryu_``/``sntrys_``, SendGrid ``SG.``, Twilio ``SK``, Age
+``AGE-SECRET-KEY-1``, Cloudflare ``cfut_``/``v1.0-``, Heroku ``HRKU-AA``, Figma ``figd_``, Dropbox
+``sl.``, Square ``sq0atp-``, PlanetScale ``pscale_``, Fly.io ``fo1_``/``fm2_`` and more. The
+prefix stays (``gsk_<secret>``); the body is the whole run of its class, its length within the
+bounds, and not a placeholder (``gsk_xxxx…``: too few distinct characters). A shape without a
+prefix counts only close after its provider's name, as those rule sets require: a Mistral
+(32), Cohere (40) or Vercel (24) key that mixes cases, within 40 characters after the name; a
+Twilio ``AC`` account id or a Mailgun ``key-`` key only near ``twilio`` or ``mailgun``. Telegram
+bot tokens keep their bot id (``123456789:<secret>``), Discord bot tokens their user id part,
+Terraform Cloud tokens their ``.atlasv1.`` (both random parts go).
 
 Key-name decisions:
 
@@ -104,6 +129,8 @@ class _Rule(NamedTuple):
     left_boundary: bool = True
     # A substring the text must also hold (a second, conjunctive gate).
     need: str = ""
+    # How many characters right before the match are a random part too (a token id).
+    random_before: int = 0
 
 
 def _left_ok(text: str, i: int) -> bool:
@@ -537,10 +564,10 @@ def _rule(
     check: Callable[[str, re.Match[str]], bool] | None = None,
     left_boundary: bool = True,
     need: str = "",
+    random_before: int = 0,
 ) -> _Rule:
-    return _Rule(
-        name, gates, lower_gate, re.compile(pattern, _FLAGS | flags), check, left_boundary, need
-    )
+    return _Rule(name, gates, lower_gate, re.compile(pattern, _FLAGS | flags), check,
+                 left_boundary, need, random_before)
 
 
 _RULES: tuple[_Rule, ...] = (
@@ -793,6 +820,7 @@ _RULES += (
         r"(?![A-Za-z0-9_=-])",
         check=_terraform_ok,
         left_boundary=False,
+        random_before=_TERRAFORM_ID_LEN,
     ),
 )
 
@@ -1248,8 +1276,8 @@ def _find_in(text: str) -> list[tuple[int, int, str]]:
             if rule.check is not None and not rule.check(text, m):
                 continue
             spans.append((m.start("s"), m.end("s"), rule.name))
-            if rule.name == "terraform_cloud_token":
-                spans.append((m.start() - _TERRAFORM_ID_LEN, m.start(), rule.name))
+            if rule.random_before:
+                spans.append((m.start() - rule.random_before, m.start(), rule.name))
     _family_spans(text, low, found, spans)
     if any(word in found for word in _CONTEXT_WORDS):
         _wordless_spans(text, found, spans)
