@@ -434,6 +434,18 @@ def test_python_dash_m_missing_module(tmp_path: Path) -> None:
     assert failure.params["module"] == "not_installed_mod_zz"
 
 
+@pytest.mark.parametrize("purpose", ["test", "static_analysis", "general"])
+def test_a_missing_runner_module_is_a_dependency_error_in_every_purpose(
+        tmp_path: Path, purpose: str) -> None:
+    """`python -m <runner>` whose runner is not installed ran no test: a missing module, even
+    when the command's purpose is to test (it is not a test collection error)."""
+    failure = run([sys.executable, "-m", "not_installed_runner_zz", "tests/"],
+                  tmp_path).failure(purpose)
+    assert failure.code == FC.CMD_MISSING_MODULE
+    assert failure.kind == "dependency_error"
+    assert failure.params["module"] == "not_installed_runner_zz"
+
+
 def test_python_syntax_error(tmp_path: Path) -> None:
     """A SyntaxError in the script is class syntax_error at the script."""
     write(tmp_path, {"bad.py": "x = (1,\nprint(x\n"})

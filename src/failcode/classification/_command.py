@@ -727,6 +727,9 @@ def from_command(
                        signal=signal)
 
 
+_RUNNER_MISSING: Final = re.compile(r"python[\d.]*: No module named ")
+
+
 def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: str | None, *,
                 status: int | None, signal: int | None) -> Failure:
     crash: dict[str, Scalar] | None = None
@@ -751,7 +754,12 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
     diagnostic = primary.code or primary.exc_type
     phrase = _PHRASES.get(error_class)
     problem = phrase.format(subject) if phrase and subject else None
-    collecting = purpose == "test" and error_class in ("missing_module", "test_collection_error")
+    # "python: No module named pytest" is the interpreter's: the runner itself is missing and
+    # no test was collected, so it is a missing dependency in every purpose
+    runner_missing = (primary.family == "python"
+                      and _RUNNER_MISSING.search(primary.message) is not None)
+    collecting = (purpose == "test" and not runner_missing
+                  and error_class in ("missing_module", "test_collection_error"))
 
     # a missing module outside test collection is a dependency problem in every purpose
     if error_class == "missing_module" and primary.family in ("python", "node") and subject \

@@ -25,7 +25,8 @@ Rules (about the format and the tool):
   N]``. The session is named after the folder holding the file (OpenHands writes one folder per
   instance); the call is not the last word, so the end is unknown. A bash result echoes the
   command first and ends with notes (``[Python Interpreter: ...]``, the shell prompt, the exit
-  code): they are not the command's output.
+  code): they are not the command's output. The interpreter note may be glued to the end of
+  the output's last line (an output without a final newline); it is cut off there too.
 - ``infer_logs``: the harness's log. A session runs from one "for instance X" line to the
   next instance's. Each attempt the harness makes is a step; an attempt ends at the banner
   ``[The above error occurred. Retrying... (attempt k of N)]``. An attempt's ``ERROR`` lines,
@@ -317,13 +318,19 @@ _NOTES: Final = re.compile(r"^\[(?:Python Interpreter: [^\]]*|Command finished w
                            r"|The command .*)\]$|^\S*@\S+:\S* #\s*$")
 
 
+# the interpreter note glued to the output's last line when the output does not end a line
+_GLUED_NOTE: Final = re.compile(r"\[Python Interpreter: [^\]\n]*\]\s*$")
+
+
 def _bash_output(content: str, command: str) -> str:
     """The command's own output: OpenHands echoes the command first and appends notes
-    (the interpreter, the exit code, the shell prompt)."""
+    (the interpreter, the exit code, the shell prompt), on their own lines or, the interpreter
+    note, glued to the end of an output that did not end its last line."""
     text = content.replace("\r\n", "\n")
     if command and text.startswith(command):
         text = text[len(command):]
-    return "\n".join(line for line in text.split("\n") if not _NOTES.match(line.strip()))
+    return "\n".join(_GLUED_NOTE.sub("", line) for line in text.split("\n")
+                     if not _NOTES.match(line.strip()))
 
 
 def _tool_result(step: int, call: tuple[str, str], content: str) -> Event | None:
