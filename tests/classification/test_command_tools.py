@@ -477,6 +477,21 @@ def test_a_specific_error_raised_from_a_missing_module_stays_itself(tmp_path: Pa
     assert failure.code != FC.CMD_MISSING_MODULE
 
 
+def test_a_frame_in_the_interpreters_own_library_is_never_the_location(tmp_path: Path) -> None:
+    """Debian's python3 keeps its standard library under /usr/lib/python3.X (a stable root):
+    a ModuleNotFoundError raised inside importlib is not located there, and the same failure
+    gets the signature it gets from an interpreter whose library lies elsewhere."""
+    system = tool("/usr/bin/python3")
+    code = "import importlib; importlib.import_module('not_installed_mod_zz')"
+    done = run([system, "-c", code], tmp_path)
+    assert b"/usr/lib/python3." in done.stderr  # the frame is really there
+    failure = done.failure("general")
+    assert failure.code == FC.CMD_MISSING_MODULE
+    assert failure.location is None
+    ours = run([sys.executable, "-c", code], tmp_path).failure("general")
+    assert ours.signature == failure.signature
+
+
 def test_python_syntax_error(tmp_path: Path) -> None:
     """A SyntaxError in the script is class syntax_error at the script."""
     write(tmp_path, {"bad.py": "x = (1,\nprint(x\n"})
