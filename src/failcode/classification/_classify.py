@@ -52,6 +52,9 @@ retryability come from the code, see ``failcode explain CODE``):
 - ENOSPC, EDQUOT: ``disk_full``, ``FC.OS_DISK_FULL``
 - MemoryError, ENOMEM: ``out_of_memory``, ``FC.OS_OUT_OF_MEMORY``
 - ModuleNotFoundError: ``missing_module``, ``FC.CMD_MISSING_MODULE``
+- subprocess.CalledProcessError: the command, exit status and captured output classified by
+  :func:`~failcode.from_command` (purpose ``general``); a status no step rule calls a failure
+  (a probe that found nothing) is ``FC.CMD_FAILED`` with ``program`` and ``exit_code``
 - any other exception: ``unknown``, ``FC.SYS_UNKNOWN``, with the exception's message (redacted)
   in its text and so in its signature
 - KeyboardInterrupt, asyncio / concurrent.futures CancelledError: a
@@ -98,14 +101,17 @@ a 10 MB message, a body of any shape. Anything unexpected degrades to ``FC.SYS_U
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import errno as errno_mod
 import os
 import re
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import msgspec
 
+from failcode.classification._command import from_command
 from failcode.classification._providers import (
     PROVIDER_NAMES,
     ErrorFields,
@@ -155,7 +161,10 @@ class Rule(NamedTuple):
       model-output surface, else unknown;
     - ``sdk``: an SDK base class: the phrases may decide, else unknown on the SDK's surface;
     - ``chain``: whatever the cause says, else ``code``;
-    - ``cancel``: a Cancelled outcome; ``unknown``: ``FC.SYS_UNKNOWN``.
+    - ``cancel``: a Cancelled outcome; ``unknown``: ``FC.SYS_UNKNOWN``;
+    - ``process``: a command that exited non-zero (``subprocess.CalledProcessError``): its
+      program, exit status and captured output go through
+      :func:`~failcode.from_command` (purpose ``general``).
     """
 
     action: str
@@ -206,6 +215,7 @@ RULES: Final[Mapping[str, Rule]] = {
     "asyncio.TimeoutError": _TIMEOUT,
     "concurrent.futures.TimeoutError": _TIMEOUT,
     "subprocess.TimeoutExpired": _TIMEOUT,
+    "subprocess.CalledProcessError": Rule("process"),
     "ConnectionError": _CONN,
     "ConnectionRefusedError": _CONN,
     "ConnectionResetError": _CONN,
@@ -636,6 +646,10 @@ class _Plan(NamedTuple):
     """The default surface this evidence implies (``llm.openai``, ``http``...)."""
     error_class: str | None = None
     """A refinement of the code's class for this occurrence."""
+    location: str | None = None
+    """A location the evidence itself names (a command's output), preferred to the frame's."""
+    detail: str | None = None
+    """A detail the evidence itself gives (the excerpt of a command's output)."""
 
 
 _STRENGTH: Final = {"unknown": 0, "sdk": 1, "chain": 1, "connection": 2}
@@ -844,6 +858,8 @@ def _plan(  # noqa: PLR0917, PLR0915 - one branch per rule action, the table in 
     if action == "http":
         http = _http_evidence(exc) if exc is not None else None
         return _http_plan(rule, family, exc, text, surface, http)
+    if action == "process":
+        return _process_plan(exc, text)
     if action == "sdk":
         slug, provider = _provider_of(family, exc, None, surface)
         verdict = http_code(None, ErrorFields(), text[:_MAX_TEXT])
@@ -922,6 +938,75 @@ def _unknown_params(type_name: str, text: str) -> dict[str, Scalar]:
     different errors of one type are two signatures and the user sees what went wrong."""
     error = text.strip()[:_MAX_TEXT]
     return {"exception": type_name, "error": error} if error else {"exception": type_name}
+
+
+# -- a command that exited non-zero ---------------------------------------------------------
+
+# str(CalledProcessError): "Command '<cmd>' returned non-zero exit status N." or "... died with
+# <Signals.SIGKILL: 9>."
+_CALLED_PROCESS_RE: Final = re.compile(
+    r"Command (?P<q>['\"])(?P<cmd>.*)(?P=q) (?:returned non-zero exit status (?P<status>-?\d+)"
+    r"|died with <Signals\.\w+: (?P<signal>\d+)>)", re.DOTALL)
+
+
+_FC_BY_CODE: Final = {member.value: member for member in FC}
+
+
+def _argv_of(cmd: object) -> str | list[str]:
+    """A command as ``subprocess`` was given it (a str, bytes, path or a sequence of them)."""
+    if isinstance(cmd, str | bytes | os.PathLike):
+        return os.fsdecode(cmd)
+    try:
+        return [os.fsdecode(a) if isinstance(a, str | bytes | os.PathLike) else str(a)
+                for a in cmd]  # type: ignore[attr-defined]
+    except TypeError:
+        return str(cmd)
+
+
+def _command_from_text(text: str) -> tuple[str | list[str], int] | None:
+    """(argv, exit status) from a CalledProcessError's message; a signal N is -N."""
+    found = _CALLED_PROCESS_RE.search(text[:_MAX_TEXT])
+    if found is None:
+        return None
+    shown = found.group("cmd")
+    argv: str | list[str] = shown
+    if shown.startswith(("[", "(")):
+        with contextlib.suppress(ValueError, SyntaxError, MemoryError, RecursionError):
+            value = ast.literal_eval(shown)
+            if isinstance(value, list | tuple):
+                argv = _argv_of(value)
+    status = found.group("status")
+    return argv, int(status) if status is not None else -int(found.group("signal"))
+
+
+def _process_plan(exc: BaseException | None, text: str) -> _Plan:
+    """A command that exited non-zero, classified by its output as a shell step would be."""
+    if exc is not None:
+        argv: str | list[str] = _argv_of(_attr(exc, "cmd"))
+        status = _attr(exc, "returncode")
+        stdout, stderr = _attr(exc, "stdout"), _attr(exc, "stderr")
+    else:
+        parsed = _command_from_text(text)
+        if parsed is None:
+            return _Plan(0, FC.SYS_UNKNOWN, _unknown_params("subprocess.CalledProcessError", text),
+                         {"rule": "none"}, None)
+        (argv, status), stdout, stderr = parsed, None, None
+    status = status if type(status) is int else None
+    result = from_command(argv or "sh", status, _output(stdout), _output(stderr), cwd=_cwd())
+    if isinstance(result, Failure):
+        metadata = {**result.metadata, "rule": "type:called-process"}
+        return _Plan(3, _FC_BY_CODE[result.code], dict(result.params), metadata, result.surface,
+                     result.error_class, result.location, result.detail)
+    # a probe that found nothing, an interrupted child, a status 0: the caller demanded success
+    first = (argv.split() or ["sh"])[0] if isinstance(argv, str) else (argv or ["sh"])[0]
+    program = PurePath(first).name or "sh"
+    return _Plan(3, FC.CMD_FAILED,
+                 {"program": program[:64], "exit_code": "unknown" if status is None else status},
+                 {"rule": "type:called-process"}, "shell.run")
+
+
+def _output(value: object) -> str | bytes:
+    return value if isinstance(value, str | bytes) else ""
 
 
 # -- defects (the agent is wrong) ---------------------------------------------------
@@ -1195,7 +1280,7 @@ def _classify(
         if best.code is FC.SYS_UNKNOWN:
             best = best._replace(params=_unknown_params(_type_name(cls), text))
     best = _credentials_file(best, text)
-    return _build(best, surface, location, exc, context)
+    return _build(best, surface, best.location or location, exc, context, detail=best.detail)
 
 
 def _duck_status(exc: BaseException) -> bool:
@@ -1260,8 +1345,8 @@ def classify_text(
             defect = _defect_plan([name.rsplit(".", 1)[-1]], name, text,
                                   _frames_of_text(traceback), cwd)
             plan = defect or plan
-        return _build(plan, clean_surface, location, None, None,
-                      detail=f"{name}: {redact_cut(text, 1000, ' …')}")
+        return _build(plan, clean_surface, plan.location or location, None, None,
+                      detail=plan.detail or f"{name}: {redact_cut(text, 1000, ' …')}")
     except Exception as error:  # noqa: BLE001 - the contract: never raise
         note = redact_cut(f"{type(error).__name__}: {_safe_str(error)}", 300)
         try:
