@@ -41,10 +41,13 @@ retryability come from the code, see ``failcode explain CODE``):
   ``malformed_output``, ``FC.PROV_MALFORMED_OUTPUT`` (transient: sample again); on any other
   surface (user input, config, a request) ``validation``, ``FC.DATA_INVALID_INPUT`` (user)
 - AssertionError, an exception named as a failed invariant or contract, and a TypeError,
-  AttributeError or KeyError whose innermost frame is under the working directory: a defect,
+  AttributeError, KeyError, IndexError, NameError, UnboundLocalError, ZeroDivisionError or
+  RecursionError whose innermost frame is under the working directory: a defect,
   ``FC.SYS_DEFECT`` (class ``assertion_failed``, ``invariant_failed``, ``type_error``,
-  ``attribute_error``, ``key_error``; ``metadata["frames"]`` the innermost frames as
+  ``attribute_error``, ``key_error``, ``index_error``, ``name_error``, ``unbound_local``,
+  ``zero_division``, ``recursion_error``; ``metadata["frames"]`` the innermost frames as
   ``module:function``)
+- a KeyError raised by ``os.environ[name]``: ``missing_env_var``, ``FC.CFG_MISSING_ENV_VAR``
 - FileNotFoundError raised by the process-spawning machinery (``subprocess``, ``asyncio``)
   for the program itself: ``command_not_found``, ``FC.CMD_NOT_FOUND``
 - PermissionError, EACCES, EPERM, EROFS: ``permission_denied``, ``FC.OS_PERMISSION_DENIED``
@@ -1012,13 +1015,18 @@ def _output(value: object) -> str | bytes:
 # -- defects (the agent is wrong) ---------------------------------------------------
 
 _DEFECT_ALWAYS: Final = frozenset({"AssertionError"})
-_DEFECT_IN_OWN_CODE: Final = frozenset({"TypeError", "AttributeError", "KeyError"})
+_DEFECT_IN_OWN_CODE: Final = frozenset({
+    "TypeError", "AttributeError", "KeyError", "IndexError", "NameError", "UnboundLocalError",
+    "ZeroDivisionError", "RecursionError"})
 _INVARIANT_RE: Final = re.compile(
     r"(?:Invariant|Contract|Precondition|Postcondition)\w*(?:Error|Violation|Failure)$"
     r"|ViolationError$")
 _MAX_FRAMES: Final = 10
-_DEFECT_CLASSES: Final = {"AssertionError": "assertion_failed", "TypeError": "type_error",
-                          "AttributeError": "attribute_error", "KeyError": "key_error"}
+_DEFECT_CLASSES: Final = {
+    "AssertionError": "assertion_failed", "TypeError": "type_error",
+    "AttributeError": "attribute_error", "KeyError": "key_error", "IndexError": "index_error",
+    "NameError": "name_error", "UnboundLocalError": "unbound_local",
+    "ZeroDivisionError": "zero_division", "RecursionError": "recursion_error"}
 
 
 def _defect_name(names: list[str]) -> str | None:
@@ -1049,13 +1057,17 @@ _TB_FRAME_RE: Final = re.compile(  # [ \t]*, never \s*: see _TB_FILE_RE
 
 def _frames_of_text(traceback: str | None) -> list[tuple[str, str, str]]:
     """(filename, module, function) of each ``File`` line of a formatted traceback; a text
-    traceback names no module, so the file's name stands for it."""
+    traceback names no module, so the file's name stands for it (a frozen standard module,
+    ``<frozen os>``, names itself)."""
     if not traceback:
         return []
     frames = []
     for match in _TB_FRAME_RE.finditer(traceback[-65536:]):
         filename = match.group(1)
-        module = filename.rsplit("/", 1)[-1].removesuffix(".py")
+        if filename.startswith("<frozen ") and filename.endswith(">"):
+            module = filename[len("<frozen "):-1]
+        else:
+            module = filename.rsplit("/", 1)[-1].removesuffix(".py")
         frames.append((filename, module, match.group(2)))
     return frames
 
@@ -1063,8 +1075,13 @@ def _frames_of_text(traceback: str | None) -> list[tuple[str, str, str]]:
 def _defect_plan(exc_names: list[str], type_name: str, text: str,
                  frames: list[tuple[str, str, str]], cwd: str) -> _Plan | None:
     """The defect plan when the rule holds: an AssertionError or a failing invariant anywhere;
-    a TypeError, AttributeError or KeyError whose innermost frame is the caller's own code
-    (a file under the working directory, not vendored)."""
+    a TypeError, AttributeError, KeyError, IndexError, NameError (UnboundLocalError),
+    ZeroDivisionError or RecursionError whose innermost frame is the caller's own code (a file
+    under the working directory, not vendored). Before it: a KeyError raised by
+    ``os.environ[...]`` is a missing environment variable."""
+    env = _env_var_plan(exc_names, text, frames)
+    if env is not None:
+        return env
     defect = _defect_name(exc_names)
     if defect is None:
         own = next((name for name in exc_names if name in _DEFECT_IN_OWN_CODE), None)
@@ -1082,6 +1099,22 @@ def _defect_plan(exc_names: list[str], type_name: str, text: str,
         metadata["frames"] = " > ".join(where)
     return _Plan(3, FC.SYS_DEFECT, params, metadata, None,
                  _DEFECT_CLASSES.get(defect, "invariant_failed"))
+
+
+_ENV_NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+def _env_var_plan(exc_names: list[str], text: str,
+                  frames: list[tuple[str, str, str]]) -> _Plan | None:
+    """A KeyError raised by ``os.environ[name]`` (its innermost frame is ``os``'s
+    ``__getitem__``) is the environment variable ``name`` not being set."""
+    if "KeyError" not in exc_names or not frames or frames[-1][1:] != ("os", "__getitem__"):
+        return None
+    name = text.strip().strip("'\"")
+    if _ENV_NAME_RE.fullmatch(name) is None:
+        return None
+    return _Plan(3, FC.CFG_MISSING_ENV_VAR, {"name": name}, {"rule": "type:missing-env-var"},
+                 None)
 
 
 # A provider call that failed before any request because a credentials file is missing
