@@ -6,7 +6,8 @@ Rules (about the format and the tool):
   aider's own output (``> `` lines such as ``Applied edit to``, ``Added ... to the chat``,
   ``Tokens:``).
 - ``# aider chat started at YYYY-MM-DD HH:MM:SS`` opens a session, named by that time; text
-  before the first one (or a file with none) is one session named after the file.
+  before the first one (or a file with none) is one session named after the file, unless it
+  is blank (aider writes a blank line before each heading, so a new file starts with one).
 - A step is one user input (``#### ...``), numbered from 0 in the session; what aider prints
   after it belongs to that step. Aider records no exit status.
 - ``/run CMD``, its alias ``!CMD`` and ``/test CMD`` run a shell command: it failed when its
@@ -115,6 +116,8 @@ class AiderReader:
         session: _Session | None = None
         for _, line in lines(stream, strict=False):
             start = _START.match(line)
+            if start is None and session is None and not line.strip():
+                continue  # aider starts each session with a blank line: no session before it
             if start is not None or session is None:
                 if session is not None:
                     yield from self._close_step(session)
