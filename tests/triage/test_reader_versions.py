@@ -10,6 +10,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from failcode.triage import triage
 
@@ -494,3 +496,52 @@ def test_claude_code_api_error_retries_are_repeats_of_one_failure(tmp_path: Path
                                                  *retry, final]))
     assert ([(e.step, e.source, e.repeats) for e in session.failures], session.status) == (
         [(1, "provider", 3)], "provider_error")
+
+
+# -- any reader: values of an unexpected JSON type ---------------------------------------------
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                     | st.text(max_size=8), lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=6)
+
+
+def _templates() -> dict[str, tuple[str, Any]]:
+    mini = _mini([*_text_step("ls", 0, "a.py"), {"role": "assistant", "content": "", "extra": {
+        "actions": [{"command": "ls"}]}, "tool_calls": [{"id": "c1", "function": {
+            "name": "bash", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "c1",
+                                                     "content": "x", "extra": {}}])
+    v0 = _v0([{"action": "run", "args": {"command": "ls"}},
+              {"observation": "run", "cause": 0, "content": "a", "extras": {"metadata": {}}}])
+    record = {"instance_id": "i", "history": [_v1_action("a1", "c1", "ls"),
+                                              _v1_terminal("a1", "c1", "ls", 1, "x")]}
+    return {"mini.traj.json": ("json", mini), "events.json": ("json", v0),
+            "output.jsonl": ("lines", record), "i.traj": ("json", _traj([("ls", "x")]))}
+
+
+def _replace_one(value: Any, path: list[int], new: Any) -> Any:
+    """``value`` with the node picked by ``path`` (indices into containers) set to ``new``."""
+    if not path or not isinstance(value, (dict, list)) or not value:
+        return new
+    keys = list(value) if isinstance(value, dict) else list(range(len(value)))
+    key = keys[path[0] % len(keys)]
+    copy = dict(value) if isinstance(value, dict) else list(value)
+    copy[key] = _replace_one(value[key], path[1:], new)  # type: ignore[index]
+    return copy
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(sorted(_templates())),
+       path=st.lists(st.integers(0, 9), min_size=1, max_size=5), new=_JSON)
+def test_a_value_of_an_unexpected_type_never_crashes_a_reader(
+        tmp_path: Path, name: str, path: list[int], new: Any) -> None:
+    """Logs are written by many versions; a field of another JSON type than the reader expects
+    is ignored, never a traceback (triage returns, reporting the input as read or damaged)."""
+    kind, template = _templates()[name]
+    doc = _replace_one(template, path, new)
+    target = tmp_path / name
+    if kind == "lines":
+        _lines(target, [doc] if isinstance(doc, dict) else [{"instance_id": "i", "history": doc}])
+    else:
+        _write(target, doc)
+    result = triage([target])
+    assert len(result.inputs) == 1

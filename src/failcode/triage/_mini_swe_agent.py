@@ -48,7 +48,14 @@ from failcode.triage._events import (
     SessionStart,
 )
 from failcode.triage._jsonstream import JsonStream
-from failcode.triage._text import as_dict, exception_line, first_line, split_exception
+from failcode.triage._text import (
+    as_dict,
+    as_list,
+    as_str,
+    exception_line,
+    first_line,
+    split_exception,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -139,7 +146,7 @@ class MiniSweAgentReader:
                 for message in doc.items():
                     if not isinstance(message, dict):
                         continue
-                    role = message.get("role")
+                    role = as_str(message.get("role"))
                     if role == "assistant":
                         pending, actions = self._commands(message)
                     elif role == "exit":
@@ -174,7 +181,7 @@ class MiniSweAgentReader:
     @staticmethod
     def _commands(message: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
         by_id: dict[str, str] = {}
-        for call in message.get("tool_calls") or ():
+        for call in as_list(message.get("tool_calls")):
             if not isinstance(call, dict):
                 continue
             function = call.get("function") or {}
@@ -191,7 +198,7 @@ class MiniSweAgentReader:
                 command = arguments["command"]
             by_id[str(call.get("id"))] = command
         extra = message.get("extra")
-        actions = [a["command"] for a in (extra.get("actions") or ())
+        actions = [a["command"] for a in as_list(extra.get("actions"))
                    if isinstance(a, dict) and isinstance(a.get("command"), str)] \
             if isinstance(extra, dict) else []
         if not by_id and not actions:

@@ -71,6 +71,8 @@ from failcode.triage._swe_agent import shell_failed
 from failcode.triage._text import (
     TRACEBACK_START,
     as_dict,
+    as_key,
+    as_list,
     as_str,
     exception_line,
     first_line,
@@ -141,7 +143,7 @@ class _Stream:
         self.finished = False
         self.state: str | None = None
         self.reason = ""
-        self.commands: dict[object, str] = {}
+        self.commands: dict[str, str] = {}
         self.end_error: ErrorText | None = None
         self.limit = False
 
@@ -156,7 +158,7 @@ class _Stream:
                 self.finished = True
             args = event.get("args")
             if isinstance(args, dict) and isinstance(args.get("command"), str):
-                self.commands[event.get("id")] = args["command"]
+                self.commands[as_key(event.get("id"))] = args["command"]
             return None
         kind = event.get("observation")
         if not isinstance(kind, str):
@@ -174,7 +176,7 @@ class _Stream:
         self.steps += 1
         content = as_str(event.get("content"))
         stamp = _stamp(event.get("timestamp"))
-        command = as_str(extras.get("command")) or self.commands.get(event.get("cause"), "")
+        command = as_str(extras.get("command")) or self.commands.get(as_key(event.get("cause")), "")
         if kind == "run":
             metadata = as_dict(extras.get("metadata"))
             code = metadata.get("exit_code", extras.get("exit_code"))
@@ -212,8 +214,8 @@ class _Stream:
                 self.finished = True
             command = action.get("command")
             if isinstance(command, str):
-                self.commands[event.get("id")] = command
-                self.commands[event.get("tool_call_id")] = command
+                self.commands[as_key(event.get("id"))] = command
+                self.commands[as_key(event.get("tool_call_id"))] = command
             return None
         if kind == "ConversationIterationLimitEvent":
             self.limit = True
@@ -242,8 +244,8 @@ class _Stream:
         step = self.steps
         self.steps += 1
         tool = as_str(event.get("tool_name")) or "tool"
-        command = self.commands.get(event.get("action_id")) or self.commands.get(
-            event.get("tool_call_id"), "")
+        command = self.commands.get(as_key(event.get("action_id"))) or self.commands.get(
+            as_key(event.get("tool_call_id")), "")
         if kind == "UserRejectObservation" or "rejection_reason" in event:
             return Rejected(step, command or tool,
                             as_str(event.get("rejection_reason")) or "rejected", stamp)
@@ -356,7 +358,7 @@ class OpenHandsReader:
             name = str(name) if name is not None else f"record-{number}"
             yield SessionStart(name)
             run = _Stream()
-            for event in record.get("history") or ():
+            for event in as_list(record.get("history")):
                 if isinstance(event, dict):
                     out = run.feed(event)
                     if out is not None:
@@ -377,7 +379,7 @@ class OpenHandsReader:
                     if not isinstance(message, dict):
                         continue
                     if message.get("role") == "assistant":
-                        commands = _tool_commands(message.get("tool_calls") or ())
+                        commands = _tool_commands(as_list(message.get("tool_calls")))
                     elif message.get("role") == "tool":
                         call = commands.get(str(message.get("tool_call_id")), ("", ""))
                         event = _tool_result(steps, call, _content(message.get("content")))
