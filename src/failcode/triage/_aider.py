@@ -37,6 +37,7 @@ Rules (about the format and the tool):
 from __future__ import annotations
 
 import re
+from collections import deque
 from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Final
@@ -90,7 +91,7 @@ class _Session:
         self.in_lint = False
         self.provider: ErrorText | None = None
         self.test_failed = False
-        self.recent: list[str] = []
+        self.recent: deque[str] = deque(maxlen=_RECENT)
         """aider's own output lines since the last other line (a test run's output)."""
 
     def at(self) -> int | None:
@@ -212,8 +213,6 @@ class AiderReader:
             session.recent.clear()
             return True
         session.recent.append(line[1:].rstrip())
-        if len(session.recent) > _RECENT:
-            del session.recent[: len(session.recent) - _RECENT]
         if body.startswith(_EDIT_FORMAT):
             yield Rejected(session.at(), "edit", "the LLM did not conform to the edit format",
                            session.stamp)
