@@ -187,6 +187,10 @@ def classify_error(event: ErrorText) -> Failure | None:
     """The Failure an :class:`ErrorText` describes (None for a cancellation)."""
     if event.limit is not None:
         return FC.LIFE_AGENT_LIMIT.failure(surface="agent", params={"limit": event.limit})
+    if event.context_window:
+        return FC.PROV_CONTEXT_TOO_LARGE.failure(
+            surface="llm", params={"model": "the model"},
+            detail=f"{event.type_name}: {event.message[:1000]}")
     if event.source == "harness":
         return _harness(event)
     surface = {"provider": "llm", "agent": "agent", "tool": "tool"}.get(event.source, "agent")
