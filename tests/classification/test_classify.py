@@ -697,6 +697,22 @@ def test_a_gateway_timeout_or_connection_error_is_the_providers(
     assert classify_text(type_name, message).code == code
 
 
+@pytest.mark.parametrize(("type_name", "code", "category"), [
+    ("litellm.ContextWindowExceededError", "FC-PROV-006", "task"),
+    ("litellm.exceptions.ContextWindowExceededError", "FC-PROV-006", "task"),
+    ("ContextWindowExceededError", "FC-PROV-006", "task"),
+    ("litellm.ContentPolicyViolationError", "FC-PROV-013", "user"),
+    ("litellm.ServiceUnavailableError", "FC-PROV-010", "transient"),
+    ("litellm.BudgetExceededError", "FC-PROV-004", "user"),
+])
+def test_litellms_own_error_types_decide_by_name(type_name: str, code: str,
+                                                 category: str) -> None:
+    """litellm's own types, named in text, decide even when the message says nothing more
+    (litellm documents ContextWindowExceededError as its subclass of BadRequestError)."""
+    failure = classify_text(type_name, "OpenAIException - request failed")
+    assert (failure.code, failure.category, failure.surface) == (code, category, "llm")
+
+
 @pytest.mark.parametrize(("type_name", "message", "path"), [
     ("litellm.InternalServerError", ("VertexAIException - File "
      "/srv/gcloud/application_default_credentials.json was not found."),

@@ -322,6 +322,15 @@ RULES: Final[Mapping[str, Rule]] = {
         "UnrewindableBodyError": _UNKNOWN, "RequestsWarning": _UNKNOWN,
         "FileModeWarning": _UNKNOWN, "RequestsDependencyWarning": _UNKNOWN,
     }),
+    # -- litellm: its types subclass openai's (a live exception finds those rows along its
+    # MRO); these rows name its own types, for text that names them ---------------------------
+    **_family_rows("litellm", {
+        "ContextWindowExceededError": _http(400, FC.PROV_CONTEXT_TOO_LARGE),
+        "ContentPolicyViolationError": _http(400, FC.PROV_CONTENT_FILTERED),
+        "RejectedRequestError": _http(400, FC.PROV_CONTENT_FILTERED),
+        "ServiceUnavailableError": _http(503), "BadGatewayError": _http(502),
+        "UnsupportedParamsError": _http(400), "BudgetExceededError": Rule("code", FC.PROV_QUOTA),
+    }),
     **_family_rows("urllib3", {
         "TimeoutError": _TIMEOUT, "ConnectTimeoutError": _TIMEOUT,
         "ReadTimeoutError": _TIMEOUT, "NewConnectionError": _CONN,
@@ -717,7 +726,14 @@ def _http_plan(  # noqa: PLR0917 - private; one call shape shared by every entry
     if should is not None:
         metadata["should_retry"] = should
     return _Plan(3, code, _provider_params(code, provider, model), metadata,
-                 f"llm.{slug}" if slug else ("http" if family in _HTTP_FAMILIES else None))
+                 f"llm.{slug}" if slug else _default_surface(family))
+
+
+def _default_surface(family: str) -> str | None:
+    """The surface a family implies when no provider is named: a gateway's is ``llm``, an
+    HTTP client's ``http``."""
+    return "llm" if family in _GATEWAY_FAMILIES else (
+        "http" if family in _HTTP_FAMILIES else None)
 
 
 def _sdk_in_traceback(exc: BaseException | None) -> str | None:
@@ -904,7 +920,7 @@ def _plan(  # noqa: PLR0917, PLR0915 - one branch per rule action, the table in 
         if code is FC.DATA_INVALID_INPUT:
             return _Plan(3, code, {"problem": text.strip()[:300] or type_name}, metadata, None)
         return _Plan(3, code, _provider_params(code, provider, None), metadata,
-                     f"llm.{slug}" if slug else None)
+                     f"llm.{slug}" if slug else _default_surface(family))
     if action == "module":
         found = _attr(exc, "name") if exc is not None else None
         if not isinstance(found, str) or not found:
