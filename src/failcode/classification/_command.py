@@ -377,6 +377,8 @@ _PURPOSE_FAMILIES: Final = {
 }  # fmt: skip
 _STABLE_ROOTS: Final = ("/usr/", "/opt/", "/etc/", "/lib/", "/lib64/", "/nix/", "/Library/")
 _LOCATION_BAD: Final = re.compile(r"[\s:]|\(\d+(?:,\d+)?\)|#L\d")
+# a traceback frame in an interpreter's standard library or installed packages
+_INTERPRETER_LIBRARY: Final = re.compile(r"/lib/python\d+\.\d+t?/|dist-packages/|site-packages/")
 
 
 def _lang(program: str) -> str:
@@ -539,6 +541,8 @@ def _location(diagnostic: Diagnostic, cwd: str | None) -> str | None:
             tuple(reversed(diagnostic.frames[1:])))
         ordered = reversed(frames) if diagnostic.family != "node" else iter(frames)
         for frame in ordered:
+            if _INTERPRETER_LIBRARY.search(frame):
+                continue  # the interpreter's own library (importlib...) is never the place
             location = _relative(frame, cwd)
             if location is not None and "node_modules/" not in location:
                 return location
@@ -727,6 +731,9 @@ def from_command(
                        signal=signal)
 
 
+_RUNNER_MISSING: Final = re.compile(r"python[\d.]*: No module named ")
+
+
 def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: str | None, *,
                 status: int | None, signal: int | None) -> Failure:
     crash: dict[str, Scalar] | None = None
@@ -751,7 +758,12 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
     diagnostic = primary.code or primary.exc_type
     phrase = _PHRASES.get(error_class)
     problem = phrase.format(subject) if phrase and subject else None
-    collecting = purpose == "test" and error_class in ("missing_module", "test_collection_error")
+    # "python: No module named pytest" is the interpreter's: the runner itself is missing and
+    # no test was collected, so it is a missing dependency in every purpose
+    runner_missing = (primary.family == "python"
+                      and _RUNNER_MISSING.search(primary.message) is not None)
+    collecting = (purpose == "test" and not runner_missing
+                  and error_class in ("missing_module", "test_collection_error"))
 
     # a missing module outside test collection is a dependency problem in every purpose
     if error_class == "missing_module" and primary.family in ("python", "node") and subject \
