@@ -1231,6 +1231,9 @@ for _gate in _GATES:
     _at = _anchor_at(_gate, _ANCHORS)
     _key = _gate[_at : _at + 2]
     _GATES_AT[_key] = (*_GATES_AT.get(_key, ()), (_gate, _at))
+_CONTEXT_WORD_SET = frozenset(_CONTEXT_WORDS)
+_FAMILY_GATE_WORDS = frozenset(_PREFIXES_BY_GATE) | _CONTEXT_WORD_SET
+_STEM_SET = frozenset(_STEMS)
 # All gates in one prescan: text with none of them (most error text) costs one regex search
 # that only stops at a few rare characters. A hit only means the slow path runs.
 _PRESCAN = re.compile(_trie_pattern(_anchored(_GATES)), _FLAGS)
@@ -1244,14 +1247,14 @@ def _gates_in(low: str, first: re.Match[str]) -> dict[str, list[int]]:
     is listed when its literal part is there (more than the prescan needs, never less).
     """
     found: dict[str, list[int]] = {}
+    search, gates_at, startswith = _PRESCAN.search, _GATES_AT, low.startswith
     m: re.Match[str] | None = first
     while m is not None:
         i = m.start()
-        for key in (low[i], low[i : i + 2]):
-            for gate, at in _GATES_AT.get(key, ()):
-                if i >= at and low.startswith(gate, i - at):
-                    found.setdefault(gate, []).append(i - at)
-        m = _PRESCAN.search(low, i + 1)
+        for gate, at in gates_at.get(low[i], ()) + gates_at.get(low[i : i + 2], ()):
+            if i >= at and startswith(gate, i - at):
+                found.setdefault(gate, []).append(i - at)
+        m = search(low, i + 1)
     return found
 
 
@@ -1278,10 +1281,11 @@ def _find_in(text: str) -> list[tuple[int, int, str]]:
             spans.append((m.start("s"), m.end("s"), rule.name))
             if rule.random_before:
                 spans.append((m.start() - rule.random_before, m.start(), rule.name))
-    _family_spans(text, low, found, spans)
-    if any(word in found for word in _CONTEXT_WORDS):
-        _wordless_spans(text, found, spans)
-    if any(stem in found for stem in _STEMS):
+    if not _FAMILY_GATE_WORDS.isdisjoint(found):
+        _family_spans(text, low, found, spans)
+        if not _CONTEXT_WORD_SET.isdisjoint(found):
+            _wordless_spans(text, found, spans)
+    if not _STEM_SET.isdisjoint(found):
         for a in _assignments(text, low):
             if _assignment_ok(text, a):
                 spans.append((a.value_start, a.value_end, "assignment"))  # noqa: PERF401
