@@ -9,6 +9,16 @@ look-alike negatives (git SHAs, sha256 digests, UUIDs, request ids, base64 blobs
 passwords and tokens, token counts, paths, e-mail addresses). Nothing here is a real credential,
 and no secret is stored in this file: every one is built at run time.
 
+Bare provider tokens (``bare/<family>/<placement>``): 45 families whose formats come from the
+public rule sets of gitleaks (default config), trufflehog (detectors) and detect-secrets
+(plugins), each placed where no key name helps (prose, a curl header, an export of a neutral
+name, a URL query, a JSON value under a neutral key, a Python repr, an error message), plus a GCP
+service-account JSON file and an Azure SAS URL; with their look-alikes (the scanners' own
+allowlisted placeholders, package names starting with a prefix, ids and hashes next to a
+provider's name). Left out: formats no rule set documents (Fireworks, Render), UUID-shaped keys
+(Heroku's legacy, Railway: indistinguishable from ids without a key name), and Square's
+``EAAA`` tokens (four common letters, a gate every ``a`` would pay for).
+
 Measures, for both tools in the same run:
 
 - recall: the share of embedded secrets removed. failcode: the random part no longer occurs in
