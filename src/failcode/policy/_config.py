@@ -235,8 +235,9 @@ _STRING: Final = {'"': re.compile(r'"(?:[^"\\\n]|\\.)*+"'), "'": re.compile(r"'[
 # the delimiter (a run of four or five quotes ends the string).
 _MULTILINE_END: Final = {'"""': re.compile(r'(?:[^"\\]|\\.|"{1,2}+(?!"))*+"{3,5}+'),
                          "'''": re.compile(r"(?:[^']|'{1,2}+(?!'))*+'{3,5}+")}
-# What changes the depth of a value, or starts a string or a comment.
-_SIGNIFICANT: Final = re.compile(r"""[\[\]{}"'#]""")
+# What changes the depth of a value (group 1 opens, group 2 closes), starts a string (group 3)
+# or a comment (no group).
+_SIGNIFICANT: Final = re.compile(r"""([\[{])|([\]}])|(["'])|#""")
 _HEADER: Final = re.compile(r"[ \t]*+(\[\[?)")
 
 
@@ -277,12 +278,12 @@ def _bracket_depth(value: str, open_string: str = "") -> tuple[int, str]:
                 return depth, open_string
             i, open_string = rest.end(), ""
         found = _SIGNIFICANT.search(value, i)
-        if found is None or found.group() == "#":
+        if found is None or found.lastindex is None:  # the line's end, or a comment
             return depth, ""
         char, i = found.group(), found.end()
-        if char in "[{":
+        if found.lastindex == 1:
             depth += 1
-        elif char in "]}":
+        elif found.lastindex == 2:
             depth -= 1
         elif value.startswith(char * 3, found.start()):
             open_string = char * 3
