@@ -129,6 +129,9 @@ CONFIGS = {
     "arrays": "a = [1, 2, 3]\n",
     "strings": 'x = "a.b.c"\n',
     "blank_lines": "\n",
+    "escaped_quote_dotted_key": '"\\"".',
+    # valid TOML at any size, so the line scanner reads all of it: strings, arrays, escapes
+    "array_tables": '[[t]]\n"k\\"".\'q\' = [\'\'\'\n[\n\'\'\', "]\\\\", {a = 1}]\n',
 }
 
 

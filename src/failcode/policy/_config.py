@@ -415,7 +415,7 @@ class _Validator:
         self.problems.append(FC[spec_name].failure(surface="config.load", params=clean))
 
     def unknown(self, path: tuple[str, ...], value: object, known: Sequence[str]) -> None:
-        close = difflib.get_close_matches(path[-1], known, n=1)
+        close = difflib.get_close_matches(path[-1], known)
         parent = ".".join(path[:-1])
         if close:
             hint = f"did you mean {'.'.join((*path[:-1], close[0]))}?"
@@ -428,6 +428,7 @@ class _Validator:
             self.add("CFG_UNKNOWN_KEY", path, key=".".join(path), hint=hint)
 
     def not_a_table(self, path: tuple[str, ...], value: object) -> None:
+        self.seen_bad.add(path)
         dotted = ".".join(path)
         self.add("CFG_WRONG_TYPE", path, key=dotted, value=_toml_repr(value),
                  expected=f"a table [{dotted}]")
@@ -522,45 +523,51 @@ def validate_toml(
     Raises:
         OSError: the file cannot be read.
     """
+    return _validate(path, schema, text, root)[0]
 
+
+def _validate(path: str | Path, schema: Section, text: str | None,
+              root: Sequence[str] | None) -> tuple[ValidatedConfig, dict[tuple[str, ...], int]]:
+    """:func:`validate_toml`, and the line of every key (none for a file that is not TOML)."""
     file = _display(path)
     if text is None:
         raw = Path(path).read_bytes()
         try:
-            text = raw.decode("utf-8")
+            text = raw.decode()
         except UnicodeDecodeError as exc:
             return _broken(file, raw.count(b"\n", 0, exc.start) + 1,
-                           f"not UTF-8 text (byte {exc.start})")
-    root = _root_for(path) if root is None else tuple(root)
+                           f"not UTF-8 text (byte {exc.start})"), {}
     long_key = _long_dotted_key(text)
     if long_key is not None:
-        return _broken(file, long_key, f"a key of more than {MAX_KEY_PARTS} dotted parts")
+        return _broken(file, long_key, f"a key of more than {MAX_KEY_PARTS} dotted parts"), {}
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         problem = str(exc)
-        match = re.search(r"\(at line (\d+), column (\d+)\)", problem)
+        match = re.search(r" \(at line (\d+), column (\d+)\)$", problem)
         if match:
             line = int(match.group(1))
-            problem = problem[:match.start()].strip() + f" at column {match.group(2)}"
+            problem = f"{problem[:match.start()]} at column {match.group(2)}"
         else:
             line = text.count("\n", 0, len(text) - 1) + 1  # the file's last line
-            problem = problem.replace("(at end of document)", "at the end of the file").strip()
-        return _broken(file, line, problem)
+            problem = problem.replace(" (at end of document)", " at the end of the file")
+        return _broken(file, line, problem), {}
     except RecursionError:
-        return _broken(file, 1, "arrays or inline tables nested too deeply to read")
+        return _broken(file, 1, "arrays or inline tables nested too deeply to read"), {}
     except ValueError as exc:  # an integer of more digits than int() converts (4300)
-        return _broken(file, 1, str(exc).split(";", 1)[0])
+        return _broken(file, 1, str(exc).split(";", 1)[0]), {}
+    root = _root_for(path) if root is None else tuple(root)
     node: Any = data
     for part in root:
         node = node.get(part, {}) if isinstance(node, dict) else {}
-    validator = _Validator(file, key_lines(text), root)
+    lines = key_lines(text)
+    validator = _Validator(file, lines, root)
     if not isinstance(node, dict):
         validator.add("CFG_WRONG_TYPE", (), key=".".join(root), value=_toml_repr(node),
                       expected="a table")
         node = {}
     values = validator.section(schema, node, ())
-    return ValidatedConfig(file, values, tuple(validator.problems))
+    return ValidatedConfig(file, values, tuple(validator.problems)), lines
 
 
 def _root_for(path: str | Path) -> tuple[str, ...]:
@@ -669,7 +676,7 @@ def find_config(start: str | Path | None = None) -> Path | None:
     pyproject = base / "pyproject.toml"
     if pyproject.is_file():
         try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            data = tomllib.loads(pyproject.read_bytes().decode())
         except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
             return pyproject  # let load_config report it with its line
         if isinstance(data.get("tool"), dict) and "failcode" in data["tool"]:
@@ -698,13 +705,12 @@ def load_config(path: str | Path | None = None) -> FailcodeConfig:
         path = find_config()
         if path is None:
             return FailcodeConfig(Policy(), (), None)
-    result = validate_toml(path)
+    result, lines = _validate(path, FAILCODE_SCHEMA, None, None)
     if not result.values:  # not TOML: nothing to check further
         raise ConfigError(result.problems)
-    text = Path(path).read_text(encoding="utf-8")  # decodable: validate_toml read it
     classes = _retry_classes(result.values["retry"])
     problems = [*result.problems, *_delay_problems(
-        classes, result.values["retry"], result.file, key_lines(text), _root_for(path))]
+        classes, result.values["retry"], result.file, lines, _root_for(path))]
     if problems:
         raise ConfigError(problems)
     return FailcodeConfig(_policy_from(result.values, classes),
