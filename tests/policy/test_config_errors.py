@@ -49,6 +49,7 @@ def test_a_file_that_is_not_utf8_names_the_line_and_byte_of_the_first_bad_byte()
     """\\xe9 alone is not UTF-8: it is byte 27 (from 0) of the file, on line 3."""
     problem = only_problem(b"[budget]\ncapacity = 1\n# caf\xe9\n")
     assert problem.code == FC.CFG_BROKEN_TOML.value
+    assert validate_toml("failcode.toml").file == "failcode.toml"
     assert problem.message == ("In failcode.toml line 3, the file is not valid TOML: "
                                "not UTF-8 text (byte 27).")
 
@@ -231,6 +232,18 @@ def test_a_long_file_name_is_kept_whole_with_its_slash() -> None:
     """A 34-character file name and its slash are the end; the start fills the other 12."""
     name = "n" * 29 + ".toml"
     assert file_shown("d" * 40 + "/" + name) == "d" * 12 + "\u2026" + "/" + name
+
+
+def test_only_the_last_path_component_is_the_file_name() -> None:
+    """Directories before the last / are part of the start, not of the name kept whole."""
+    name = "n" * 25 + ".toml"
+    assert file_shown("a/" + "d" * 30 + "/" + name) == "a/" + "d" * 14 + "\u2026" + "/" + name
+
+
+def test_a_long_name_without_a_directory_is_cut_like_a_file_name() -> None:
+    """A 60-character name in the working directory: 1 first character, "…", the last 46."""
+    name = "n" * 55 + ".toml"
+    assert file_shown(name) == "n\u2026" + "n" * 41 + ".toml"
 
 
 def test_a_file_name_longer_than_the_room_keeps_its_end_and_one_first_character() -> None:

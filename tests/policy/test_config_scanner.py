@@ -142,6 +142,19 @@ def test_nested_arrays_over_several_lines_end_where_the_outer_one_ends() -> None
     assert lines_of(text) == {("a",): 1, ("b",): 3, ("c",): 8}
 
 
+def test_arrays_on_their_own_lines_inside_an_array_are_values_not_headers() -> None:
+    """["x"], on a line of a multi-line array is a value; only its outer ] ends the array."""
+    text = 'a = [[1,\n2], \n["x"],\n[ \'y\' ] ,\n]\nb = [\n["z"]]\nc = 1\n'
+    assert lines_of(text) == {("a",): 1, ("b",): 6, ("c",): 8}
+
+
+@pytest.mark.parametrize("key", ['"k"', "k", "'k'"])
+def test_the_value_starts_right_after_the_equals_sign(key: str) -> None:
+    """k =[ and "k"= [ open an array: the value is all that follows the =."""
+    text = f'{key}=[\n["x"],\n]\nb = 1\n'
+    assert lines_of(text) == {("k",): 1, ("b",): 4}
+
+
 def test_an_inline_table_is_one_value() -> None:
     """a = {b = 1, c = [2]}: its inner keys are not recorded; the next line is a key."""
     assert lines_of("a = {b = 1, c = [2]}\nd = 3\n") == {("a",): 1, ("d",): 2}

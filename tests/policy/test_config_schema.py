@@ -251,6 +251,25 @@ def test_an_unknown_key_in_a_named_table_suggests_the_key_in_that_table() -> Non
     assert problem.params["hint"] == "did you mean retry.page_fetch.deadline_s?"
 
 
+def test_an_unknown_key_far_from_any_lists_its_tables_keys_with_the_tables_full_name() -> None:
+    """No near miss in [a.b]: the hint names the table [a.b] and lists its keys, sorted."""
+    schema = Section({"a": Section({"b": Section({"z": Setting("int"), "k": Setting("int")})})})
+    (problem,) = validate_toml("agent.toml", schema, text="[a.b]\nqqq = 1\n").problems
+    assert problem.params["hint"] == "[a.b] allows k, z"
+
+
+def test_a_key_in_an_inline_table_is_at_the_line_of_the_inline_table() -> None:
+    """x = {...} on line 3: a bad key inside it is reported at line 3 (the scanner's limit)."""
+    (problem,) = validate_toml(_write("# c\n[retry]\nx = {attempts = 0}\n")).problems
+    assert (problem.params["key"], problem.params["line"]) == ("retry.x.attempts", 3)
+
+
+def test_a_table_only_implied_by_a_header_is_at_line_1() -> None:
+    """[budjet.x] implies [budjet], which has no line of its own: line 1, as documented."""
+    (problem,) = validate_toml(_write("\n\n[budjet.x]\n")).problems
+    assert (problem.params["table"], problem.params["line"]) == ("budjet", 1)
+
+
 @pytest.mark.parametrize(("text", "hint"), [
     ("a = 1\n", "the top level allows nothing"),
     ("[t]\nk = 1\n", "[t] allows nothing"),
@@ -398,6 +417,12 @@ def test_a_delay_rule_in_a_pyproject_is_at_its_line_in_the_file() -> None:
                   "pyproject.toml")
     (problem,) = _problems(path)
     assert (problem.params["line"], problem.params["key"]) == (4, "retry.x.initial_delay_s")
+
+
+def test_a_delay_rule_in_an_inline_class_is_at_the_line_of_the_class() -> None:
+    """[retry] x = {...} on line 3: the rule's key has no line of its own, x's is 3."""
+    (problem,) = _problems(_write("# c\n[retry]\nx = {initial_delay_s = 10}\n"))
+    assert problem.params["line"] == 3
 
 
 def test_a_delay_rule_in_an_inline_table_is_at_the_line_of_the_table() -> None:

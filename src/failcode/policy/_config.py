@@ -375,7 +375,7 @@ def _shorten_middle(text: str, limit: int = _DISPLAY_CHARS) -> str:
     character (so a file name longer than ``limit - 2`` loses its own start)."""
     if len(text) <= limit:
         return text
-    name = text.rsplit("/", 1)[-1]
+    name = text[text.rfind("/") + 1:]
     tail = min(limit - 2, max(len(name) + 1, (limit - 1) // 2))
     return text[: limit - 1 - tail] + "\u2026" + text[-tail:]
 
@@ -470,15 +470,13 @@ class _Validator:
             self.add("CFG_WRONG_TYPE", path, key=".".join(path), value=_toml_repr(value),
                      expected=setting.expected)
             return _INVALID
-        bad = False
-        if kind in ("int", "float"):
-            # ints compare with the float bounds exactly; float() of a 400-digit int overflows
-            number: float = value  # type: ignore[assignment]
-            bad = ((type(number) is float and not math.isfinite(number))
-                   or (setting.min is not None and number < setting.min)
-                   or (setting.max is not None and number > setting.max))
-        elif kind == "str" and setting.choices is not None:
-            bad = value not in setting.choices
+        # ints compare with the float bounds exactly; float() of a 400-digit int overflows
+        number: float = value  # type: ignore[assignment]
+        bad = (kind in ("int", "float") and (
+            (type(number) is float and not math.isfinite(number))
+            or (setting.min is not None and number < setting.min)
+            or (setting.max is not None and number > setting.max))) or (
+            kind == "str" and setting.choices is not None and value not in setting.choices)
         if bad:
             self.seen_bad.add(path)
             self.add("CFG_INVALID_VALUE", path, key=".".join(path), value=_toml_repr(value),
@@ -535,7 +533,7 @@ def _validate(path: str | Path, schema: Section, text: str | None,
         try:
             text = raw.decode()
         except UnicodeDecodeError as exc:
-            return _broken(file, raw.count(b"\n", 0, exc.start) + 1,
+            return _broken(file, raw[:exc.start].count(b"\n") + 1,
                            f"not UTF-8 text (byte {exc.start})"), {}
     long_key = _long_dotted_key(text)
     if long_key is not None:
@@ -549,13 +547,13 @@ def _validate(path: str | Path, schema: Section, text: str | None,
             line = int(match.group(1))
             problem = f"{problem[:match.start()]} at column {match.group(2)}"
         else:
-            line = text.count("\n", 0, len(text) - 1) + 1  # the file's last line
+            line = text[:-1].count("\n") + 1  # the file's last line
             problem = problem.replace(" (at end of document)", " at the end of the file")
         return _broken(file, line, problem), {}
     except RecursionError:
         return _broken(file, 1, "arrays or inline tables nested too deeply to read"), {}
     except ValueError as exc:  # an integer of more digits than int() converts (4300)
-        return _broken(file, 1, str(exc).split(";", 1)[0]), {}
+        return _broken(file, 1, str(exc).split(";")[0]), {}
     root = _root_for(path) if root is None else tuple(root)
     node: Any = data
     for part in root:
@@ -598,7 +596,7 @@ def _long_dotted_key(text: str) -> int | None:
     for chain in _DOTTED_CHAIN.finditer(text):
         # the chain's parts (a quoted one may hold dots), and the key's last part after them
         if len(_KEY_PART.findall(chain.group())) >= MAX_KEY_PARTS:
-            return text.count("\n", 0, chain.start()) + 1
+            return text[:chain.start()].count("\n") + 1
     return None
 
 
