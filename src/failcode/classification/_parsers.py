@@ -939,10 +939,10 @@ _INSTALL_RULES: Final[tuple[Rule, ...]] = (
     Rule("conda", "ResolvePackageNotFound", re.compile(
         r"(?m)^(?P<code>ResolvePackageNotFound): ?$"), _conda_listed),
     Rule("conda", "nothing provides requested", re.compile(
-        r"(?m)^[\s│├└─-]*nothing provides requested (?P<name>[^\s]+)"),
+        r"(?m)^[ \t│├└─-]*nothing provides requested (?P<name>[^\s]+)"),
         _pkg("conda", "package_not_found")),
     Rule("conda", "does not exist (perhaps a typo", re.compile(
-        r"(?m)^[\s│├└─]*(?P<name>[^\s│├└─]+) does not exist \(perhaps a typo or a missing "
+        r"(?m)^[ \t│├└─]*(?P<name>[^\s│├└─]+) does not exist \(perhaps a typo or a missing "
         r"channel\)"), _pkg("conda", "package_not_found")),
     Rule("conda", "UnsatisfiableError", re.compile(
         r"(?m)^(?P<code>(?:LibMamba)?UnsatisfiableError):"),
