@@ -846,6 +846,17 @@ def _pubgrub_failed(match: re.Match[str], _text: str) -> Diagnostic | None:
                       message=match.group(0).strip())
 
 
+_RPM_VERSION_RELEASE_ARCH: Final = re.compile(r"-\d[^-\s]*-[^-\s]*\.[^.\s-]+$")
+
+
+def _dnf_needed(match: re.Match[str], _text: str) -> Diagnostic | None:
+    """dnf's ``- nothing provides X needed by NAME-VERSION-RELEASE.ARCH``: a request that
+    cannot be satisfied, naming the package (its version, release and arch dropped)."""
+    name = _RPM_VERSION_RELEASE_ARCH.sub("", match.group("name"))
+    return Diagnostic("dnf", "dependency_conflict", match.start(), match.end(),
+                      subject=package_name(name), message=match.group(0).strip())
+
+
 def _dnf_curl(match: re.Match[str], _text: str) -> Diagnostic | None:
     """dnf/yum's ``- Curl error (6): Couldn't resolve host name ...`` while reading a repo."""
     if match.group("num") not in ("5", "6", "7", "28", "35", "56"):
@@ -988,8 +999,7 @@ _INSTALL_RULES: Final[tuple[Rule, ...]] = (
     Rule("dnf", "No package ", re.compile(r"(?m)^No package (?P<name>[^\s]+) available\.$"),
          _pkg("dnf", "package_not_found")),
     Rule("dnf", "nothing provides", re.compile(
-        r"(?m)^ *- nothing provides [^\s]+ needed by (?P<name>[^\s]+)"),
-        _pkg("dnf", "dependency_conflict")),
+        r"(?m)^ *- nothing provides [^\s]+ needed by (?P<name>[^\s]+)"), _dnf_needed),
     Rule("dnf", "Curl error (", re.compile(
         r"(?m)^ *- Curl error \((?P<num>\d+)\): [^\n]*$"), _dnf_curl),
     # apk, pacman, zypper
