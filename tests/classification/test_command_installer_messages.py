@@ -160,9 +160,10 @@ ROWS: dict[str, tuple[str, int, str, FC, str | None]] = {
                   "zz-absent, we can conclude that your requirements are unsatisfiable.\n"),
                   NOT_FOUND, "zz-absent"),
     "uv-conflict": ("uv add lib-b==1.0 lib-b==2.0", 1,
-                    ("  \u00d7 No solution found when resolving dependencies:\n  \u2570\u2500\u25b6 "
-                    "Because you require lib-b==1.0 and lib-b==2.0, we can conclude that your "
-                    "requirements are unsatisfiable.\n"), INSTALL_FAILED, "lib-b"),
+                    ("  \u00d7 No solution found when resolving dependencies:\n"
+                     "  \u2570\u2500\u25b6 Because you require lib-b==1.0 and lib-b==2.0, "
+                     "we can conclude that your requirements are unsatisfiable.\n"),
+                    INSTALL_FAILED, "lib-b"),
     "uv-build": ("uv pip install zz-native==1.0", 1,
                  ("  \u00d7 Failed to build `zz-native==1.0`\n  \u251c\u2500\u25b6 The build "
                  "backend returned an error\n"), INSTALL_FAILED, "zz-native"),
