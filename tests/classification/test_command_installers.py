@@ -181,6 +181,16 @@ def test_pip_connection_refused_is_not_a_missing_package(tmp_path: Path) -> None
     assert failure.code == FC.CMD_PACKAGE_SOURCE_UNREACHABLE
     assert failure.kind == "env_error"
     assert failure.params == {"program": "pip"}
+    assert failure.metadata["package"] == "not-a-package-zz"
+
+
+def test_one_outage_is_one_signature_whatever_was_being_installed(tmp_path: Path) -> None:
+    """Unreachable sources sign without the package: two packages, one failure."""
+    signatures = {
+        run(pip("install", "--retries", "1", "--index-url", f"http://{REFUSED}/simple/", name),
+            tmp_path, env=PIP_ENV).failure("general").signature
+        for name in ("zz-first", "zz-second")}
+    assert len(signatures) == 1
 
 
 @pytest.mark.parametrize("purpose", ["test", "build", "debug", "doctor"])
