@@ -398,6 +398,8 @@ happened after the download, a package not found before it, and a connection war
 followed by either."""
 _STABLE_ROOTS: Final = ("/usr/", "/opt/", "/etc/", "/lib/", "/lib64/", "/nix/", "/Library/")
 _LOCATION_BAD: Final = re.compile(r"[\s:]|\(\d+(?:,\d+)?\)|#L\d")
+# a traceback frame in an interpreter's standard library or installed packages
+_INTERPRETER_LIBRARY: Final = re.compile(r"/lib/python\d+\.\d+t?/|dist-packages/|site-packages/")
 
 
 def _lang(program: str) -> str:
@@ -569,6 +571,8 @@ def _location(diagnostic: Diagnostic, cwd: str | None) -> str | None:
             tuple(reversed(diagnostic.frames[1:])))
         ordered = reversed(frames) if diagnostic.family != "node" else iter(frames)
         for frame in ordered:
+            if _INTERPRETER_LIBRARY.search(frame):
+                continue  # the interpreter's own library (importlib...) is never the place
             location = _relative(frame, cwd)
             if location is not None and "node_modules/" not in location:
                 return location

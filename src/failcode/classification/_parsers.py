@@ -1208,6 +1208,29 @@ def parse_python_traceback(text: str) -> PythonTraceback | None:
                            text[start: exc.end()], start, exc.end())
 
 
+_CHAINED: Final = ("The above exception was the direct cause of the following exception:",
+                   "During handling of the above exception, another exception occurred:")
+_MAX_CHAIN: Final = 8
+
+
+def _chained_missing_module(text: str, tb: PythonTraceback) -> str | None:
+    """The module of a ModuleNotFoundError the last traceback was raised from or while
+    handling (``raise ImportError("install X") from exc``), nearest cause first; else None."""
+    current = tb
+    for _ in range(_MAX_CHAIN):
+        before = text[max(0, current.start - 300): current.start]
+        if not any(phrase in before for phrase in _CHAINED):
+            return None
+        previous = parse_python_traceback(text[: current.start])
+        if previous is None:
+            return None
+        if previous.exc_type.rsplit(".", 1)[-1] == "ModuleNotFoundError" and (
+                found := _MODULE_RE.match(previous.message)):
+            return found.group(1)
+        current = previous
+    return None
+
+
 def _python_diagnostic(text: str) -> Diagnostic | None:
     tb = parse_python_traceback(text)
     if tb is None:
@@ -1216,6 +1239,9 @@ def _python_diagnostic(text: str) -> Diagnostic | None:
     subject = None
     if short == "ModuleNotFoundError" and (found := _MODULE_RE.match(tb.message)):
         error_class, subject = "missing_module", found.group(1)
+    elif short in ("ImportError", "RuntimeError", "Exception") and (
+            cause := _chained_missing_module(text, tb)) is not None:
+        error_class, subject = "missing_module", cause
     elif short in ("SyntaxError", "IndentationError", "TabError"):
         error_class = "syntax_error"
     elif short == "NameError" and (found := re.match(r"name '(\w+)' is not defined",
