@@ -547,10 +547,16 @@ def _own_defect(make: Any) -> Failure:
     (lambda: {}["missing"], "key_error"),
     (lambda: _attribute_of(None), "attribute_error"),
     (lambda: len(5), "type_error"),  # type: ignore[arg-type]
-], ids=["assert", "key", "attribute", "type"])
+    (lambda: [][0], "index_error"),  # noqa: PLE0643 - the IndexError under test
+    (lambda: undefined_name_zz, "name_error"),  # type: ignore[name-defined]  # noqa: F821
+    (lambda: _unbound(), "unbound_local"),  # noqa: PLW0108 - defined below
+    (lambda: 1 / 0, "zero_division"),
+    (lambda: _recurse(), "recursion_error"),  # noqa: PLW0108 - defined below
+], ids=["assert", "key", "attribute", "type", "index", "name", "unbound", "zero", "recursion"])
 def test_defects_in_own_code_are_category_defect(make: Any, error_class: str) -> None:
-    """AssertionError anywhere and Type/Attribute/KeyError raised in the caller's own code are
-    defects: never retried, with module:function frames and no line number in the location."""
+    """AssertionError anywhere, and Type/Attribute/Key/Index/Name/UnboundLocal/ZeroDivision/
+    RecursionError raised in the caller's own code are defects: never retried, with
+    module:function frames and no line number in the location."""
     failure = _own_defect(make)
     assert (failure.code, failure.category.value, failure.error_class) == (
         "FC-SYS-002", "defect", error_class)
@@ -565,6 +571,15 @@ def test_defects_in_own_code_are_category_defect(make: Any, error_class: str) ->
 
 def _attribute_of(value: Any) -> Any:
     return value.upper()
+
+
+def _unbound() -> int:
+    total += 1  # type: ignore[has-type]  # noqa: F821 - the UnboundLocalError under test
+    return total
+
+
+def _recurse() -> None:
+    _recurse()
 
 
 def _assert_positive(value: int) -> None:
@@ -583,10 +598,39 @@ def test_failing_invariant_type_is_a_defect() -> None:
 
 def test_key_error_raised_outside_own_code_is_not_a_defect() -> None:
     """A KeyError raised inside the standard library is not the caller's defect."""
+    import string
+
+    failure = _failure(classify(_raised(lambda: string.Template("$who").substitute({}))))
+    assert failure.code == FC.SYS_UNKNOWN
+
+
+def test_an_unset_environment_variable_is_a_missing_env_var() -> None:
+    """os.environ[name] raising KeyError is FC-CFG-006 naming the variable."""
     import os
 
     failure = _failure(classify(_raised(lambda: os.environ["FAILCODE_SURELY_UNSET_VAR"])))
-    assert failure.code == FC.SYS_UNKNOWN
+    assert (failure.code, failure.params["name"]) == ("FC-CFG-006", "FAILCODE_SURELY_UNSET_VAR")
+    assert failure.category.value == "environment"
+
+
+def test_an_unset_environment_variable_is_found_in_a_traceback_text() -> None:
+    """The same from its formatted traceback, whose os frame is "<frozen os>" or os.py."""
+    import os
+    import traceback
+
+    exc = _raised(lambda: os.environ["FAILCODE_SURELY_UNSET_VAR"])
+    text = "".join(traceback.format_exception(exc))
+    failure = _failure(classify_text("KeyError", str(exc), traceback=text))
+    assert (failure.code, failure.params["name"]) == ("FC-CFG-006", "FAILCODE_SURELY_UNSET_VAR")
+    as_file = text.replace("<frozen os>", "/usr/lib/python3.11/os.py")
+    assert _failure(classify_text("KeyError", str(exc), traceback=as_file)).code == "FC-CFG-006"
+
+
+def test_a_key_error_of_another_mapping_named_like_a_variable_is_not_one() -> None:
+    """A KeyError of a plain dict in library code stays what it was, not an env var."""
+    tb = ('Traceback (most recent call last):\n  File "/usr/lib/python3.11/string.py", '
+          'line 1, in convert\nKeyError: \'HOME\'\n')
+    assert _failure(classify_text("KeyError", "'HOME'", traceback=tb)).code == FC.SYS_UNKNOWN
 
 
 def test_classify_text_recognizes_a_defect_from_its_traceback(tmp_path: Any,
@@ -651,6 +695,22 @@ def test_a_gateway_timeout_or_connection_error_is_the_providers(
         type_name: str, message: str, code: str) -> None:
     """litellm's Timeout / APIConnectionError are provider failures, not the OS's."""
     assert classify_text(type_name, message).code == code
+
+
+@pytest.mark.parametrize(("type_name", "code", "category"), [
+    ("litellm.ContextWindowExceededError", "FC-PROV-006", "task"),
+    ("litellm.exceptions.ContextWindowExceededError", "FC-PROV-006", "task"),
+    ("ContextWindowExceededError", "FC-PROV-006", "task"),
+    ("litellm.ContentPolicyViolationError", "FC-PROV-013", "user"),
+    ("litellm.ServiceUnavailableError", "FC-PROV-010", "transient"),
+    ("litellm.BudgetExceededError", "FC-PROV-004", "user"),
+])
+def test_litellms_own_error_types_decide_by_name(type_name: str, code: str,
+                                                 category: str) -> None:
+    """litellm's own types, named in text, decide even when the message says nothing more
+    (litellm documents ContextWindowExceededError as its subclass of BadRequestError)."""
+    failure = classify_text(type_name, "OpenAIException - request failed")
+    assert (failure.code, failure.category, failure.surface) == (code, category, "llm")
 
 
 @pytest.mark.parametrize(("type_name", "message", "path"), [

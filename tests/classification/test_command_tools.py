@@ -434,6 +434,64 @@ def test_python_dash_m_missing_module(tmp_path: Path) -> None:
     assert failure.params["module"] == "not_installed_mod_zz"
 
 
+@pytest.mark.parametrize("purpose", ["test", "static_analysis", "general"])
+def test_a_missing_runner_module_is_a_dependency_error_in_every_purpose(
+        tmp_path: Path, purpose: str) -> None:
+    """`python -m <runner>` whose runner is not installed ran no test: a missing module, even
+    when the command's purpose is to test (it is not a test collection error)."""
+    failure = run([sys.executable, "-m", "not_installed_runner_zz", "tests/"],
+                  tmp_path).failure(purpose)
+    assert failure.code == FC.CMD_MISSING_MODULE
+    assert failure.kind == "dependency_error"
+    assert failure.params["module"] == "not_installed_runner_zz"
+
+
+WRAPPED_IMPORT = """\
+try:
+    import not_installed_mod_zz
+except ImportError as exc:
+    raise {kind}("Could not import not_installed_mod_zz. Is it installed?") {link}
+"""
+
+
+@pytest.mark.parametrize(("kind", "link"), [
+    ("ImportError", "from exc"), ("RuntimeError", "from exc"), ("ImportError", ""),
+    ("Exception", "from exc"),
+])
+def test_an_import_wrapped_around_a_missing_module_is_the_missing_module(
+        tmp_path: Path, kind: str, link: str) -> None:
+    """A generic error raised from (or while handling) a ModuleNotFoundError, as Django's
+    manage.py does, is the missing module the chain names."""
+    write(tmp_path, {"manage.py": WRAPPED_IMPORT.format(kind=kind, link=link)})
+    done = run([sys.executable, "manage.py"], tmp_path)
+    assert b"No module named 'not_installed_mod_zz'" in done.stderr
+    failure = done.failure("general")
+    assert failure.code == FC.CMD_MISSING_MODULE
+    assert failure.params["module"] == "not_installed_mod_zz"
+
+
+def test_a_specific_error_raised_from_a_missing_module_stays_itself(tmp_path: Path) -> None:
+    """A ValueError raised from a ModuleNotFoundError says more than the import: not missing."""
+    write(tmp_path, {"app.py": WRAPPED_IMPORT.format(kind="ValueError", link="from exc")})
+    failure = run([sys.executable, "app.py"], tmp_path).failure("general")
+    assert failure.code != FC.CMD_MISSING_MODULE
+
+
+def test_a_frame_in_the_interpreters_own_library_is_never_the_location(tmp_path: Path) -> None:
+    """Debian's python3 keeps its standard library under /usr/lib/python3.X (a stable root):
+    a ModuleNotFoundError raised inside importlib is not located there, and the same failure
+    gets the signature it gets from an interpreter whose library lies elsewhere."""
+    system = tool("/usr/bin/python3")
+    code = "import importlib; importlib.import_module('not_installed_mod_zz')"
+    done = run([system, "-c", code], tmp_path)
+    assert b"/usr/lib/python3." in done.stderr  # the frame is really there
+    failure = done.failure("general")
+    assert failure.code == FC.CMD_MISSING_MODULE
+    assert failure.location is None
+    ours = run([sys.executable, "-c", code], tmp_path).failure("general")
+    assert ours.signature == failure.signature
+
+
 def test_python_syntax_error(tmp_path: Path) -> None:
     """A SyntaxError in the script is class syntax_error at the script."""
     write(tmp_path, {"bad.py": "x = (1,\nprint(x\n"})

@@ -7,6 +7,8 @@ The private functions under test are imported from their modules here, in one pl
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -74,6 +76,40 @@ def test_a_word_normalizes_alike_on_the_fast_and_the_slow_path(word: str) -> Non
 def test_a_core_normalizes_alike_on_the_fast_and_the_slow_path(core: str) -> None:
     """_classify_core (plain cores first) equals _classify_core_slow on any core."""
     assert _normalize._classify_core(core) == _normalize._classify_core_slow(core)
+
+
+# the model-name rule as one search: the family at the start or after "/", "." or ":"
+_MODEL_ONE_SEARCH = re.compile("(?i)(?:^|[/.:])" + _normalize._MODEL_FAMILY)
+
+
+@settings(max_examples=1000)
+@given(cores)
+@example("gpt-4o")
+@example("openai/gpt-4o")
+@example("x.claude")
+@example("models:o3")
+@example("PHI3")
+@example("gpt.x")
+@example("xgpt-4")
+def test_the_model_check_finds_what_one_search_finds(core: str) -> None:
+    """_names_model (a match at the start, a set-led search inside) equals one search."""
+    assert _normalize._names_model(core) == (_MODEL_ONE_SEARCH.search(core) is not None)
+
+
+@settings(max_examples=1000)
+@given(cores)
+@example("2024-01-02")
+@example("12:30:01")
+@example("10.0.0.1")
+@example("1.5s")
+@example("12MB")
+@example("deadbeef-dead-beef-dead-beefdeadbeef")
+def test_the_token_rules_in_one_pattern_pick_the_first_rule_that_matches(core: str) -> None:
+    """The combined token pattern names the first rule, in order, that matches the core."""
+    first = next((placeholder for placeholder, rx in _normalize._TOKEN_RULES
+                  if rx.fullmatch(core)), None)
+    m = _normalize._TOKEN_ANY.fullmatch(core)
+    assert (None if m is None else _normalize._TOKEN_PLACEHOLDERS[m.lastindex - 1]) == first
 
 
 @settings(max_examples=500)

@@ -146,6 +146,17 @@ def test_harness_retries_are_one_failure_per_attempt(real: tuple[Path, TriageRes
     ("python reproduce_bug.py", "general"),
     ("python test_issue.py", "general"),
     ("grep -rn foo src", "general"),
+    ("cd /repo && DJANGO_SETTINGS_MODULE=t.s python -m django test tests.x -v 2", "test"),
+    ("django-admin test app", "test"),
+    ("npm test", "test"),
+    ("npm run test:unit -- --watch=false", "test"),
+    ("yarn test-e2e", "test"),
+    ("pnpm run build", "build"),
+    ("yarn lint", "static_analysis"),
+    ("npm run typecheck", "static_analysis"),
+    ("npm run dev", "general"),
+    ("npm run testing-data", "general"),
+    ("npm install", "general"),
 ])
 def test_infer_purpose(command: str, purpose: str) -> None:
     """The purpose comes from the tool the command runs."""

@@ -41,10 +41,13 @@ retryability come from the code, see ``failcode explain CODE``):
   ``malformed_output``, ``FC.PROV_MALFORMED_OUTPUT`` (transient: sample again); on any other
   surface (user input, config, a request) ``validation``, ``FC.DATA_INVALID_INPUT`` (user)
 - AssertionError, an exception named as a failed invariant or contract, and a TypeError,
-  AttributeError or KeyError whose innermost frame is under the working directory: a defect,
+  AttributeError, KeyError, IndexError, NameError, UnboundLocalError, ZeroDivisionError or
+  RecursionError whose innermost frame is under the working directory: a defect,
   ``FC.SYS_DEFECT`` (class ``assertion_failed``, ``invariant_failed``, ``type_error``,
-  ``attribute_error``, ``key_error``; ``metadata["frames"]`` the innermost frames as
+  ``attribute_error``, ``key_error``, ``index_error``, ``name_error``, ``unbound_local``,
+  ``zero_division``, ``recursion_error``; ``metadata["frames"]`` the innermost frames as
   ``module:function``)
+- a KeyError raised by ``os.environ[name]``: ``missing_env_var``, ``FC.CFG_MISSING_ENV_VAR``
 - FileNotFoundError raised by the process-spawning machinery (``subprocess``, ``asyncio``)
   for the program itself: ``command_not_found``, ``FC.CMD_NOT_FOUND``
 - PermissionError, EACCES, EPERM, EROFS: ``permission_denied``, ``FC.OS_PERMISSION_DENIED``
@@ -52,6 +55,9 @@ retryability come from the code, see ``failcode explain CODE``):
 - ENOSPC, EDQUOT: ``disk_full``, ``FC.OS_DISK_FULL``
 - MemoryError, ENOMEM: ``out_of_memory``, ``FC.OS_OUT_OF_MEMORY``
 - ModuleNotFoundError: ``missing_module``, ``FC.CMD_MISSING_MODULE``
+- subprocess.CalledProcessError: the command, exit status and captured output classified by
+  :func:`~failcode.from_command` (purpose ``general``); a status no step rule calls a failure
+  (a probe that found nothing) is ``FC.CMD_FAILED`` with ``program`` and ``exit_code``
 - any other exception: ``unknown``, ``FC.SYS_UNKNOWN``, with the exception's message (redacted)
   in its text and so in its signature
 - KeyboardInterrupt, asyncio / concurrent.futures CancelledError: a
@@ -98,14 +104,17 @@ a 10 MB message, a body of any shape. Anything unexpected degrades to ``FC.SYS_U
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import errno as errno_mod
 import os
 import re
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import msgspec
 
+from failcode.classification._command import from_command
 from failcode.classification._providers import (
     PROVIDER_NAMES,
     ErrorFields,
@@ -155,7 +164,10 @@ class Rule(NamedTuple):
       model-output surface, else unknown;
     - ``sdk``: an SDK base class: the phrases may decide, else unknown on the SDK's surface;
     - ``chain``: whatever the cause says, else ``code``;
-    - ``cancel``: a Cancelled outcome; ``unknown``: ``FC.SYS_UNKNOWN``.
+    - ``cancel``: a Cancelled outcome; ``unknown``: ``FC.SYS_UNKNOWN``;
+    - ``process``: a command that exited non-zero (``subprocess.CalledProcessError``): its
+      program, exit status and captured output go through
+      :func:`~failcode.from_command` (purpose ``general``).
     """
 
     action: str
@@ -206,6 +218,7 @@ RULES: Final[Mapping[str, Rule]] = {
     "asyncio.TimeoutError": _TIMEOUT,
     "concurrent.futures.TimeoutError": _TIMEOUT,
     "subprocess.TimeoutExpired": _TIMEOUT,
+    "subprocess.CalledProcessError": Rule("process"),
     "ConnectionError": _CONN,
     "ConnectionRefusedError": _CONN,
     "ConnectionResetError": _CONN,
@@ -308,6 +321,15 @@ RULES: Final[Mapping[str, Rule]] = {
         "TooManyRedirects": _UNKNOWN, "StreamConsumedError": _UNKNOWN,
         "UnrewindableBodyError": _UNKNOWN, "RequestsWarning": _UNKNOWN,
         "FileModeWarning": _UNKNOWN, "RequestsDependencyWarning": _UNKNOWN,
+    }),
+    # -- litellm: its types subclass openai's (a live exception finds those rows along its
+    # MRO); these rows name its own types, for text that names them ---------------------------
+    **_family_rows("litellm", {
+        "ContextWindowExceededError": _http(400, FC.PROV_CONTEXT_TOO_LARGE),
+        "ContentPolicyViolationError": _http(400, FC.PROV_CONTENT_FILTERED),
+        "RejectedRequestError": _http(400, FC.PROV_CONTENT_FILTERED),
+        "ServiceUnavailableError": _http(503), "BadGatewayError": _http(502),
+        "UnsupportedParamsError": _http(400), "BudgetExceededError": Rule("code", FC.PROV_QUOTA),
     }),
     **_family_rows("urllib3", {
         "TimeoutError": _TIMEOUT, "ConnectTimeoutError": _TIMEOUT,
@@ -636,6 +658,10 @@ class _Plan(NamedTuple):
     """The default surface this evidence implies (``llm.openai``, ``http``...)."""
     error_class: str | None = None
     """A refinement of the code's class for this occurrence."""
+    location: str | None = None
+    """A location the evidence itself names (a command's output), preferred to the frame's."""
+    detail: str | None = None
+    """A detail the evidence itself gives (the excerpt of a command's output)."""
 
 
 _STRENGTH: Final = {"unknown": 0, "sdk": 1, "chain": 1, "connection": 2}
@@ -700,7 +726,14 @@ def _http_plan(  # noqa: PLR0917 - private; one call shape shared by every entry
     if should is not None:
         metadata["should_retry"] = should
     return _Plan(3, code, _provider_params(code, provider, model), metadata,
-                 f"llm.{slug}" if slug else ("http" if family in _HTTP_FAMILIES else None))
+                 f"llm.{slug}" if slug else _default_surface(family))
+
+
+def _default_surface(family: str) -> str | None:
+    """The surface a family implies when no provider is named: a gateway's is ``llm``, an
+    HTTP client's ``http``."""
+    return "llm" if family in _GATEWAY_FAMILIES else (
+        "http" if family in _HTTP_FAMILIES else None)
 
 
 def _sdk_in_traceback(exc: BaseException | None) -> str | None:
@@ -844,6 +877,8 @@ def _plan(  # noqa: PLR0917, PLR0915 - one branch per rule action, the table in 
     if action == "http":
         http = _http_evidence(exc) if exc is not None else None
         return _http_plan(rule, family, exc, text, surface, http)
+    if action == "process":
+        return _process_plan(exc, text)
     if action == "sdk":
         slug, provider = _provider_of(family, exc, None, surface)
         verdict = http_code(None, ErrorFields(), text[:_MAX_TEXT])
@@ -885,7 +920,7 @@ def _plan(  # noqa: PLR0917, PLR0915 - one branch per rule action, the table in 
         if code is FC.DATA_INVALID_INPUT:
             return _Plan(3, code, {"problem": text.strip()[:300] or type_name}, metadata, None)
         return _Plan(3, code, _provider_params(code, provider, None), metadata,
-                     f"llm.{slug}" if slug else None)
+                     f"llm.{slug}" if slug else _default_surface(family))
     if action == "module":
         found = _attr(exc, "name") if exc is not None else None
         if not isinstance(found, str) or not found:
@@ -924,16 +959,90 @@ def _unknown_params(type_name: str, text: str) -> dict[str, Scalar]:
     return {"exception": type_name, "error": error} if error else {"exception": type_name}
 
 
+# -- a command that exited non-zero ---------------------------------------------------------
+
+# str(CalledProcessError): "Command '<cmd>' returned non-zero exit status N." or "... died with
+# <Signals.SIGKILL: 9>."
+_CALLED_PROCESS_RE: Final = re.compile(
+    r"Command (?P<q>['\"])(?P<cmd>.*)(?P=q) (?:returned non-zero exit status (?P<status>-?\d+)"
+    r"|died with <Signals\.\w+: (?P<signal>\d+)>)", re.DOTALL)
+
+
+_FC_BY_CODE: Final = {member.value: member for member in FC}
+
+
+def _argv_of(cmd: object) -> str | list[str]:
+    """A command as ``subprocess`` was given it (a str, bytes, path or a sequence of them)."""
+    if isinstance(cmd, str | bytes | os.PathLike):
+        return os.fsdecode(cmd)
+    try:
+        return [os.fsdecode(a) if isinstance(a, str | bytes | os.PathLike) else str(a)
+                for a in cmd]  # type: ignore[attr-defined]
+    except TypeError:
+        return str(cmd)
+
+
+def _command_from_text(text: str) -> tuple[str | list[str], int] | None:
+    """(argv, exit status) from a CalledProcessError's message; a signal N is -N."""
+    found = _CALLED_PROCESS_RE.search(text[:_MAX_TEXT])
+    if found is None:
+        return None
+    shown = found.group("cmd")
+    argv: str | list[str] = shown
+    if shown.startswith(("[", "(")):
+        with contextlib.suppress(ValueError, SyntaxError, MemoryError, RecursionError):
+            value = ast.literal_eval(shown)
+            if isinstance(value, list | tuple):
+                argv = _argv_of(value)
+    status = found.group("status")
+    return argv, int(status) if status is not None else -int(found.group("signal"))
+
+
+def _process_plan(exc: BaseException | None, text: str) -> _Plan:
+    """A command that exited non-zero, classified by its output as a shell step would be."""
+    if exc is not None:
+        argv: str | list[str] = _argv_of(_attr(exc, "cmd"))
+        status = _attr(exc, "returncode")
+        stdout, stderr = _attr(exc, "stdout"), _attr(exc, "stderr")
+    else:
+        parsed = _command_from_text(text)
+        if parsed is None:
+            return _Plan(0, FC.SYS_UNKNOWN, _unknown_params("subprocess.CalledProcessError", text),
+                         {"rule": "none"}, None)
+        (argv, status), stdout, stderr = parsed, None, None
+    status = status if type(status) is int else None
+    result = from_command(argv or "sh", status, _output(stdout), _output(stderr), cwd=_cwd())
+    if isinstance(result, Failure):
+        metadata = {**result.metadata, "rule": "type:called-process"}
+        return _Plan(3, _FC_BY_CODE[result.code], dict(result.params), metadata, result.surface,
+                     result.error_class, result.location, result.detail)
+    # a probe that found nothing, an interrupted child, a status 0: the caller demanded success
+    first = (argv.split() or ["sh"])[0] if isinstance(argv, str) else (argv or ["sh"])[0]
+    program = PurePath(first).name or "sh"
+    return _Plan(3, FC.CMD_FAILED,
+                 {"program": program[:64], "exit_code": "unknown" if status is None else status},
+                 {"rule": "type:called-process"}, "shell.run")
+
+
+def _output(value: object) -> str | bytes:
+    return value if isinstance(value, str | bytes) else ""
+
+
 # -- defects (the agent is wrong) ---------------------------------------------------
 
 _DEFECT_ALWAYS: Final = frozenset({"AssertionError"})
-_DEFECT_IN_OWN_CODE: Final = frozenset({"TypeError", "AttributeError", "KeyError"})
+_DEFECT_IN_OWN_CODE: Final = frozenset({
+    "TypeError", "AttributeError", "KeyError", "IndexError", "NameError", "UnboundLocalError",
+    "ZeroDivisionError", "RecursionError"})
 _INVARIANT_RE: Final = re.compile(
     r"(?:Invariant|Contract|Precondition|Postcondition)\w*(?:Error|Violation|Failure)$"
     r"|ViolationError$")
 _MAX_FRAMES: Final = 10
-_DEFECT_CLASSES: Final = {"AssertionError": "assertion_failed", "TypeError": "type_error",
-                          "AttributeError": "attribute_error", "KeyError": "key_error"}
+_DEFECT_CLASSES: Final = {
+    "AssertionError": "assertion_failed", "TypeError": "type_error",
+    "AttributeError": "attribute_error", "KeyError": "key_error", "IndexError": "index_error",
+    "NameError": "name_error", "UnboundLocalError": "unbound_local",
+    "ZeroDivisionError": "zero_division", "RecursionError": "recursion_error"}
 
 
 def _defect_name(names: list[str]) -> str | None:
@@ -964,13 +1073,17 @@ _TB_FRAME_RE: Final = re.compile(  # [ \t]*, never \s*: see _TB_FILE_RE
 
 def _frames_of_text(traceback: str | None) -> list[tuple[str, str, str]]:
     """(filename, module, function) of each ``File`` line of a formatted traceback; a text
-    traceback names no module, so the file's name stands for it."""
+    traceback names no module, so the file's name stands for it (a frozen standard module,
+    ``<frozen os>``, names itself)."""
     if not traceback:
         return []
     frames = []
     for match in _TB_FRAME_RE.finditer(traceback[-65536:]):
         filename = match.group(1)
-        module = filename.rsplit("/", 1)[-1].removesuffix(".py")
+        if filename.startswith("<frozen ") and filename.endswith(">"):
+            module = filename[len("<frozen "):-1]
+        else:
+            module = filename.rsplit("/", 1)[-1].removesuffix(".py")
         frames.append((filename, module, match.group(2)))
     return frames
 
@@ -978,8 +1091,13 @@ def _frames_of_text(traceback: str | None) -> list[tuple[str, str, str]]:
 def _defect_plan(exc_names: list[str], type_name: str, text: str,
                  frames: list[tuple[str, str, str]], cwd: str) -> _Plan | None:
     """The defect plan when the rule holds: an AssertionError or a failing invariant anywhere;
-    a TypeError, AttributeError or KeyError whose innermost frame is the caller's own code
-    (a file under the working directory, not vendored)."""
+    a TypeError, AttributeError, KeyError, IndexError, NameError (UnboundLocalError),
+    ZeroDivisionError or RecursionError whose innermost frame is the caller's own code (a file
+    under the working directory, not vendored). Before it: a KeyError raised by
+    ``os.environ[...]`` is a missing environment variable."""
+    env = _env_var_plan(exc_names, text, frames)
+    if env is not None:
+        return env
     defect = _defect_name(exc_names)
     if defect is None:
         own = next((name for name in exc_names if name in _DEFECT_IN_OWN_CODE), None)
@@ -997,6 +1115,22 @@ def _defect_plan(exc_names: list[str], type_name: str, text: str,
         metadata["frames"] = " > ".join(where)
     return _Plan(3, FC.SYS_DEFECT, params, metadata, None,
                  _DEFECT_CLASSES.get(defect, "invariant_failed"))
+
+
+_ENV_NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+def _env_var_plan(exc_names: list[str], text: str,
+                  frames: list[tuple[str, str, str]]) -> _Plan | None:
+    """A KeyError raised by ``os.environ[name]`` (its innermost frame is ``os``'s
+    ``__getitem__``) is the environment variable ``name`` not being set."""
+    if "KeyError" not in exc_names or not frames or frames[-1][1:] != ("os", "__getitem__"):
+        return None
+    name = text.strip().strip("'\"")
+    if _ENV_NAME_RE.fullmatch(name) is None:
+        return None
+    return _Plan(3, FC.CFG_MISSING_ENV_VAR, {"name": name}, {"rule": "type:missing-env-var"},
+                 None)
 
 
 # A provider call that failed before any request because a credentials file is missing
@@ -1195,7 +1329,7 @@ def _classify(
         if best.code is FC.SYS_UNKNOWN:
             best = best._replace(params=_unknown_params(_type_name(cls), text))
     best = _credentials_file(best, text)
-    return _build(best, surface, location, exc, context)
+    return _build(best, surface, best.location or location, exc, context, detail=best.detail)
 
 
 def _duck_status(exc: BaseException) -> bool:
@@ -1260,8 +1394,8 @@ def classify_text(
             defect = _defect_plan([name.rsplit(".", 1)[-1]], name, text,
                                   _frames_of_text(traceback), cwd)
             plan = defect or plan
-        return _build(plan, clean_surface, location, None, None,
-                      detail=f"{name}: {redact_cut(text, 1000, ' …')}")
+        return _build(plan, clean_surface, plan.location or location, None, None,
+                      detail=plan.detail or f"{name}: {redact_cut(text, 1000, ' …')}")
     except Exception as error:  # noqa: BLE001 - the contract: never raise
         note = redact_cut(f"{type(error).__name__}: {_safe_str(error)}", 300)
         try:

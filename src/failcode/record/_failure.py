@@ -123,6 +123,11 @@ class CauseLink(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=Fals
     """Its failcode code, when the cause was itself a Failure."""
 
     def __post_init__(self) -> None:
+        kind, message, code = self.type, self.message, self.code
+        if (type(kind) is str and type(message) is str and kind.isascii() and message.isascii()
+                and kind and len(message) <= MAX_TEXT_CHARS
+                and (code is None or (type(code) is str and code.isascii()))):
+            return  # the common link: ASCII text within bounds, nothing to check or replace
         if not isinstance(self.type, str) or not self.type:
             msg = f"CauseLink.type must be a non-empty str, got {self.type!r}"
             raise InvalidFailureError(msg)

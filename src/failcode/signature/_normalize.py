@@ -137,6 +137,10 @@ _TOKEN_RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         re.compile(r"\d+(?:\.\d+)?(?:[KMGTP]i?B|[kKMGTP]|[kmgt]b|B|bytes?)"),
     ),
 )
+# every token rule in one pattern, one group per rule in order: a full match of an alternation
+# is its first alternative that matches the whole core, as trying the rules one by one finds
+_TOKEN_ANY: Final = re.compile("|".join(f"({rx.pattern})" for _, rx in _TOKEN_RULES))
+_TOKEN_PLACEHOLDERS: Final = tuple(placeholder for placeholder, _ in _TOKEN_RULES)
 # an IPv4 with a port, an IPv6 (hex groups with "::" or 7 colons)
 _IP_PORT: Final = re.compile(r"/?(?:\d{1,3}\.){3}\d{1,3}:\d{1,5}")
 _IPV6: Final = re.compile(
@@ -144,12 +148,26 @@ _IPV6: Final = re.compile(
 )
 _BRACKET_IPV6: Final = re.compile(rf"\[(?:{_HEX}{{0,4}}:){{2,7}}{_HEX}{{0,4}}\]")
 _UUID_IN: Final = re.compile(rf"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}")
-# model names keep their digits: the family name, then a dash or digit
-_MODEL: Final = re.compile(
-    r"(?i)(?:^|[/.:])(?:gpt|chatgpt|claude|gemini|gemma|llama|codellama|mistral|mixtral|codestral"
+# model names keep their digits: the family name, then a dash or digit, at the start of a core
+# or after "/", "." or ":". Two patterns, not one "(?:^|[/.:])" search: a pattern that starts
+# with a character set lets the regex engine skip to the candidates, and a core is tested at
+# its start with a match.
+_MODEL_FAMILY: Final = (
+    r"(?:gpt|chatgpt|claude|gemini|gemma|llama|codellama|mistral|mixtral|codestral"
     r"|ministral|pixtral|command|deepseek|qwen|phi|grok|text-embedding|text-davinci|dall-e"
     r"|whisper|tts|davinci|babbage|o[134])(?:-|\d|$)"
 )
+_MODEL_AT_START: Final = re.compile("(?i)" + _MODEL_FAMILY)
+_MODEL_INSIDE: Final = re.compile("(?i)[/.:]" + _MODEL_FAMILY)
+
+
+def _names_model(core: str) -> bool:
+    """Whether ``core`` holds a model name (:data:`_MODEL_FAMILY` at its start or after
+    ``/``, ``.`` or ``:``)."""
+    return (_MODEL_AT_START.match(core) is not None
+            or _MODEL_INSIDE.search(core) is not None)
+
+
 _REQ_PREFIX: Final = re.compile(r"(?i)(?:req|request|trace|span|corr)[_-]")
 _PIECES: Final = re.compile(r"([A-Za-z0-9]+)")
 _DIGIT_RUN: Final = re.compile(r"\d+")
@@ -386,7 +404,7 @@ def _classify_slow(word: str) -> str:
         return word
     if lead and trail and lead[-1] in _QUOTES and trail[0] in _QUOTES and _IDENT.fullmatch(core):
         return word  # a quoted identifier is identity: 'foo_1', 'requests2'
-    if ".py::" in core or _MODEL.search(core):
+    if ".py::" in core or _names_model(core):
         return word
     return lead + _classify_core(core) + trail
 
@@ -413,9 +431,9 @@ def _classify_core(core: str) -> str:
 
 def _classify_core_slow(core: str) -> str:
     """A core's normalized form by every rule (see :func:`_classify_core`)."""
-    for placeholder, rx in _TOKEN_RULES:
-        if rx.fullmatch(core):
-            return placeholder
+    m = _TOKEN_ANY.fullmatch(core)
+    if m is not None:
+        return _TOKEN_PLACEHOLDERS[m.lastindex - 1]  # type: ignore[operator]
     if _IP_PORT.fullmatch(core):
         return "<ip>:<int>"
     return _classify_core_rest(core)

@@ -6,15 +6,26 @@ Rules (about the format and the tool):
   aider's own output (``> `` lines such as ``Applied edit to``, ``Added ... to the chat``,
   ``Tokens:``).
 - ``# aider chat started at YYYY-MM-DD HH:MM:SS`` opens a session, named by that time; text
-  before the first one (or a file with none) is one session named after the file.
+  before the first one (or a file with none) is one session named after the file, unless it
+  is blank (aider writes a blank line before each heading, so a new file starts with one).
 - A step is one user input (``#### ...``), numbered from 0 in the session; what aider prints
   after it belongs to that step. Aider records no exit status.
-- ``/run CMD`` and ``/test CMD`` run a shell command: it failed when its output shows what a
-  shell shows for a failure (a traceback, ``command not found``, a test summary with
-  failures, compiler errors); ``/test`` is a test run.
+- ``/run CMD``, its alias ``!CMD`` and ``/test CMD`` run a shell command: it failed when its
+  output shows what a shell shows for a failure (a traceback, ``command not found``, a test
+  summary with failures, compiler errors); ``/test`` is a test run. Older aider logged the
+  command's output as ``> `` lines; newer aider (``run_cmd``) prints it to the terminal only
+  and logs ``Added N lines of output to the chat.``, which ``/test`` (also ``/test`` alone,
+  running the configured test command) does only on a non-zero exit: a failed test run.
+- ``Attempt to fix test errors?`` follows a failed run of the configured test command
+  (``--auto-test`` after the step's edits): a failed test run of that step, its output the
+  ``> `` lines before it.
 - Aider's automatic lint (``# Fix any errors below, if possible.`` then ``## Running: CMD``) is
   shown only when the linter found errors in the files aider just edited and committed: a
   static-analysis failure of that step.
+- ``The LLM did not conform to the edit format.`` (then ``# N SEARCH/REPLACE block failed to
+  match!``): the edit was refused and not applied, a rejected action of that step.
+- ``Model X has hit a token limit!`` is the provider refusing a request over the model's
+  context window.
 - A provider error is a ``> `` line naming a litellm / provider exception
   (``litellm.RateLimitError: ...``, ``Unexpected error: litellm.APIConnectionError: ...``,
   ``BadRequestError: litellm.BadRequestError: ...``); the lines that repeat it (the raw body,
@@ -26,6 +37,7 @@ Rules (about the format and the tool):
 from __future__ import annotations
 
 import re
+from collections import deque
 from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Final
@@ -34,6 +46,7 @@ from failcode.triage._events import (
     Command,
     ErrorText,
     Event,
+    Rejected,
     SessionEnd,
     SessionStart,
 )
@@ -42,7 +55,7 @@ from failcode.triage._swe_agent import shell_failed
 from failcode.triage._text import split_exception
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Generator, Iterator
     from typing import BinaryIO
 
 __all__ = ["AiderReader"]
@@ -55,7 +68,13 @@ _PROVIDER_LINE: Final = re.compile(
     r"|(?:openai|anthropic)\.\w+(?:\.\w+)*)(?::\s?(?P<msg>.*))?$")
 _OTHER_ERROR: Final = re.compile(r"^Unexpected error: (?P<rest>.+)$")
 _RETRY: Final = re.compile(r"^Retrying in [\d.]+ seconds?\.\.\.")
-_RUN: Final = re.compile(r"^#### /(?P<verb>run|test)\s+(?P<cmd>.+?)\s*$")
+_RUN: Final = re.compile(r"^#### (?:/(?P<verb>run|test)(?:\s+(?P<cmd>.+?))?|!(?P<bang>.+?))\s*$")
+_ADDED_OUTPUT: Final = re.compile(r"^Added \d+ lines? of output to the chat\.")
+_FIX_TESTS: Final = "Attempt to fix test errors?"
+_EDIT_FORMAT: Final = "The LLM did not conform to the edit format."
+_TOKEN_LIMIT: Final = re.compile(r"^Model (?P<model>\S+) has hit a token limit!")
+_TEST_CMD: Final = "aider --test-cmd"  # the test command configured in aider
+_RECENT: Final = 2000
 _LINT_HEAD: Final = "# Fix any errors below, if possible."
 _LINT_RUN: Final = re.compile(r"^## Running: (?P<cmd>.+?)\s*$")
 _LINT_END: Final = ("## See relevant line", "Attempt to fix lint errors?")
@@ -71,6 +90,9 @@ class _Session:
         self.lint: str | None = None
         self.in_lint = False
         self.provider: ErrorText | None = None
+        self.test_failed = False
+        self.recent: deque[str] = deque(maxlen=_RECENT)
+        """aider's own output lines since the last other line (a test run's output)."""
 
     def at(self) -> int | None:
         return self.step if self.step >= 0 else None
@@ -95,6 +117,8 @@ class AiderReader:
         session: _Session | None = None
         for _, line in lines(stream, strict=False):
             start = _START.match(line)
+            if start is None and session is None and not line.strip():
+                continue  # aider starts each session with a blank line: no session before it
             if start is not None or session is None:
                 if session is not None:
                     yield from self._close_step(session)
@@ -116,12 +140,17 @@ class AiderReader:
         if line.startswith("#### "):
             yield from self._close_step(session)
             session.step += 1
+            session.recent.clear()
             run = _RUN.match(line)
-            if run is not None:
-                session.command = (run.group("verb"), run.group("cmd"))
+            if run is not None and run.group("bang"):
+                session.command = ("run", run.group("bang"))
+            elif run is not None and (run.group("cmd") or run.group("verb") == "test"):
+                session.command = (run.group("verb"), run.group("cmd") or _TEST_CMD)
             return
         quoted = line.startswith(">")
         body = line[1:].strip() if quoted else line.rstrip()
+        if not quoted and body:
+            session.recent.clear()
         if quoted:
             if body == _LINT_HEAD:
                 yield from self._close_command(session)
@@ -134,6 +163,16 @@ class AiderReader:
                 return
             if session.in_lint and session.lint and body.startswith(_LINT_END):
                 yield from self._close_command(session)
+                return
+            done = yield from self._test_or_edit(session, body, line)
+            if done:
+                return
+            limit = _TOKEN_LIMIT.match(body)
+            if limit is not None:
+                yield from self._flush_provider(session)
+                yield ErrorText(session.at(), "provider", "ContextWindowExceededError", body,
+                                evidence=body[:200], timestamp=session.stamp,
+                                context_window=True)
                 return
             provider = _PROVIDER_LINE.match(body)
             if provider is not None:
@@ -162,6 +201,25 @@ class AiderReader:
             session.output.append(body)
 
     @staticmethod
+    def _test_or_edit(session: _Session, body: str, line: str) -> Generator[Event, None, bool]:
+        """A test run's verdict or a refused edit in aider's output; True when consumed."""
+        if session.command is not None and session.command[0] == "test" and (
+                _ADDED_OUTPUT.match(body) or body.startswith(_FIX_TESTS)):
+            session.test_failed = True  # /test adds its output only on a non-zero exit
+            return True
+        if body.startswith(_FIX_TESTS):  # --auto-test after the step's edits failed
+            yield Command(session.at(), _TEST_CMD, 1, "\n".join(session.recent),
+                          session.stamp, purpose="test")
+            session.recent.clear()
+            return True
+        session.recent.append(line[1:].rstrip())
+        if body.startswith(_EDIT_FORMAT):
+            yield Rejected(session.at(), "edit", "the LLM did not conform to the edit format",
+                           session.stamp)
+            return True
+        return False
+
+    @staticmethod
     def _flush_provider(session: _Session) -> Iterator[Event]:
         if session.provider is not None:
             yield session.provider
@@ -180,10 +238,13 @@ class AiderReader:
         elif session.command is not None:
             verb, command = session.command
             code = shell_failed(output)
+            if code is None and session.test_failed:
+                code = 1
             if code is not None:
                 yield Command(session.at(), command, code, output, session.stamp,
                               purpose="test" if verb == "test" else None)
         session.command, session.lint, session.in_lint, session.output = None, None, False, []
+        session.test_failed = False
 
 
 def _again(error: ErrorText) -> ErrorText:

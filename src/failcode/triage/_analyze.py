@@ -80,7 +80,12 @@ _SUBCOMMANDS: Final[dict[str, dict[str, str | None]]] = {
     "go": {"test": "test", "build": "build", "vet": "static_analysis"},
     "npm": {"test": "test", "run": None}, "yarn": {"test": "test"}, "pnpm": {"test": "test"},
     "dotnet": {"test": "test", "build": "build"},
+    "django": {"test": "test"}, "django-admin": {"test": "test"},
 }  # fmt: skip
+# a package.json script run by name (npm run test:unit, yarn lint): its name says its purpose
+_SCRIPT_RUNNERS: Final = frozenset({"npm", "yarn", "pnpm", "bun"})
+_SCRIPT_PURPOSES: Final = (("test", "test"), ("build", "build"), ("lint", "static_analysis"),
+                           ("typecheck", "static_analysis"), ("type-check", "static_analysis"))
 _SEPARATORS: Final = re.compile(r"\|\||&&|[;|&\n]")
 _WRAPPERS: Final = frozenset({"sudo", "env", "time", "nohup", "timeout", "exec", "uv",
                               "poetry", "pipenv", "pdm", "hatch", "npx", "xargs", "stdbuf"})
@@ -127,6 +132,14 @@ def _segment_purpose(words: list[str]) -> str | None:
         while rest and rest[0].startswith("-"):  # git -C dir -c key=value merge ...
             rest = rest[2:] if rest[0] in {"-C", "-c"} else rest[1:]
         return "merge" if rest and rest[0] in _MERGE else None
+    if program in _SCRIPT_RUNNERS:
+        names = [a for a in args if not a.startswith("-")]
+        if names[:1] == ["run"]:
+            names = names[1:]
+        script = names[0] if names else ""
+        return next((purpose for prefix, purpose in _SCRIPT_PURPOSES
+                     if script == prefix or script.startswith((prefix + ":", prefix + "-"))),
+                    _SUBCOMMANDS.get(program, {}).get(script))
     if program in _SUBCOMMANDS:
         sub = next((a for a in args if not a.startswith("-")), None)
         return _SUBCOMMANDS[program].get(sub or "")
@@ -141,9 +154,11 @@ def infer_purpose(command: str) -> str:
     """The purpose of a shell command for :func:`failcode.from_command`.
 
     The last segment (of ``&&``, ``||``, ``;``, ``|``) that runs a known tool decides: test
-    runners -> ``test``; compilers and build tools -> ``build``; linters and type checkers ->
-    ``static_analysis``; ``git merge``/``rebase``/``cherry-pick``/``pull`` -> ``merge``;
-    anything else -> ``general``.
+    runners (``pytest``, ``python -m django test``, ``manage.py test``, ``cargo test``...) ->
+    ``test``; compilers and build tools -> ``build``; linters and type checkers ->
+    ``static_analysis``; ``git merge``/``rebase``/``cherry-pick``/``pull`` -> ``merge``; a
+    package.json script run by npm, yarn, pnpm or bun by its name (``test``, ``test:unit``,
+    ``build``, ``lint``, ``typecheck``); anything else -> ``general``.
     """
     purpose = "general"
     for segment in _SEPARATORS.split(command[:8192]):
@@ -172,6 +187,10 @@ def classify_error(event: ErrorText) -> Failure | None:
     """The Failure an :class:`ErrorText` describes (None for a cancellation)."""
     if event.limit is not None:
         return FC.LIFE_AGENT_LIMIT.failure(surface="agent", params={"limit": event.limit})
+    if event.context_window:
+        return FC.PROV_CONTEXT_TOO_LARGE.failure(
+            surface="llm", params={"model": "the model"},
+            detail=f"{event.type_name}: {event.message[:1000]}")
     if event.source == "harness":
         return _harness(event)
     surface = {"provider": "llm", "agent": "agent", "tool": "tool"}.get(event.source, "agent")

@@ -1,18 +1,30 @@
 """Claude Code session transcripts (JSON lines under ``~/.claude/projects/``).
 
-Rules (about the format and the tool):
+Rules (about the format and the tool; the 0.2.x to 2.x CLI writes the same JSON lines, newer
+versions add fields and record types that are ignored when not named here):
 
 - Detection: JSON lines whose objects carry ``type`` (``user``, ``assistant``, ``summary``,
   ``system``, ``queue-operation``) and ``sessionId``.
-- A session is one ``sessionId``; a file may hold several, one after another.
+- A session is one ``sessionId``; a file may hold several, one after another. Lines without
+  one before the first (``summary`` lines of a resumed session, file snapshots) start none.
+  Sidechain (subagent) messages belong to the session they are in.
 - A step is one ``tool_result`` block, numbered from 0 in file order; its tool call is the
-  ``tool_use`` block with the same id.
-- A ``Bash`` result with ``is_error`` reads ``Exit code N`` then the output: a command that
-  exited N. Claude Code's own refusals (``<tool_use_error>...``: a file not read before
-  writing, an unknown parameter) and other tools' errors (a string to replace not found) are
-  fed back to the model: rejected actions. A user interrupt is not a failure.
-- An assistant line marked ``isApiErrorMessage`` (text ``API Error: ...``) is a provider
-  error; when it is the session's last word the session ended on it.
+  ``tool_use`` block with the same id. Its content is a string or a list of text blocks.
+- A ``Bash`` result reads ``Exit code N`` (after ``Error: `` in some versions) then the output:
+  a command that exited N. ``Command timed out after ...`` (alone in 1.x, after ``Exit code
+  143``/``255`` in 2.x) is a timeout; "Command did not complete within its Ns timeout and was
+  moved to the background" is still running, not a failure. An error result without the
+  exit-code line is a failed command (exit 1 unless its output says 127).
+- Claude Code's own refusals (``<tool_use_error>...``: a file not read before writing, an
+  unknown parameter), a person rejecting the call ("The user doesn't want to proceed with this
+  tool use"), a ``PreToolUse`` hook blocking it (``PreToolUse:Bash hook returned blocking
+  error``) and other tools' errors (a string to replace not found) are fed back to the model:
+  rejected actions. A user interrupt (``[Request interrupted by user...``) is not a failure.
+- An assistant line marked ``isApiErrorMessage`` (text ``API Error: ...``; newer versions add
+  ``apiErrorStatus`` and an ``error`` code such as ``rate_limit``) is a provider error; when
+  it is the session's last word the session ended on it. Each ``system`` line of subtype
+  ``api_error`` (``error.status``, ``error.message``, ``retryAttempt``) is one failed try of a
+  request Claude Code retries: a provider error at the next step, its tries counted as repeats.
 """
 
 from __future__ import annotations
@@ -32,6 +44,7 @@ from failcode.triage._events import (
     SessionStart,
 )
 from failcode.triage._lines import lines
+from failcode.triage._swe_agent import shell_failed
 from failcode.triage._text import as_dict, as_str, first_line
 
 if TYPE_CHECKING:
@@ -44,6 +57,14 @@ _TYPES: Final = (b'"type":"user"', b'"type":"assistant"', b'"type":"queue-operat
                  b'"type":"summary"', b'"type":"system"', b'"type": "user"',
                  b'"type": "assistant"')
 _EXIT: Final = re.compile(r"^(?:Error: )?Exit code (-?\d+)\n?")
+_TIMED_OUT: Final = re.compile(r"^(?:Error: )?Command timed out after ")
+_BACKGROUND: Final = re.compile(r"^Command did not complete within .{0,80}moved to the background"
+                                r"|^Command running in background")
+_USER_REJECTED: Final = ("The user doesn't want to proceed with this tool use",
+                         "The user doesn't want to take this action right now")
+_INTERRUPTED: Final = "[Request interrupted by user"
+_HOOK: Final = re.compile(r"^(?:Error: )?(?:PreToolUse|PermissionRequest):\S+ hook "
+                          r"(?:returned blocking error|error|blocked)")
 _REFUSAL: Final = re.compile(r"<tool_use_error>(.*?)</tool_use_error>", re.DOTALL)
 _API_ERROR: Final = re.compile(r"API Error:?\s*(?:(\d{3})\s*)?(.*)", re.DOTALL)
 
@@ -100,14 +121,17 @@ class ClaudeCodeReader:
                 session, steps, uses, last_error, started = sid, 0, {}, None, True
                 yield SessionStart(sid)
             elif not started:
-                started = True
-                yield SessionStart(None)
+                continue  # a summary or snapshot line before the session's first message
             stamp = _stamp(entry.get("timestamp"))
             message = as_dict(entry.get("message"))
             content = message.get("content")
+            if entry.get("type") == "system" and entry.get("subtype") == "api_error":
+                yield self._retry(steps, entry, stamp)  # one failed try of a retried request
+                continue
             if entry.get("type") == "assistant":
                 if entry.get("isApiErrorMessage"):
-                    last_error = self._api_error(steps, _text(content), stamp)
+                    last_error = self._api_error(steps, _text(content), stamp,
+                                                 entry.get("apiErrorStatus"), entry.get("error"))
                     yield last_error
                     continue
                 last_error = None
@@ -138,10 +162,25 @@ class ClaudeCodeReader:
         if refusal is not None:
             return Rejected(step, name, first_line(refusal.group(1)), stamp)
         command = as_str(tool_input.get("command"))
+        head = text.lstrip()
+        if head.startswith(_USER_REJECTED):
+            return Rejected(step, command or name, "the user rejected the tool use", stamp)
+        if head.startswith(_INTERRUPTED):
+            return None  # a person stopped it: no failure
+        if _HOOK.match(head):
+            return Rejected(step, command or name, first_line(head), stamp)
         if name == "Bash" or command:
             found = _EXIT.match(text)
+            rest = text[found.end():] if found is not None else text
+            if _TIMED_OUT.match(rest.lstrip()):
+                return Command(step, command, None, rest, stamp, timed_out=True)
+            if _BACKGROUND.match(rest.lstrip()):
+                return None  # still running in the background
             if found is not None:
-                return Command(step, command, int(found.group(1)), text[found.end():], stamp)
+                return Command(step, command, int(found.group(1)), rest, stamp)
+            if block.get("is_error"):  # an error without the exit-code line (older versions)
+                body = text.removeprefix("Error: ")
+                return Command(step, command, shell_failed(body) or 1, body, stamp)
             return None
         if block.get("is_error"):
             if "interrupted" in text.lower():
@@ -151,9 +190,28 @@ class ClaudeCodeReader:
         return None
 
     @staticmethod
-    def _api_error(step: int, text: str, stamp: float | None) -> ErrorText:
+    def _retry(step: int, entry: dict[str, Any], stamp: float | None) -> ErrorText:
+        """A ``system`` ``api_error`` record: one failed try that Claude Code retries."""
+        error = as_dict(entry.get("error"))
+        inner = as_dict(error.get("error"))
+        status = error.get("status")
+        message = (as_str(error.get("message")) or as_str(inner.get("message"))
+                   or as_str(as_dict(inner.get("error")).get("message"))
+                   or as_str(entry.get("content")) or "API error")
+        text = f"Error code: {status} - {message}" if type(status) is int else message
+        return ErrorText(step, "provider", "anthropic.APIStatusError", text,
+                         evidence=f"API error (retry {entry.get('retryAttempt', '?')}): "
+                                  f"{first_line(text)}", timestamp=stamp)
+
+    @staticmethod
+    def _api_error(step: int, text: str, stamp: float | None, status_field: object = None,
+                   code: object = None) -> ErrorText:
         found = _API_ERROR.search(text)
         status, rest = (found.group(1), found.group(2).strip()) if found else (None, text)
+        if status is None and type(status_field) is int:
+            status = str(status_field)
+        if not rest and isinstance(code, str):
+            rest = code.replace("_", " ")  # newer versions: "API Error" and error="rate_limit"
         message = f"Error code: {status} - {rest}" if status else rest
         return ErrorText(step, "provider", "anthropic.APIStatusError", message,
                          evidence=first_line(text), timestamp=stamp)

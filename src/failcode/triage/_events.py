@@ -88,6 +88,9 @@ class ErrorText:
     """How many times the format logged this same failure for the step."""
     limit: str | None = None
     """For the agent giving up: which limit (``iteration``, ``cost``, ``time``)."""
+    context_window: bool = False
+    """The format itself says the model's context window was exceeded (SWE-agent's
+    ``exit_context``, mini-swe-agent's ``ContextWindowExceeded``), whatever the text."""
 
 
 @dataclass(frozen=True, slots=True)

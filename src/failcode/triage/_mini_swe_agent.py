@@ -1,25 +1,35 @@
 """mini-swe-agent trajectories (``*.traj.json``, ``trajectory_format: mini-swe-agent-1.x``).
 
-Rules (about the format and the tool):
+Rules (about the format and the tool; 1.x writes text actions in fenced blocks and user
+observations, 2.x tool calls with ``role=tool`` observations carrying ``extra``, and one
+``role=exit`` message):
 
 - Detection: a JSON object whose first 64 KiB name ``mini_version`` or the
   ``mini-swe-agent`` trajectory format, or hold a ``messages`` array with mini-swe-agent's
   ``<returncode>`` observation tag.
 - One file is one session; its name is ``instance_id`` (else the file's stem).
-- A step is one observation of a command, in ``messages`` order: a ``role=tool`` message, or
-  (older trajectories without tool calls) a ``role=user`` message that starts with
-  ``<returncode>``. Steps are numbered from 0.
+- A step is one observation of a command, in ``messages`` order: a ``role=tool`` message, a
+  ``role=user`` message that starts with ``<returncode>`` (text actions), or 1.x's notice
+  "The last command <command>...</command> timed out and has been killed" (which replaces the
+  observation of a command stopped at the time limit: a timeout). Steps are numbered from 0.
 - The command is the assistant's tool call with the observation's ``tool_call_id`` (the
-  ``command`` argument), else its ``extra.actions``, else the last fenced ``bash`` block of the
-  assistant's text (older trajectories).
-- The exit status is ``extra.returncode``, else the ``<returncode>`` tag. mini-swe-agent reports
-  -1 with ``extra.exception_info`` when its own time limit stopped the command: that is a
-  timeout, not an exit status.
-- ``info.exit_status`` says how the session ended: ``Submitted`` is submitted;
-  ``LimitsExceeded`` (step or cost limit) is a limit; any other value is the name of the
-  exception that ended the run, described by ``info.exception_str`` and ``info.traceback``;
-  these are model-provider errors when the traceback goes through the model's query (litellm,
-  openai, anthropic), else the agent's own.
+  ``command`` argument), else its ``extra.actions``, else the last fenced block of the
+  assistant's text (```` ```bash ````, 2.x's ```` ```mswea_bash_command ````).
+- The exit status is ``extra.returncode``, else the ``<returncode>`` tag. 2.x reports -1 with
+  ``extra.exception_info`` when the command could not finish: a timeout when the exception
+  is a time-out (``extra.exception_type`` ``TimeoutExpired``/``TimeoutError``, or the text
+  says "timed out"); "action was not executed" (an action after the one that submitted) is
+  nothing; any other exception is the environment failing to run it (the harness).
+- A format error fed back to the model (1.x "Please always provide EXACTLY ONE action", 2.x
+  ``extra.interrupt_type: FormatError``) is a rejected action, outside the command steps.
+- ``info.exit_status`` (2.x: else the exit message's ``extra.exit_status``) says how the
+  session ended: ``Submitted`` is submitted; ``LimitsExceeded`` (step or cost limit) and
+  ``TimeExceeded`` (wall-clock limit) are limits; ``ContextWindowExceeded`` (and litellm's
+  ``ContextWindowExceededError``) is the model's context window; ``UserInterruption`` /
+  ``KeyboardInterrupt`` is a person stopping the run, no failure; ``ExecutionTimeoutError`` a
+  timeout; any other value is the name of the exception that ended the run, described by
+  ``info.exception_str`` and ``info.traceback``; these are model-provider errors when the
+  traceback goes through the model's query (litellm, openai, anthropic), else the agent's own.
 """
 
 from __future__ import annotations
@@ -33,11 +43,19 @@ from failcode.triage._events import (
     Command,
     ErrorText,
     Event,
+    Rejected,
     SessionEnd,
     SessionStart,
 )
 from failcode.triage._jsonstream import JsonStream
-from failcode.triage._text import as_dict, exception_line, split_exception
+from failcode.triage._text import (
+    as_dict,
+    as_list,
+    as_str,
+    exception_line,
+    first_line,
+    split_exception,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -47,7 +65,17 @@ __all__ = ["MiniSweAgentReader"]
 
 _RETURNCODE: Final = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _OUTPUT: Final = re.compile(r"<output>\n?(.*?)</output>", re.DOTALL)
-_BASH_BLOCK: Final = re.compile(r"```(?:bash|sh|shell)?\n(.*?)```", re.DOTALL)
+_BASH_BLOCK: Final = re.compile(r"```(?:bash|sh|shell|mswea_bash_command)?\s*\n(.*?)```",
+                                re.DOTALL)
+_TIMEOUT_NOTICE: Final = re.compile(
+    r"^\s*The last command <command>(?P<cmd>.*?)</command> timed out and has been killed",
+    re.DOTALL)
+_FORMAT_ERROR: Final = "Please always provide EXACTLY ONE action"
+_TIMEOUT_TYPES: Final = frozenset({"TimeoutExpired", "TimeoutError", "CommandTimeoutError"})
+_NOT_EXECUTED: Final = "action was not executed"
+_INTERRUPTED: Final = frozenset({"UserInterruption", "KeyboardInterrupt"})
+_CONTEXT: Final = frozenset({"ContextWindowExceeded", "ContextWindowExceededError",
+                             "litellm.ContextWindowExceededError"})
 _PROVIDER_MARKERS: Final = ("litellm", "openai", "anthropic", "models/", "model.query",
                             "Exception -", "APIError", "ServerError", "RateLimit", "Timeout")
 
@@ -118,17 +146,32 @@ class MiniSweAgentReader:
                 for message in doc.items():
                     if not isinstance(message, dict):
                         continue
-                    role = message.get("role")
+                    role = as_str(message.get("role"))
                     if role == "assistant":
                         pending, actions = self._commands(message)
                     elif role == "exit":
                         exit_message = message
-                    elif role == "tool" or (role == "user" and _text(
-                            message.get("content")).lstrip().startswith("<returncode>")):
+                    elif role in {"tool", "user"}:
+                        text = _text(message.get("content"))
+                        notice = _TIMEOUT_NOTICE.match(text[:4096]) if role == "user" else None
+                        if notice is not None:
+                            command = (actions.pop(0) if actions else "") or notice.group("cmd")
+                            yield Command(steps, command.strip(), None, text, timed_out=True)
+                            steps += 1
+                            continue
+                        if role == "user" and (text.lstrip().startswith(_FORMAT_ERROR) or
+                                as_dict(message.get("extra")).get("interrupt_type")
+                                == "FormatError"):
+                            yield Rejected(None, "model output", first_line(text))
+                            continue
+                        if role == "user" and not text.lstrip().startswith("<returncode>"):
+                            continue
                         command = pending.pop(str(message.get("tool_call_id")), None)
                         if command is None:
                             command = actions.pop(0) if actions else ""
-                        yield self._step(steps, command, message)
+                        event = self._step(steps, command, message)
+                        if event is not None:
+                            yield event
                         steps += 1
             else:
                 doc.skip()
@@ -138,7 +181,7 @@ class MiniSweAgentReader:
     @staticmethod
     def _commands(message: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
         by_id: dict[str, str] = {}
-        for call in message.get("tool_calls") or ():
+        for call in as_list(message.get("tool_calls")):
             if not isinstance(call, dict):
                 continue
             function = call.get("function") or {}
@@ -155,7 +198,7 @@ class MiniSweAgentReader:
                 command = arguments["command"]
             by_id[str(call.get("id"))] = command
         extra = message.get("extra")
-        actions = [a["command"] for a in (extra.get("actions") or ())
+        actions = [a["command"] for a in as_list(extra.get("actions"))
                    if isinstance(a, dict) and isinstance(a.get("command"), str)] \
             if isinstance(extra, dict) else []
         if not by_id and not actions:
@@ -164,7 +207,7 @@ class MiniSweAgentReader:
         return by_id, actions
 
     @staticmethod
-    def _step(step: int, command: str, message: dict[str, Any]) -> Command:
+    def _step(step: int, command: str, message: dict[str, Any]) -> Command | None:
         content = _text(message.get("content"))
         extra = as_dict(message.get("extra"))
         code = extra.get("returncode")
@@ -177,13 +220,17 @@ class MiniSweAgentReader:
             output = found_output.group(1) if found_output else content
         stamp = extra.get("timestamp")
         timestamp = float(stamp) if isinstance(stamp, (int, float)) else None
-        timed_out = bool(extra.get("exception_info")) and code == -1
-        if timed_out and "timed out" not in str(extra.get("exception_info")):
-            # mini-swe-agent could not run the command at all: the harness failed
-            return Command(step, command, None, str(extra.get("exception_info"))[:2000],
-                           timestamp, source="harness")
-        return Command(step, command, None if timed_out else code, output, timestamp,
-                       timed_out=timed_out)
+        info = str(extra.get("exception_info") or "")
+        if info and code == -1:
+            if info.strip() == _NOT_EXECUTED:
+                return None  # an action after the one that submitted: never run
+            timed_out = ("timed out" in info or "timeout" in info.lower()
+                         or extra.get("exception_type") in _TIMEOUT_TYPES)
+            if not timed_out:
+                # mini-swe-agent could not run the command at all: the harness failed
+                return Command(step, command, None, info[:2000], timestamp, source="harness")
+            return Command(step, command, None, output, timestamp, timed_out=True)
+        return Command(step, command, code, output, timestamp)
 
     @staticmethod
     def _end(steps: int, name: str, info: dict[str, Any],
@@ -201,12 +248,19 @@ class MiniSweAgentReader:
             return SessionEnd(steps, "unknown", name)
         if status.lower() == "submitted":
             return SessionEnd(steps, "submitted", name)
-        if status == "LimitsExceeded":
-            error = ErrorText(step=None, source="agent", type_name="LimitsExceeded",
-                              message="step or cost limit", limit="step or cost")
+        if status in {"LimitsExceeded", "TimeExceeded"}:
+            limit = "time" if status == "TimeExceeded" else "step or cost"
+            error = ErrorText(step=None, source="agent", type_name=status,
+                              message=f"{limit} limit", limit=limit)
             return SessionEnd(steps, "limit", name, error)
-        error = session_end_error(status, exception_str if isinstance(exception_str, str)
-                                  else status,
-                                  traceback if isinstance(traceback, str) else None)
+        if status in _INTERRUPTED:
+            return SessionEnd(steps, "unknown", name)
+        text = exception_str if isinstance(exception_str, str) and exception_str else status
+        if status in _CONTEXT:
+            error = ErrorText(None, "provider", status, text, context_window=True)
+            return SessionEnd(steps, "provider_error", name, error)
+        if status == "ExecutionTimeoutError":
+            return SessionEnd(steps, "timeout", name)
+        error = session_end_error(status, text, traceback if isinstance(traceback, str) else None)
         ended = "provider_error" if error.source == "provider" else "unknown"
         return SessionEnd(steps, ended, name, error)

@@ -1,22 +1,37 @@
-"""OpenHands: v0 event streams, ``output.jsonl`` records, ``llm_completions`` files and the
-evaluation harness's ``infer_logs``.
+"""OpenHands: v0 and V1 event streams, ``output.jsonl`` records, ``llm_completions`` files and
+the evaluation harness's ``infer_logs``.
 
 Rules (about the format and the tool):
 
-- Detection: a JSON array of events (objects with ``id``, ``timestamp``, ``source`` and
-  ``action`` or ``observation``); JSON lines whose records hold ``instance_id`` and an event
-  ``history``; a JSON object with ``messages`` from OpenHands' tools (``execute_bash``,
-  ``str_replace_editor``, ``[Command finished with exit code N]``); or a text log whose lines
-  read ``YYYY-MM-DD HH:MM:SS,mmm - LEVEL - message`` and name OpenHands' runtime.
-- Event streams: a step is an observation that answers an action (every observation except
-  ``null``, ``recall`` and ``agent_state_changed``), numbered from 0 in stream order. A ``run``
-  observation is a shell command with its exit code (``extras.metadata.exit_code``, older
-  files ``extras.exit_code``); -1 means the command was still running when observed (the
-  no-output timeout), which is not a failure, unless the note says it timed out. An editor
-  observation starting ``ERROR:`` (no replacement performed, an invalid parameter) and an
-  ``error`` observation that only validates the tool call's arguments are rejected actions;
-  an ``error`` observation naming an exception is the agent's (``Agent...``), the runtime's
-  (``Runtime...``, ``Sandbox...``) or the provider's (``LLM...``, litellm) failure.
+- Detection: a JSON array of events (objects with ``timestamp``, ``source`` and v0's
+  ``action``/``observation`` or V1's ``kind`` ``...Event``); JSON lines whose records hold
+  ``instance_id`` and an event ``history`` (v0's evaluation harness and V1's
+  ``OpenHands/benchmarks`` write the same record); a JSON object with ``messages`` from
+  OpenHands' tools (``execute_bash``, ``str_replace_editor``, ``[Command finished with exit code
+  N]``); or a text log whose lines read ``YYYY-MM-DD HH:MM:SS,mmm - LEVEL - message`` and name
+  OpenHands' runtime.
+- v0 event streams: a step is an observation that answers an action (every observation except
+  ``null``, ``recall``, ``agent_state_changed`` and ``agent_condensation``), numbered from 0 in
+  stream order. A ``run`` observation is a shell command with its exit code
+  (``extras.metadata.exit_code``, older files ``extras.exit_code``); -1 means the command was
+  still running when observed (the no-output timeout), which is not a failure, unless the note
+  (``metadata.suffix``) says it timed out. A ``timeout`` observation is the action running past
+  its time limit. A ``user_rejected`` observation, an editor observation starting ``ERROR:`` (no
+  replacement performed, an invalid parameter) and an ``error`` observation that only
+  validates the tool call's arguments are rejected actions; an ``error`` observation naming an
+  exception is the agent's (``Agent...``), the runtime's (``Runtime...``, ``Sandbox...``) or the
+  provider's (``LLM...``, litellm) failure. ``agent_state_changed`` to ``error`` with
+  ``extras.reason`` says what ended the session when the record has no ``error``.
+- V1 event streams (software-agent-sdk, events told by ``kind``): ``ActionEvent`` carries the
+  command (``action.command``) and ``FinishAction``; a step is each event answering a tool call
+  (``tool_call_id``): ``ObservationEvent`` (a terminal observation has ``exit_code`` or
+  ``metadata.exit_code``, -1 still running, ``timeout: true`` a timeout; any other observation
+  with ``is_error`` is a refused tool call), ``AgentErrorEvent`` (``error``: an exception's
+  failure, else a refused tool call) and ``UserRejectObservation`` (rejected, by a person or a
+  hook). ``ConversationErrorEvent`` (``code``, ``detail``), ``ConversationIterationLimitEvent``
+  and ``ConversationStateUpdateEvent`` (``execution_status`` ``finished``, ``error``,
+  ``stuck``) say how the session ended. Other kinds (messages, the system prompt,
+  condensations, pauses) are no steps.
 - ``output.jsonl``: one record per line is one session, named ``instance_id``; its ``error``
   says how the run ended ("Agent reached maximum iteration" is the iteration limit, a
   ``...Runtime...`` error is the harness's); no error and a ``finish`` action is submitted.
@@ -25,7 +40,8 @@ Rules (about the format and the tool):
   N]``. The session is named after the folder holding the file (OpenHands writes one folder per
   instance); the call is not the last word, so the end is unknown. A bash result echoes the
   command first and ends with notes (``[Python Interpreter: ...]``, the shell prompt, the exit
-  code): they are not the command's output.
+  code): they are not the command's output. The interpreter note may be glued to the end of
+  the output's last line (an output without a final newline); it is cut off there too.
 - ``infer_logs``: the harness's log. A session runs from one "for instance X" line to the
   next instance's. Each attempt the harness makes is a step; an attempt ends at the banner
   ``[The above error occurred. Retrying... (attempt k of N)]``. An attempt's ``ERROR`` lines,
@@ -55,6 +71,8 @@ from failcode.triage._swe_agent import shell_failed
 from failcode.triage._text import (
     TRACEBACK_START,
     as_dict,
+    as_key,
+    as_list,
     as_str,
     exception_line,
     first_line,
@@ -118,22 +136,29 @@ def _record_end(steps: int, name: str | None, error: object, finished: bool) -> 
 
 
 class _Stream:
-    """Steps of one v0 event stream."""
+    """Steps of one event stream: v0 (``action``/``observation`` names) or V1 (``kind``)."""
 
     def __init__(self) -> None:
         self.steps = 0
         self.finished = False
         self.state: str | None = None
-        self.commands: dict[object, str] = {}
+        self.reason = ""
+        self.commands: dict[str, str] = {}
+        self.end_error: ErrorText | None = None
+        self.limit = False
 
     def feed(self, event: dict[str, Any]) -> Event | None:
+        kind_v1 = event.get("kind")
+        if (isinstance(kind_v1, str) and "action" not in event) or isinstance(
+                event.get("action"), dict) or isinstance(event.get("observation"), dict):
+            return self._feed_v1(event, str(kind_v1 or ""))
         action = event.get("action")
         if isinstance(action, str):
             if action == "finish":
                 self.finished = True
             args = event.get("args")
             if isinstance(args, dict) and isinstance(args.get("command"), str):
-                self.commands[event.get("id")] = args["command"]
+                self.commands[as_key(event.get("id"))] = args["command"]
             return None
         kind = event.get("observation")
         if not isinstance(kind, str):
@@ -142,16 +167,19 @@ class _Stream:
         if kind == "agent_state_changed":
             state = extras.get("agent_state")
             self.state = state if isinstance(state, str) else self.state
+            reason = extras.get("reason")
+            if self.state == "error" and isinstance(reason, str) and reason.strip():
+                self.reason = reason
         if kind in _NOT_STEPS:
             return None
         step = self.steps
         self.steps += 1
         content = as_str(event.get("content"))
         stamp = _stamp(event.get("timestamp"))
+        command = as_str(extras.get("command")) or self.commands.get(as_key(event.get("cause")), "")
         if kind == "run":
             metadata = as_dict(extras.get("metadata"))
             code = metadata.get("exit_code", extras.get("exit_code"))
-            command = as_str(extras.get("command")) or self.commands.get(event.get("cause"), "")
             code = code if type(code) is int else None
             if code == -1:
                 note = str(metadata.get("suffix", "")) + content[-300:]
@@ -159,6 +187,11 @@ class _Stream:
                     return Command(step, command, None, content, stamp, timed_out=True)
                 return Command(step, command, -1, content, stamp, running=True)
             return Command(step, command, code, content, stamp)
+        if kind == "timeout":  # TimeoutObservation: the action ran past its time limit
+            return Command(step, command, None, content, stamp, timed_out=True)
+        if kind == "user_rejected":
+            return Rejected(step, command or "action", first_line(content) or "rejected",
+                            stamp)
         if kind in {"edit", "read", "write"} and content.startswith("ERROR:"):
             reason = first_line(content[len("ERROR:"):])
             return Rejected(step, f"{kind} {extras.get('path', '')}".strip(), reason, stamp)
@@ -168,16 +201,99 @@ class _Stream:
                 return Command(step, code_text or "ipython", 1, content, stamp)
             return None
         if kind == "error":
-            split = split_exception(first_line(content, 1000))
-            if split is None:
-                return Rejected(step, "tool call", first_line(content), stamp)
-            return ErrorText(step, _source_of(split[0]), split[0], split[1], timestamp=stamp)
+            return _error_step(step, content, "tool call", stamp)
+        return None
+
+    def _feed_v1(self, event: dict[str, Any], kind: str) -> Event | None:
+        """An OpenHands V1 (software-agent-sdk) event, told by its ``kind``."""
+        stamp = _stamp(event.get("timestamp"))
+        action = event.get("action")
+        if kind == "ActionEvent" or isinstance(action, dict):
+            action = as_dict(action)
+            if "Finish" in str(action.get("kind", "")):
+                self.finished = True
+            command = action.get("command")
+            if isinstance(command, str):
+                self.commands[as_key(event.get("id"))] = command
+                self.commands[as_key(event.get("tool_call_id"))] = command
+            return None
+        if kind == "ConversationIterationLimitEvent":
+            self.limit = True
+            return None
+        if kind == "ConversationErrorEvent":
+            name, detail = as_str(event.get("code")), as_str(event.get("detail"))
+            split = split_exception(first_line(detail, 1000))
+            type_name = name or (split[0] if split else "ConversationError")
+            source = _source_of(type_name)
+            if "runtime" in f"{name} {detail}".lower() or "sandbox" in detail.lower():
+                source = "harness"
+            self.end_error = ErrorText(None, source, type_name, detail or name,
+                                       timestamp=stamp)
+            return None
+        if kind == "ConversationStateUpdateEvent":
+            value = event.get("value")
+            if event.get("key") == "execution_status" and isinstance(value, str):
+                self.state = value
+            elif isinstance(value, dict) and isinstance(value.get("execution_status"), str):
+                self.state = value["execution_status"]
+            if self.state == "finished":
+                self.finished = True
+            return None
+        if "tool_call_id" not in event:
+            return None  # a message, the system prompt, a condensation, a pause...
+        step = self.steps
+        self.steps += 1
+        tool = as_str(event.get("tool_name")) or "tool"
+        command = self.commands.get(as_key(event.get("action_id"))) or self.commands.get(
+            as_key(event.get("tool_call_id")), "")
+        if kind == "UserRejectObservation" or "rejection_reason" in event:
+            return Rejected(step, command or tool,
+                            as_str(event.get("rejection_reason")) or "rejected", stamp)
+        if kind == "AgentErrorEvent" or ("error" in event and "observation" not in event):
+            return _error_step(step, as_str(event.get("error")), tool, stamp)
+        observation = as_dict(event.get("observation"))
+        text = _content(observation.get("content")) or as_str(observation.get("output"))
+        metadata = as_dict(observation.get("metadata"))
+        code = observation.get("exit_code", metadata.get("exit_code"))
+        failed = observation.get("is_error") is True or observation.get("error") is True
+        command = as_str(observation.get("command")) or command
+        if observation.get("timeout") is True:
+            return Command(step, command or tool, None, text, stamp, timed_out=True)
+        if type(code) is int:
+            if code == -1:
+                return Command(step, command, -1, text, stamp, running=True)
+            return Command(step, command or tool, code, text, stamp)
+        if failed:
+            return Rejected(step, f"{tool} {as_str(observation.get('path'))}".strip(),
+                            first_line(text) or "error", stamp)
         return None
 
     def end(self, name: str | None, error: object = None) -> SessionEnd:
+        if error is None and self.limit:
+            failure = ErrorText(None, "agent", "ConversationIterationLimit",
+                                "maximum iterations", limit="iteration")
+            return SessionEnd(self.steps, "limit", name, failure)
+        if error is None and self.end_error is not None:
+            source = self.end_error.source
+            status = "provider_error" if source == "provider" else "unknown"
+            return SessionEnd(self.steps, status, name, self.end_error)
+        if error is None and self.state == "stuck":
+            failure = ErrorText(None, "agent", "AgentStuckInLoopError",
+                                "the agent was stuck in a loop")
+            return SessionEnd(self.steps, "unknown", name, failure)
         if error is None and self.state == "error":
+            if self.reason:
+                return _record_end(self.steps, name, self.reason, False)
             return SessionEnd(self.steps, "unknown", name)
         return _record_end(self.steps, name, error, self.finished)
+
+
+def _error_step(step: int, text: str, action: str, stamp: float | None) -> Event:
+    """An error fed back to the model: an exception's failure, else a refused tool call."""
+    split = split_exception(first_line(text, 1000))
+    if split is None:
+        return Rejected(step, action, first_line(text) or "error", stamp)
+    return ErrorText(step, _source_of(split[0]), split[0], split[1], timestamp=stamp)
 
 
 class OpenHandsReader:
@@ -189,7 +305,8 @@ class OpenHandsReader:
         """An event array, output records, OpenHands completions or an infer log."""
         text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
         if text.startswith(b"["):
-            return b'"observation"' in head and b'"source"' in head and b'"timestamp"' in head
+            return ((b'"observation"' in head or b'Event"' in head)
+                    and b'"source"' in head and b'"timestamp"' in head)
         if text.startswith(b"{"):
             if b'"instance_id"' in head and b'"history"' in head:
                 return True
@@ -241,7 +358,7 @@ class OpenHandsReader:
             name = str(name) if name is not None else f"record-{number}"
             yield SessionStart(name)
             run = _Stream()
-            for event in record.get("history") or ():
+            for event in as_list(record.get("history")):
                 if isinstance(event, dict):
                     out = run.feed(event)
                     if out is not None:
@@ -262,7 +379,7 @@ class OpenHandsReader:
                     if not isinstance(message, dict):
                         continue
                     if message.get("role") == "assistant":
-                        commands = _tool_commands(message.get("tool_calls") or ())
+                        commands = _tool_commands(as_list(message.get("tool_calls")))
                     elif message.get("role") == "tool":
                         call = commands.get(str(message.get("tool_call_id")), ("", ""))
                         event = _tool_result(steps, call, _content(message.get("content")))
@@ -317,13 +434,19 @@ _NOTES: Final = re.compile(r"^\[(?:Python Interpreter: [^\]]*|Command finished w
                            r"|The command .*)\]$|^\S*@\S+:\S* #\s*$")
 
 
+# the interpreter note glued to the output's last line when the output does not end a line
+_GLUED_NOTE: Final = re.compile(r"\[Python Interpreter: [^\]\n]*\]\s*$")
+
+
 def _bash_output(content: str, command: str) -> str:
     """The command's own output: OpenHands echoes the command first and appends notes
-    (the interpreter, the exit code, the shell prompt)."""
+    (the interpreter, the exit code, the shell prompt), on their own lines or, the interpreter
+    note, glued to the end of an output that did not end its last line."""
     text = content.replace("\r\n", "\n")
     if command and text.startswith(command):
         text = text[len(command):]
-    return "\n".join(line for line in text.split("\n") if not _NOTES.match(line.strip()))
+    return "\n".join(_GLUED_NOTE.sub("", line) for line in text.split("\n")
+                     if not _NOTES.match(line.strip()))
 
 
 def _tool_result(step: int, call: tuple[str, str], content: str) -> Event | None:

@@ -1,26 +1,49 @@
 """SWE-agent trajectories (``*.traj``): one JSON object with ``trajectory``, ``history``, ``info``.
 
-Rules (about the format and the tool):
+Rules (about the format and the tool; SWE-agent 0.x writes ``environment``, ``trajectory``,
+``history``, ``info``; 1.x adds ``replay_config`` and per-step ``execution_time``, ``state``
+as an object, ``query``, ``extra_info``; the retry agent of 1.x writes ``attempts``):
 
 - Detection: a JSON object whose first 64 KiB hold a ``trajectory`` key and entries with
   ``action`` and ``observation``.
-- One file is one session, named by ``info.instance_id`` / ``environment`` when given, else
-  the file's stem. Each entry of ``trajectory`` is one step, numbered from 0.
+- One file is one session, named by ``info.instance_id`` when given, else the file's stem.
+  Each entry of ``trajectory`` is one step, numbered from 0. A retry agent's file (1.x,
+  ``attempts``: one trajectory per attempt, then a copy of the chosen one) is one session per
+  attempt, named ``<stem>/attempt_<i>`` as SWE-agent names their folders; the copy is not
+  read again.
 - SWE-agent records no exit status. A step's command failed when its observation shows what
   a shell shows for a failure: a Python traceback, ``command not found`` (exit 127), a
   program's ``No such file (or directory)`` / ``cannot open``, a pytest summary with failures,
   or compiler ``error:`` lines; the reader then passes exit status 1 (127 for a missing
   program) with the observation as output.
+- A command stopped at SWE-agent's time limit is a timeout: 1.x replaces the observation with
+  "The command '...' was cancelled because it took more than N seconds", 0.x appends
+  ``EXECUTION TIMED OUT``. 0.x's "COMMAND FAILED TO EXECUTE", "BROKEN PIPE ERROR" (then
+  "RESTARTING PROCESS") and "EXECUTION FAILED OR COMMAND MALFORMED" are the runtime failing
+  to run the command: the harness's failure.
 - A probe (``grep``, ``find``, ``rg``, ``ls``, ``test``, ``which``) whose observation is empty
   or SWE-agent's "did not produce any output" found nothing; so did ``search_dir``,
   ``search_file`` and ``find_file`` answering "No matches found".
-- SWE-agent's edit linter refuses an edit that introduces syntax errors ("Your proposed edit
-  has introduced new syntax error(s)"): the edit was not applied, so it is a rejected action;
-  so is a usage message of SWE-agent's own commands (``Usage: ...``, ``No file open``).
-- ``info.exit_status``: ``submitted`` (also ``submitted (exit_...)``) is submitted;
-  ``exit_cost`` is the cost limit; ``exit_format`` the format-error limit; ``exit_context``
-  the model's context window; ``exit_error`` / ``exit_api`` a failure of the agent or the
-  provider, described by ``info.exception`` / ``info.traceback`` when present.
+- An edit SWE-agent's tools refused is fed back to the model and not applied: a rejected
+  action. The edit linter's "Your proposed edit has introduced new syntax error(s)"; the
+  replace editor's "Your edit was not applied", "Your search and replace strings are the
+  same", "Search text must not be empty"; ``str_replace_editor``'s validation ("No
+  replacement was performed", "The path ... does not exist", "... is not an absolute path",
+  "File already exists at", "Invalid `view_range`", "Invalid `insert_line`", "Parameter `x`
+  is required", "Unrecognized command", "No edit history found"); and a usage message of
+  SWE-agent's own commands (``Usage: ...``, ``No file open(ed)``, ``File ... not found``).
+- ``info.exit_status`` says how the session ended; ``submitted (exit_X)`` is an automatic
+  submission after ``exit_X`` ended the run, so it ended as ``exit_X`` says:
+  ``submitted`` is submitted; ``exit_cost`` the cost limit, ``exit_format`` the format-error
+  limit, ``exit_total_execution_time`` the time limit; ``exit_context`` the model's context
+  window; ``exit_api`` the provider failing after retries; ``exit_command_timeout`` repeated
+  command timeouts; ``exit_environment_error`` and ``early_exit`` the runtime (the harness);
+  ``exit_error`` a failure of the agent, or of the provider when its text says so, described by
+  ``info.exception`` / ``info.traceback`` or the last step's "Exit due to ..." thought;
+  ``exit_command`` (the model typed ``exit``), ``exit_forfeit`` and ``skipped`` end without a
+  failure. A value the reader does not know ends the session as ``unknown``, with a failure
+  only when ``info`` carries an exception or traceback; no value (a run still going or killed)
+  is ``unknown``.
 """
 
 from __future__ import annotations
@@ -38,7 +61,7 @@ from failcode.triage._events import (
 )
 from failcode.triage._jsonstream import JsonStream
 from failcode.triage._mini_swe_agent import _stem, session_end_error
-from failcode.triage._text import TRACEBACK_START, as_str, first_line
+from failcode.triage._text import TRACEBACK_START, as_str, first_line, split_exception
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -54,7 +77,20 @@ _SPECIAL: Final = frozenset({
 })  # fmt: skip
 _PROBES: Final = frozenset({"grep", "egrep", "rg", "find", "ls", "test", "which", "ag"})
 _NO_OUTPUT: Final = "Your command ran successfully and did not produce any output"
-_EDIT_LINT: Final = "Your proposed edit has introduced new syntax error"
+# an edit the tool refused and fed back (not applied): SWE-agent 0.x and 1.x tools
+_EDIT_REFUSED: Final = ("Your proposed edit has introduced new syntax error",
+                        "Your edit was not applied", "Your search and replace strings are the same",
+                        "Search text must not be empty")
+_TOOL_REFUSAL: Final = re.compile(
+    r"^(?:Usage:|No file open|Error: |No replacement was performed|The path \S.* does not exist"
+    r"|The path \S.* is not an absolute path|File already exists at|Invalid `\w+`"
+    r"|Parameter `\w+` is required|Unrecognized command|No edit history found"
+    r"|The parent directory \S.* does not exist|(?:File|Directory) \S.* not found)")
+_CANCELLED: Final = re.compile(r"^The command '(?P<cmd>.*)' was cancelled because it took more "
+                               r"than [\d.]+ seconds", re.DOTALL)
+_TIMED_OUT_V0: Final = "EXECUTION TIMED OUT"
+_RUNTIME_FAILED: Final = ("COMMAND FAILED TO EXECUTE", "BROKEN PIPE ERROR",
+                          "EXECUTION FAILED OR COMMAND MALFORMED")
 _NOT_FOUND: Final = re.compile(r"(?m)^(?:bash: (?:line \d+: )?)?(\S+): command not found$")
 _SHELL_FAILURE: Final = re.compile(
     r"(?m)^(?:\S+: )?(?:cannot (?:open|access|stat)|can't open) .{0,300}"
@@ -62,6 +98,13 @@ _SHELL_FAILURE: Final = re.compile(
     r"|^(?:=+ )?.{0,80}\b\d+ (?:failed|errors?)\b.{0,80}(?: in [\d.]+s)?(?: =+)?$"
     r"|^\S+?:\d+(?::\d+)?: (?:fatal )?error: "
     r"|^(?:error|fatal)(?:\[E\d+\])?: ")
+# info.exit_status -> (ended status, what ended it); "submitted (exit_x)" ends as exit_x
+_LIMITS: Final = {"exit_cost": "cost", "exit_format": "format-error",
+                  "exit_total_execution_time": "time"}
+_NO_FAILURE: Final = frozenset({"exit_command", "exit_forfeit", "skipped"})
+_HARNESS: Final = {"exit_environment_error": "the runtime failed (SWE-ReX)",
+                   "early_exit": "the runtime failed and was restarted"}
+_EXIT_THOUGHT: Final = re.compile(r"^Exit due to (?:[\w ]+ error: )?(?P<rest>.*)", re.DOTALL)
 
 
 def _program(action: str) -> str:
@@ -96,14 +139,25 @@ class SweAgentReader:
         doc = JsonStream(stream)
         info: dict[str, Any] = {}
         steps = 0
-        yield SessionStart()
+        last: dict[str, Any] = {}
+        attempts = 0
+        started = False
         for key in doc.members():
             if key == "info":
                 value = doc.value()
                 info = value if isinstance(value, dict) else {}
-            elif key == "trajectory" and doc.peek() == "[":
+            elif key == "attempts" and doc.peek() == "[":
+                for attempt in doc.items():
+                    if isinstance(attempt, dict):
+                        yield from self._attempt(attempt, f"{_stem(label)}/attempt_{attempts}")
+                        attempts += 1
+            elif key == "trajectory" and doc.peek() == "[" and not attempts:
+                if not started:
+                    started = True
+                    yield SessionStart()
                 for entry in doc.items():
                     if isinstance(entry, dict):
+                        last = entry
                         event = self._step(steps, entry)
                         if event is not None:
                             yield event
@@ -111,8 +165,27 @@ class SweAgentReader:
             else:
                 doc.skip()
         doc.end()
+        if attempts:
+            return
+        if not started:
+            yield SessionStart()
         name = info.get("instance_id")
-        yield self._end(steps, name if isinstance(name, str) else _stem(label), info)
+        yield self._end(steps, name if isinstance(name, str) else _stem(label), info, last)
+
+    def _attempt(self, attempt: dict[str, Any], name: str) -> Iterator[Event]:
+        yield SessionStart(name)
+        entries = attempt.get("trajectory")
+        steps = 0
+        last: dict[str, Any] = {}
+        for entry in entries if isinstance(entries, list) else ():
+            if isinstance(entry, dict):
+                last = entry
+                event = self._step(steps, entry)
+                if event is not None:
+                    yield event
+            steps += 1
+        info = attempt.get("info")
+        yield self._end(steps, name, info if isinstance(info, dict) else {}, last)
 
     @staticmethod
     def _step(step: int, entry: dict[str, Any]) -> Event | None:
@@ -120,12 +193,21 @@ class SweAgentReader:
         output = as_str(entry.get("observation"))
         program = _program(action)
         text = output.strip()
-        if text.startswith(_EDIT_LINT):
-            return Rejected(step, first_line(action), "edit linter: syntax errors")
+        if text.startswith(_EDIT_REFUSED):
+            return Rejected(step, first_line(action), first_line(text))
+        cancelled = _CANCELLED.match(text)
+        if cancelled is not None:
+            return Command(step, action.strip() or cancelled.group("cmd"), None, output,
+                           timed_out=True)
+        tail = "\n" + output[-300:]
+        if "\n" + _TIMED_OUT_V0 in tail:
+            return Command(step, action.strip(), None, output, timed_out=True)
+        if any("\n" + marker in tail for marker in _RUNTIME_FAILED):
+            return Command(step, action.strip(), None, output[-2000:], source="harness")
         if program in _SPECIAL:
             if program in _SPECIAL_SEARCH and text.startswith("No matches found"):
                 return Command(step, action.strip(), 1, "")
-            if text.startswith(("Usage:", "No file open", "Error: ", f"{program}: ")):
+            if text.startswith(f"{program}: ") or _TOOL_REFUSAL.match(text):
                 return Rejected(step, first_line(action), first_line(text))
             return None
         if program in _PROBES and (not text or text.startswith(_NO_OUTPUT)):
@@ -136,23 +218,43 @@ class SweAgentReader:
         return Command(step, action.strip(), code, output)
 
     @staticmethod
-    def _end(steps: int, name: str, info: dict[str, Any]) -> SessionEnd:
+    def _end(steps: int, name: str, info: dict[str, Any], last: dict[str, Any]) -> SessionEnd:
         status = info.get("exit_status")
         if not isinstance(status, str) or not status:
             return SessionEnd(steps, "unknown", name)
-        if status.startswith("submitted"):
-            return SessionEnd(steps, "submitted", name)
-        if status in {"exit_cost", "exit_format"}:
-            limit = "cost" if status == "exit_cost" else "format-error"
-            error = ErrorText(None, "agent", status, f"{limit} limit", limit=limit)
+        found = re.fullmatch(r"submitted(?: \((?P<cause>[^)]*)\))?", status.strip())
+        if found is not None:
+            if not found.group("cause"):
+                return SessionEnd(steps, "submitted", name)
+            status = found.group("cause")  # autosubmitted after this ended the run
+        thought = as_str(last.get("thought")) or as_str(last.get("response"))
+        said = _EXIT_THOUGHT.match(thought.strip())
+        reason = said.group("rest").strip() if said else ""
+        if status in _LIMITS:
+            error = ErrorText(None, "agent", status, f"{_LIMITS[status]} limit",
+                              limit=_LIMITS[status])
             return SessionEnd(steps, "limit", name, error)
         if status == "exit_context":
             error = ErrorText(None, "provider", "ContextWindowExceededError",
-                              "the conversation exceeds the model's context window")
+                              reason or "the conversation exceeds the model's context window",
+                              context_window=True)
             return SessionEnd(steps, "provider_error", name, error)
-        exception = info.get("exception") or info.get("exception_str") or status
+        if status == "exit_command_timeout":
+            return SessionEnd(steps, "timeout", name)
+        if status in _NO_FAILURE:
+            return SessionEnd(steps, "unknown", name)
+        if status in _HARNESS:
+            error = ErrorText(None, "harness", status, reason or _HARNESS[status])
+            return SessionEnd(steps, "unknown", name, error)
+        exception = info.get("exception") or info.get("exception_str")
         traceback = info.get("traceback")
-        error = session_end_error(status, str(exception),
-                                  traceback if isinstance(traceback, str) else None)
+        traceback = traceback if isinstance(traceback, str) else None
+        if status == "exit_api":
+            split = split_exception(reason) or ("RetryError", reason or "the provider failed")
+            error = ErrorText(None, "provider", split[0], split[1] or reason)
+            return SessionEnd(steps, "provider_error", name, error)
+        if status != "exit_error" and not (exception or traceback):
+            return SessionEnd(steps, "unknown", name)
+        error = session_end_error(status, str(exception or reason or status), traceback)
         return SessionEnd(steps, "provider_error" if error.source == "provider" else "unknown",
                           name, error)

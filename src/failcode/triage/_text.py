@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-__all__ = ["TRACEBACK_START", "as_dict", "as_str", "exception_line", "first_line",
-           "split_exception"]
+__all__ = ["TRACEBACK_START", "as_dict", "as_key", "as_list", "as_str", "exception_line",
+           "first_line", "split_exception"]
 
 TRACEBACK_START: Final = "Traceback (most recent call last):"
 # ``pkg.mod.ErrorName: message`` or a bare ``pkg.ErrorName`` as the last line of a traceback
@@ -60,3 +60,17 @@ def as_dict(value: object) -> dict[str, Any]:
 def as_str(value: object) -> str:
     """``value`` when it is a string, else ""."""
     return value if isinstance(value, str) else ""
+
+
+def as_list(value: object) -> list[Any]:
+    """``value`` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def as_key(value: object) -> str:
+    """An id as a lookup key: a string or number as text, anything else "" (never unhashable)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return ""
