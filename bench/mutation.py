@@ -2,6 +2,7 @@
 
     python bench/mutation.py                    # every module in [tool.mutmut] only_mutate
     python bench/mutation.py policy._decide     # one module (or several)
+    python bench/mutation.py classification._command --sample-digit 7   # a 1-in-10 sample
 
 Runs mutmut (``pip install mutmut``) over the modules listed in ``pyproject.toml``'s
 ``[tool.mutmut]`` table: each mutant (a flipped comparison, a changed constant, a dropped
@@ -9,6 +10,10 @@ argument, ...) runs against the tests that cover it, and a mutant the tests do n
 "survived". Prints, per module, the mutants killed (a test failed or timed out) out of all
 mutants, and the share; "no tests" mutants count as survived. The run is slow (tens of minutes
 for every module on 2 cores) and is not part of the test suite.
+
+``--sample-digit D`` runs only the mutants whose number ends in ``D``: a one-in-ten sample spread
+over every function of the module (mutmut numbers each function's mutants from 1), for modules
+whose full run takes hours; the score is then the sample's, and says so.
 
 Hypothesis is pinned to one seed (``HYPOTHESIS_SEED=0``) so the clean run and every mutant
 see the same examples, and ``FAILCODE_SHARED_DIR`` points the tests at the shared data folder
@@ -37,15 +42,15 @@ def _modules() -> list[str]:
     return [p.removeprefix("src/").removesuffix(".py").replace("/", ".") for p in paths]
 
 
-def _results(env: dict[str, str]) -> dict[str, Counter[str]]:
+def _results(env: dict[str, str], digit: str | None = None) -> dict[str, Counter[str]]:
     out = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"],
                          cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
     per_module: dict[str, Counter[str]] = defaultdict(Counter)
     for line in out.splitlines():
-        match = re.match(r"\s*(\S+)__mutmut_\d+: (.+)$", line)
-        if match is None:
+        match = re.match(r"\s*(\S+)__mutmut_(\d+): (.+)$", line)
+        if match is None or (digit is not None and not match.group(2).endswith(digit)):
             continue
-        name, status = match.groups()
+        name, _number, status = match.groups()
         module = name.rsplit(".", 1)[0]
         per_module[module][status.strip()] += 1
     return per_module
@@ -56,6 +61,8 @@ def main() -> int:
     parser.add_argument("modules", nargs="*",
                         help="modules under failcode to mutate (default: all configured)")
     parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--sample-digit", choices=list("0123456789"), default=None,
+                        help="run only the mutants whose number ends in this digit (1 in 10)")
     args = parser.parse_args()
     if shutil.which("mutmut") is None and subprocess.run(
             [sys.executable, "-c", "import mutmut"], check=False).returncode:
@@ -72,14 +79,17 @@ def main() -> int:
            "FAILCODE_SHARED_DIR": str(ROOT.parent / "shared")}
     env.pop("CI", None)
     shutil.rmtree(ROOT / "mutants", ignore_errors=True)
-    names = [f"{m}.*" for m in wanted]
+    suffix = f"*__mutmut_*{args.sample_digit}" if args.sample_digit else "*"
+    names = [f"{m}.{suffix}" for m in wanted]
     run = subprocess.run([sys.executable, "-m", "mutmut", "run",
                           "--max-children", str(args.max_children), *names],
                          cwd=ROOT, env=env, check=False)
     if run.returncode:
         print(f"mutmut run exited {run.returncode}", file=sys.stderr)
         return run.returncode
-    results = _results(env)
+    results = _results(env, args.sample_digit)
+    if args.sample_digit:
+        print(f"\nsample: the mutants whose number ends in {args.sample_digit} (about 1 in 10)")
     print(f"\n{'module':42} {'killed':>7} {'total':>6} {'score':>7}  survivors by status")
     for module in wanted or configured:
         counts = results.get(module, Counter())

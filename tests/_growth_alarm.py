@@ -60,13 +60,19 @@ def growth(function: Callable[[T], object], small: T, large: T, rounds: int = 3)
 
     The large call is interrupted (SIGALRM, where the platform has it) once it has cost 50
     times the limit, or 10 s, whichever is more; the ratio is then ``inf``, so a quadratic
-    pass fails in seconds rather than minutes.
+    pass fails in seconds rather than minutes. A ratio over :data:`LIMIT` is measured once
+    more and the lower one returned.
     """
     function(small)  # warm caches and lazy compiles
     gc.collect()
     gc.disable()  # the collector's pauses depend on the heap, not on the function measured
     try:
-        return _growth(function, small, large, rounds)
+        ratio = _growth(function, small, large, rounds)
+        if LIMIT < ratio < math.inf:
+            # over the bound but not cut off: measured once more, the lower growth counts, so
+            # a burst of load on a shared machine passes and super-linear growth does not
+            ratio = min(ratio, _growth(function, small, large, rounds))
+        return ratio
     finally:
         gc.enable()
 

@@ -108,6 +108,19 @@ OUTPUTS = {
     "make_127": ("make", "make: *** [Makefile:1: all] Error 127\n", ""),
     "tracebacks": ("python", '  File "a.py", line 1\n', "ValueError: x\n"),
     "pytest_failed": ("pytest", "FAILED t.py::t - ", ""),
+    "pip_not_found": ("pip", "ERROR: No matching distribution found for x\n", ""),
+    "pip_build_boxes": ("pip", "  error: subprocess-exited-with-error\n", ""),
+    "pip_retries": ("pip", "WARNING: Retrying (Retry(total=0)) after connection broken by 'x'\n",
+                    ""),
+    "npm_codes": ("npm", "npm error code E404\n", ""),
+    "apt_unmet": ("apt-get", "E: Unable to correct problems, you have held broken packages.\n",
+                  ""),
+    "blank_lines_then_mamba": ("mamba", "\n", "does not exist (perhaps a typo\n"),
+    "blank_lines_then_conda": ("conda", "\n", "nothing provides requested\n"),
+    "yarn_berry": ("yarn", "YN0035: x: y\n", ""),
+    "go_lines": ("go", "go: a: b\n", ""),
+    "one_solver_line": ("poetry", "a ", "version solving failed\n"),
+    "cargo_fetch": ("cargo", "error: failed to get `x` as a dependency\n", ""),
 }
 
 
@@ -129,6 +142,9 @@ CONFIGS = {
     "arrays": "a = [1, 2, 3]\n",
     "strings": 'x = "a.b.c"\n',
     "blank_lines": "\n",
+    "escaped_quote_dotted_key": '"\\"".',
+    # valid TOML at any size, so the line scanner reads all of it: strings, arrays, escapes
+    "array_tables": '[[t]]\n"k\\"".\'q\' = [\'\'\'\n[\n\'\'\', "]\\\\", {a = 1}]\n',
 }
 
 

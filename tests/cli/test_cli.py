@@ -166,8 +166,8 @@ def test_explain_prints_one_code() -> None:
 
 
 def test_explain_unknown_code_suggests() -> None:
-    """An unknown code exits 2 and suggests the nearest codes."""
-    result = run("explain", "FC-CMD-01")
+    """An unknown code exits 2 and suggests the nearest codes (a doubled digit of FC-CMD-001)."""
+    result = run("explain", "FC-CMD-0001")
     assert result.returncode == 2
     assert "did you mean" in result.stderr
     assert "FC-CMD-001" in result.stderr

@@ -12,7 +12,9 @@ debug, merge, general). The order of the checks is the contract:
 5. a missing program (exit 127, "command not found", make's "Error 127") -> FC.CMD_NOT_FOUND;
 6. killed by signal 9 (exit 137 or -9) -> FC.OS_KILLED;
 7. otherwise the output is parsed (the ``_parsers`` module) and the purpose picks the code,
-   with the parsed class, the location relative to ``cwd`` and the tool's diagnostic code.
+   with the parsed class, the location relative to ``cwd`` and the tool's diagnostic code;
+   a package manager's own verdict on an install (a package not found, not installable, its
+   sources unreachable) is a dependency or environment failure in every purpose.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from failcode.classification._parsers import (
+    INSTALL_CLASSES,
     Diagnostic,
     cap_text,
     find_diagnostics,
@@ -354,6 +357,7 @@ _FAMILY_LANG: Final = {
     "cpp": "cpp", "ld": "cpp", "rust": "rust", "java": "java", "ts": "ts", "node": "node",
     "npm": "node", "python": "python", "pytest": "python", "unittest": "python",
     "mypy": "python", "ruff": "python", "make": "make", "git": "git", "patch": "git",
+    "pip": "python", "uv": "python", "poetry": "python", "yarn": "node", "pnpm": "node",
 }  # fmt: skip
 _PROGRAM_LANG: Final = {
     "gcc": "cpp", "g++": "cpp", "cc": "cpp", "c++": "cpp", "clang": "cpp", "clang++": "cpp",
@@ -375,6 +379,23 @@ _PURPOSE_FAMILIES: Final = {
     "static_analysis": ("mypy", "ruff", "ts"),
     "merge": ("git", "patch"),
 }  # fmt: skip
+# Package managers: when one decides the exit status its install verdict outranks anything
+# else it printed (a setup.py traceback or a compiler error inside a failed wheel build).
+_INSTALLERS: Final = frozenset({
+    "pip", "pipx", "uv", "uvx", "poetry", "pdm", "pipenv", "pip-compile", "pip-sync", "conda",
+    "mamba", "micromamba", "apt", "apt-get", "aptitude", "npm", "yarn", "pnpm", "bun", "cargo",
+    "go", "gem", "bundle", "bundler", "brew", "dnf", "yum", "microdnf", "apk", "pacman",
+    "zypper",
+})  # fmt: skip
+_PIP: Final = re.compile(r"^pip\d*(?:\.\d+)?$")
+# The program an install verdict is attributed to when the deciding program is no installer
+# (``pip install x && pytest``); None: the deciding program (PubGrub's text is shared).
+_INSTALL_TOOLS: Final[dict[str, str | None]] = {"rust": "cargo", "python": "pip",
+                                                "pubgrub": None}
+_INSTALL_ORDER: Final = {"package_not_found": 1, "package_source_unreachable": 2}
+"""Among install verdicts, what stopped the install comes first: a failed build or a conflict
+happened after the download, a package not found before it, and a connection warning may be
+followed by either."""
 _STABLE_ROOTS: Final = ("/usr/", "/opt/", "/etc/", "/lib/", "/lib64/", "/nix/", "/Library/")
 _LOCATION_BAD: Final = re.compile(r"[\s:]|\(\d+(?:,\d+)?\)|#L\d")
 # a traceback frame in an interpreter's standard library or installed packages
@@ -517,19 +538,28 @@ def _is_silent(invocation: Invocation, stdout: str, stderr: str) -> bool:
         _GREP_COUNT_ZERO.match(line) for line in out.splitlines())
 
 
+def _is_installer(program: str) -> bool:
+    return program in _INSTALLERS or _PIP.match(program) is not None
+
+
 def _primary(diagnostics: list[Diagnostic], purpose: str, program: str) -> Diagnostic | None:
     if not diagnostics:
         return None
+    installer = _is_installer(program)
     preferred = set(_PURPOSE_FAMILIES.get(purpose, ()))
-    preferred.update(_PROGRAM_FAMILIES.get(_lang(program), ()))
+    if not installer:
+        preferred.update(_PROGRAM_FAMILIES.get(_lang(program), ()))
 
-    def rank(diagnostic: Diagnostic) -> tuple[int, int]:
+    def rank(diagnostic: Diagnostic) -> tuple[int, int, int]:
+        order = _INSTALL_ORDER.get(diagnostic.error_class, 0)
         if diagnostic.error_class == "command_not_found":
-            return (0, diagnostic.start)
+            return (0, 0, diagnostic.start)
+        if installer and diagnostic.error_class in INSTALL_CLASSES:
+            return (1, order, diagnostic.start)
         generic = diagnostic.error_class in ("recipe_failed", "git_error", "npm_error")
         if diagnostic.family in preferred and not generic:
-            return (1, diagnostic.start)
-        return (3 if generic else 2, diagnostic.start)
+            return (1, order, diagnostic.start)
+        return (3 if generic else 2, order, diagnostic.start)
 
     return min(diagnostics, key=rank)
 
@@ -728,14 +758,49 @@ def from_command(
         return _make(FC.OS_KILLED, piece(None, detail), params={"program": program, "signal": 9})
 
     return _by_purpose(purpose, primary, piece(lang, detail), base, status=status,
-                       signal=signal)
+                       signal=signal, diagnostics=diagnostics)
 
 
 _RUNNER_MISSING: Final = re.compile(r"python[\d.]*: No module named ")
 
 
+def _install_failure(primary: Diagnostic, diagnostics: Sequence[Diagnostic], piece: _Build,
+                     location: str | None) -> Failure:
+    """A package manager's verdict: FC.CMD_PACKAGE_NOT_FOUND, FC.CMD_PACKAGE_INSTALL_FAILED
+    (a failed build, a conflict), or FC.CMD_PACKAGE_SOURCE_UNREACHABLE.
+
+    A package reported missing while the installer could not reach its sources (pip's
+    connection retries before "No matching distribution") is the unreachable sources: the
+    lookup never completed. A build failure or a conflict happened after the download, so it
+    stays what it is whatever connection warnings came before. A warning the installer itself
+    ignored (apt's ``W: Failed to fetch`` of an index refresh) is no connection failure here.
+    """
+    error_class = primary.error_class
+    tool = piece.program if _is_installer(piece.program) else (
+        _INSTALL_TOOLS.get(primary.family, primary.family) or piece.program)
+    package = _subject(primary) or next(
+        (found for d in diagnostics if d.error_class == error_class
+         and (found := _subject(d)) is not None), None)
+    code = primary.code or None
+    if error_class == "package_source_unreachable" or (
+            error_class == "package_not_found"
+            and any(d.error_class == "package_source_unreachable" for d in diagnostics)):
+        return _make(FC.CMD_PACKAGE_SOURCE_UNREACHABLE, piece, params={"program": tool},
+                     location=location, diagnostic=code,
+                     extra={"package": package} if package else None)
+    params: dict[str, Scalar] = {"program": tool}
+    if package:
+        params["package"] = package
+    if error_class == "package_not_found":
+        return _make(FC.CMD_PACKAGE_NOT_FOUND, piece, params=params, location=location,
+                     diagnostic=code)
+    return _make(FC.CMD_PACKAGE_INSTALL_FAILED, piece, params=params, location=location,
+                 error_class=error_class, diagnostic=code)
+
+
 def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: str | None, *,
-                status: int | None, signal: int | None) -> Failure:
+                status: int | None, signal: int | None,
+                diagnostics: Sequence[Diagnostic] = ()) -> Failure:
     crash: dict[str, Scalar] | None = None
     if signal is not None and status is not None and status > 128:
         crash = {"signal": signal}
@@ -765,9 +830,14 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
     collecting = (purpose == "test" and not runner_missing
                   and error_class in ("missing_module", "test_collection_error"))
 
+    # a package manager's verdict on an install is a dependency (or, sources unreachable, an
+    # environment) problem in every purpose: whatever the command meant to do next never ran
+    if error_class in INSTALL_CLASSES:
+        return _install_failure(primary, diagnostics or (primary,), piece, location)
+
     # a missing module outside test collection is a dependency problem in every purpose
-    if error_class == "missing_module" and primary.family in ("python", "node") and subject \
-            and not collecting and not subject.startswith("."):
+    if error_class == "missing_module" and primary.family in ("python", "node", "go") \
+            and subject and not collecting and not subject.startswith("."):
         return _make(FC.CMD_MISSING_MODULE, piece, params={"module": subject},
                      location=location, diagnostic=diagnostic)
 
@@ -814,7 +884,8 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
         # the debugged target's own diagnostic, when one was parsed
         target = _target_code(primary)
         if target is not None:
-            return _by_purpose(target, primary, piece, cwd, status=status, signal=signal)
+            return _by_purpose(target, primary, piece, cwd, status=status, signal=signal,
+                               diagnostics=diagnostics)
         return _make(FC.CMD_DEBUG_FAILED, piece, location=location, error_class=error_class,
                      diagnostic=diagnostic)
     if problem:

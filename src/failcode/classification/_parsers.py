@@ -1,4 +1,5 @@
-"""Parsers of real tool output: compilers, linkers, test runners, linters, make, git, shells.
+"""Parsers of real tool output: compilers, linkers, test runners, linters, make, git, shells,
+package managers.
 
 Each tool family is a table of compiled, line-anchored patterns (:data:`RULES`); a pattern that
 matches yields a :class:`Diagnostic` with a core class, the raw path it names, the tool's own
@@ -13,27 +14,32 @@ The core classes (public contract, documented in docs/classification.md, "Comman
 ``undefined_reference``, ``undeclared_identifier``, ``missing_header``, ``syntax_error``,
 ``type_mismatch``, ``missing_module``, ``assertion_failed``, ``test_collection_error``,
 ``lint_violation``, ``type_check_error``, ``no_rule_to_make_target``, ``patch_conflict``,
-``command_not_found``, ``timeout``; plus the finer classes listed in :data:`EXTRA_CLASSES`.
+``command_not_found``, ``timeout``; plus the finer classes listed in :data:`EXTRA_CLASSES`,
+among them a package manager's verdict on an install (:data:`INSTALL_CLASSES`).
 
 Parsers never decide the code: the ``_command`` module does, from the purpose and the class.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
+from urllib.parse import unquote
 
 __all__ = [
     "CORE_CLASSES",
     "EXTRA_CLASSES",
+    "INSTALL_CLASSES",
     "RULES",
     "SCAN_BYTES",
     "Diagnostic",
     "PythonTraceback",
     "cap_text",
     "find_diagnostics",
+    "package_name",
     "parse_python_traceback",
     "strip_ansi",
 ]
@@ -52,7 +58,8 @@ CORE_CLASSES: Final = (
 EXTRA_CLASSES: Final = (
     "compile_error", "link_error", "test_exception", "test_setup_error", "uncaught_exception",
     "file_not_found", "corrupt_patch", "dirty_worktree", "git_error", "recipe_failed",
-    "npm_error", "missing_script",
+    "npm_error", "missing_script", "package_not_found", "package_build_failed",
+    "dependency_conflict", "package_source_unreachable",
 )  # fmt: skip
 """Finer classes a parser may report when no core class fits (also public, documented)."""
 
@@ -87,7 +94,8 @@ class Diagnostic:
 
     family: str
     """Tool family: cpp, ld, rust, java, ts, node, npm, python, pytest, unittest, mypy, ruff,
-    make, git, patch, shell."""
+    make, git, patch, shell, go; the package managers pip, apt, yarn, pnpm, conda, gem, brew,
+    dnf, apk, pacman, zypper, uv, poetry, and pubgrub (the solver text poetry and dart share)."""
     error_class: str
     start: int
     end: int
@@ -151,7 +159,14 @@ _RUST_MESSAGES: Final[tuple[_MessageRule, ...]] = (
      "undeclared_identifier", 1),
     (re.compile(r"^unresolved import `([^`\n]+)`"), "missing_module", 1),
     (re.compile(r"^can't find crate for `([^`\n]+)`"), "missing_module", 1),
-    (re.compile(r"^no matching package named `([^`\n]+)` found"), "missing_module", 1),
+    # cargo's resolver and registry: a crate or version that does not exist, a conflict
+    (re.compile(r"^no matching package named `([^`\n]+)` found"), "package_not_found", 1),
+    (re.compile(r"^the crate `([^`@\n]+)[^`\n]*` could not be found in registry index"),
+     "package_not_found", 1),
+    (re.compile(r"^could not find `([^`\n]+)` in registry"), "package_not_found", 1),
+    (re.compile(r"^failed to select a version for the requirement `([^`\s=]+)"),
+     "package_not_found", 1),
+    (re.compile(r"^failed to select a version for `([^`\n]+)`"), "dependency_conflict", 1),
     (re.compile(r"^mismatched types"), "type_mismatch", 0),
     (re.compile(r"^expected .*, found "), "syntax_error", 0),
     (re.compile(r"^(?:expected |unexpected closing delimiter|this file contains an unclosed)"),
@@ -282,6 +297,13 @@ def _rust_error(match: re.Match[str], text: str) -> Diagnostic | None:
         return None
     code = match.group("code")
     error_class, subject = _classify_message(message, _RUST_MESSAGES, "compile_error")
+    if message.startswith("no matching package found"):  # cargo 1.7x+: a near miss follows
+        searched = re.search(r"\nsearched package name: `([^`\n]+)`",
+                             text[match.end(): match.end() + 400])
+        error_class, subject = "package_not_found", searched.group(1) if searched else None
+    fetch = _cargo_fetch(message, text[match.end(): match.end() + 3000])
+    if fetch is not None:
+        error_class, subject = fetch
     following = text[match.end(): match.end() + 600]
     arrow = re.search(r"\n *--> ([^\n:]+):\d+", following)
     return Diagnostic("rust", error_class, match.start(), match.end(),
@@ -361,6 +383,9 @@ def _node_error(match: re.Match[str], text: str) -> Diagnostic | None:
 
 def _npm_error(match: re.Match[str], text: str) -> Diagnostic | None:
     code = match.group("code")
+    installing = _npm_install(code, match, text[match.end(): match.end() + 1500])
+    if installing is not None:
+        return installing
     following = text[match.end(): match.end() + 600]
     script = re.search(r"\nnpm (?:ERR!|error) Missing script: \"?([^\s\"]+)", following)
     if script or (code == "ENOENT" and "Missing script" in following):
@@ -506,6 +531,510 @@ def _python_missing_script(match: re.Match[str], _text: str) -> Diagnostic | Non
                       path=match.group("path"), message=match.group(0).strip())
 
 
+# -- package managers: a package not found, not installable, or its sources unreachable ------
+INSTALL_CLASSES: Final = ("package_not_found", "package_build_failed", "dependency_conflict",
+                          "package_source_unreachable")
+"""The classes of a package manager's own verdict on an install (pip, apt, npm, cargo...)."""
+
+# A connection failure in an installer's words (resolver, socket, proxy, TLS). It is only read in
+# the lines an installer prints as the reason a fetch failed, never in free text.
+_NETWORK: Final = re.compile(
+    r"temporary failure (?:in name resolution|resolving)|could(?: not|n't) resolve|"
+    r"name or service not known|nodename nor servname|no address associated with hostname|"
+    r"getaddrinfo|failed to establish a new connection|connection refused|econnrefused|"
+    r"econnreset|etimedout|enetunreach|ehostunreach|eai_again|enotfound|network is unreachable|"
+    r"no route to host|could(?: not|n't) connect|failed to connect|unable to connect|"
+    r"connection (?:timed out|failed|reset)|operation timed out|timeout was reached|"
+    r"i/o timeout|dial tcp|no such host|dns error|tcp connect error|connection failed|"
+    r"could not reach host|proxyconnect|proxyerror|newconnectionerror|connecttimeouterror|"
+    r"readtimeouterror|nameresolutionerror|sslerror|certificate verify failed|"
+    r"tls handshake timeout|socket hang up|timed out", re.IGNORECASE)
+_SPEC_NAME: Final = re.compile(r"@?[^\s=<>!~;\[\](),@'\"`]+")
+
+
+def package_name(spec: str | None) -> str | None:
+    """The package a requirement names: ``pc==9.9`` -> ``pc``, ``'x@*'`` -> ``x``,
+    ``@scope/x@^1`` -> ``@scope/x``, ``numpy[extra]>=1`` -> ``numpy``; None for an option."""
+    if not spec:
+        return None
+    match = _SPEC_NAME.match(spec.strip().strip("'\"`\u2018\u2019"))
+    name = match.group(0).rstrip(".:") if match else ""
+    return name if name and not name.startswith("-") else None
+
+
+def _url_package(url: str) -> str | None:
+    """The package at the end of a registry URL (``.../@scope%2fname`` -> ``@scope/name``)."""
+    parts = [part for part in url.split("?", 1)[0].split("/") if part]
+    if len(parts) < 2:  # a scheme and a host, no path
+        return None
+    name = unquote(parts[-1])
+    if len(parts) > 3 and parts[-2].startswith("@"):  # a scheme, a host, a scope
+        name = f"{unquote(parts[-2])}/{name}"
+    return package_name(name)
+
+
+def _pkg(family: str, error_class: str, *, group: str | None = "name") -> _Builder:
+    """A builder of an install verdict whose package is the match's ``group``."""
+    def build(match: re.Match[str], _text: str) -> Diagnostic | None:
+        groups = match.groupdict()
+        return Diagnostic(family, error_class, match.start(), match.end(),
+                          code=groups.get("code"),
+                          subject=package_name(groups.get(group)) if group else None,
+                          message=match.group(0).strip())
+    return build
+
+
+def _network_if(family: str) -> _Builder:
+    """A builder that keeps a fetch failure only when its reason is a connection failure."""
+    def build(match: re.Match[str], _text: str) -> Diagnostic | None:
+        if not _NETWORK.search(match.group(0)):
+            return None
+        return Diagnostic(family, "package_source_unreachable", match.start(), match.end(),
+                          message=match.group(0).strip())
+    return build
+
+
+def _nearest(pattern: re.Pattern[str], text: str, position: int) -> re.Match[str] | None:
+    """The last match of ``pattern`` within 3000 characters before ``position``, else the first
+    anywhere: a tool's stdout and stderr are read one after the other, so a line printed just
+    before an error may come after it in the text. Called by builders that always keep their
+    match, so at most a few times per rule: linear in the text."""
+    found = None
+    for found in pattern.finditer(text, max(0, position - 3000), position):  # noqa: B007
+        pass
+    return found or pattern.search(text)
+
+
+_PIP_BUILDING: Final = re.compile(
+    r"\n *\u00d7 (?:Building wheel for|Running setup\.py install for) ([^\s]+)|\n *╰─> ([\w.-]+)\n")
+_PIP_COLLECTING: Final = re.compile(r"(?m)^ *(?:Collecting|Processing) ([^\s]+)")
+
+
+def _pip_build(match: re.Match[str], text: str) -> Diagnostic | None:
+    """pip's failed build of a package (``error: subprocess-exited-with-error`` and kin): the
+    package is named in the box that follows, else by the last ``Collecting``/``Processing``."""
+    found = _PIP_BUILDING.search(text, match.end(), match.end() + 3000)
+    name = (found.group(1) or found.group(2)) if found else None
+    if name is None:
+        last = _nearest(_PIP_COLLECTING, text, match.start())
+        if last is not None:
+            name = posixpath.basename(last.group(1).rstrip("/"))
+    return Diagnostic("pip", "package_build_failed", match.start(), match.end(),
+                      code=match.groupdict().get("code"), subject=package_name(name),
+                      message=match.group(0).strip())
+
+
+_APT_UNMET: Final = re.compile(r"unmet dependencies:\n +([^\s:]+) :")
+
+
+def _apt_broken(match: re.Match[str], text: str) -> Diagnostic | None:
+    """apt's unsatisfiable request, naming the first package whose dependencies are unmet."""
+    unmet = _nearest(_APT_UNMET, text, match.start())
+    return Diagnostic("apt", "dependency_conflict", match.start(), match.end(),
+                      subject=unmet.group(1) if unmet else None, message=match.group(0).strip())
+
+
+def _apt_fetch(match: re.Match[str], _text: str) -> Diagnostic | None:
+    """``E: Failed to fetch URL  reason``: unreachable sources, or (404) a stale index."""
+    reason = match.group("msg")
+    if _NETWORK.search(reason):
+        return Diagnostic("apt", "package_source_unreachable", match.start(), match.end(),
+                          message=match.group(0).strip())
+    if "404" in reason:
+        archive = posixpath.basename(match.group("url"))
+        return Diagnostic("apt", "package_not_found", match.start(), match.end(),
+                          subject=package_name(archive.split("_", 1)[0]) if archive.endswith(
+                              ".deb") else None, message=match.group(0).strip())
+    return None
+
+
+_NPM_LINE: Final = r"\nnpm (?:ERR!|error) "
+_NPM_SPEC: Final = re.compile(
+    _NPM_LINE + r"(?:404 +(?:The requested resource )?'(?P<quoted>[^'\n]+)'|"
+    r"notarget No matching version found for (?P<version>[^\s]+?)\.?(?=\n|$))")
+_NPM_URL: Final = re.compile(_NPM_LINE + r"404 Not Found - [A-Z]+ (?P<url>[^\s]+)")
+_NPM_CONFLICT: Final = re.compile(
+    _NPM_LINE + r"(?:Could not resolve dependency:" + _NPM_LINE +
+    r"(?:peer |dev |optional |peerOptional )*|Conflicting peer dependency: )(?P<spec>[^\s]+)")
+_NPM_NETWORK_CODES: Final = frozenset({
+    "ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET", "ENETUNREACH",
+    "EHOSTUNREACH", "ECONNABORTED", "ERR_SOCKET_TIMEOUT", "SELF_SIGNED_CERT_IN_CHAIN",
+    "UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "CERT_HAS_EXPIRED",
+})  # fmt: skip
+
+
+def _npm_install(code: str, match: re.Match[str], following: str) -> Diagnostic | None:
+    """npm's install verdicts by its error code: E404/ETARGET, ERESOLVE, connection codes."""
+    if code in ("E404", "ETARGET"):
+        spec = _NPM_SPEC.search(following)
+        url = _NPM_URL.search(following)
+        name = package_name(spec.group("quoted") or spec.group("version")) if spec else (
+            _url_package(url.group("url")) if url else None)
+        return Diagnostic("npm", "package_not_found", match.start(), match.end(), code=code,
+                          subject=name, message=match.group(0).strip())
+    if code == "ERESOLVE":
+        conflict = _NPM_CONFLICT.search(following)
+        return Diagnostic("npm", "dependency_conflict", match.start(), match.end(), code=code,
+                          subject=package_name(conflict.group("spec")) if conflict else None,
+                          message=match.group(0).strip())
+    if code in _NPM_NETWORK_CODES:
+        return Diagnostic("npm", "package_source_unreachable", match.start(), match.end(),
+                          code=code, message=match.group(0).strip())
+    return None
+
+
+def _fetch_verdict(family: str, match: re.Match[str], reason: str,
+                   name: str | None) -> Diagnostic | None:
+    """A registry fetch that failed: not found (404, "Not found") or unreachable, else None."""
+    if re.search(r"\b404\b|not found", reason, re.IGNORECASE):
+        return Diagnostic(family, "package_not_found", match.start(), match.end(),
+                          code=match.groupdict().get("code"), subject=name,
+                          message=match.group(0).strip())
+    if _NETWORK.search(reason):
+        return Diagnostic(family, "package_source_unreachable", match.start(), match.end(),
+                          code=match.groupdict().get("code"), message=match.group(0).strip())
+    return None
+
+
+def _yarn_fetch(match: re.Match[str], _text: str) -> Diagnostic | None:
+    """yarn 1: ``error An unexpected error occurred: "URL: reason".``"""
+    return _fetch_verdict("yarn", match, match.group("msg"), _url_package(match.group("url")))
+
+
+def _yarn_berry(match: re.Match[str], text: str) -> Diagnostic | None:
+    """yarn 2+: ``YN0035: │ x@npm:^1: Package not found`` (or its response code below)."""
+    block = match.group("msg") + text[match.end(): match.end() + 400]
+    if "Package not found" in match.group("msg") or "Response Code: 404" in block:
+        return Diagnostic("yarn", "package_not_found", match.start(), match.end(), code="YN0035",
+                          subject=package_name(match.group("name")),
+                          message=match.group(0).strip())
+    return _fetch_verdict("yarn", match, block, None)
+
+
+_PNPM_NOT_FOUND: Final = frozenset({"ERR_PNPM_FETCH_404", "ERR_PNPM_NO_MATCHING_VERSION",
+                                    "ERR_PNPM_NO_VERSIONS"})
+
+
+def _pnpm_error(match: re.Match[str], _text: str) -> Diagnostic | None:
+    """pnpm's ``ERR_PNPM_*`` codes: a 404 or no matching version, unmet peers, a failed fetch."""
+    code, message = match.group("code"), match.group("msg")
+    if code in _PNPM_NOT_FOUND:
+        url = re.match(r"[A-Z]+ (https?://[^\s]+?):? ", message)
+        spec = re.search(r"No matching version found for ([^\s]+)", message)
+        name = _url_package(url.group(1)) if url else package_name(
+            spec.group(1) if spec else None)
+        return Diagnostic("pnpm", "package_not_found", match.start(), match.end(), code=code,
+                          subject=name, message=match.group(0).strip())
+    if code == "ERR_PNPM_PEER_DEP_ISSUES":
+        return Diagnostic("pnpm", "dependency_conflict", match.start(), match.end(), code=code,
+                          message=match.group(0).strip())
+    if "FETCH" in code and _NETWORK.search(message):
+        return Diagnostic("pnpm", "package_source_unreachable", match.start(), match.end(),
+                          code=code, message=match.group(0).strip())
+    return None
+
+
+def _conda_listed(match: re.Match[str], text: str) -> Diagnostic | None:
+    """conda's ``PackagesNotFoundError:``/``ResolvePackageNotFound:`` and the ``- spec`` list."""
+    listed = re.compile(r"\n\s*- ([^\s]+)").search(text, match.end(), match.end() + 600)
+    return Diagnostic("conda", "package_not_found", match.start(), match.end(),
+                      code=match.group("code"),
+                      subject=package_name(listed.group(1)) if listed else None,
+                      message=match.group(0).strip())
+
+
+_CARGO_FETCH: Final = re.compile(
+    r"^(?:failed to get `([^`\n]+)` as a dependency|failed to load source for dependency "
+    r"`([^`\n]+)`|failed to (?:download|query replaced source|update registry|fetch))")
+
+
+def _cargo_fetch(message: str, following: str) -> tuple[str, str | None] | None:
+    """A cargo fetch failure by its ``Caused by:`` chain: unreachable, else not found."""
+    fetch = _CARGO_FETCH.match(message)
+    if fetch is None:
+        return None
+    chain = following.split("\nerror", 1)[0]
+    if _NETWORK.search(chain):
+        return "package_source_unreachable", None
+    named = re.search(r"no matching package named `([^`\n]+)`", chain)
+    return "package_not_found", named.group(1) if named else (fetch.group(1) or fetch.group(2))
+
+
+_GO_NOT_FOUND: Final = re.compile(
+    r"\b(?:404|410)\b|\bnot found\b|unknown revision|invalid version|no matching versions for "
+    r"query|module lookup disabled|unrecognized import path|does not contain package|"
+    r"repository not found", re.IGNORECASE)
+
+
+def _go_module(match: re.Match[str], _text: str) -> Diagnostic | None:
+    """``go: module X: reason`` / ``go: X@v: reason`` from go get/install/mod."""
+    reason = match.group("msg")
+    if _NETWORK.search(reason):
+        return Diagnostic("go", "package_source_unreachable", match.start(), match.end(),
+                          message=match.group(0).strip())
+    if _GO_NOT_FOUND.search(reason):
+        return Diagnostic("go", "package_not_found", match.start(), match.end(),
+                          subject=match.group("name"), message=match.group(0).strip())
+    return None
+
+
+def _go_providing(match: re.Match[str], _text: str) -> Diagnostic | None:
+    """``cannot find module providing package X: reason``: unreachable, not found, or missing."""
+    reason = match.group("msg")
+    if _NETWORK.search(reason):
+        return Diagnostic("go", "package_source_unreachable", match.start(), match.end(),
+                          message=match.group(0).strip())
+    error_class = "package_not_found" if _GO_NOT_FOUND.search(reason) else "missing_module"
+    return Diagnostic("go", error_class, match.start(), match.end(), subject=match.group("name"),
+                      message=match.group(0).strip())
+
+
+def _gem_not_found(match: re.Match[str], text: str) -> Diagnostic | None:
+    """``ERROR:  Could not find a valid gem 'x' (>= 0) in any repository``, or ``..., here is
+    why:`` then ``Unable to download data from URL - reason`` (unreachable)."""
+    following = text[match.end(): match.end() + 600]
+    why = re.match(r"\n\s+Unable to download data from [^\n]*", following)
+    if "here is why" in match.group("msg") and why:
+        return Diagnostic("gem", "package_source_unreachable", match.start(), match.end(),
+                          message=match.group(0).strip())
+    return Diagnostic("gem", "package_not_found", match.start(), match.end(),
+                      subject=package_name(match.group("name")), message=match.group(0).strip())
+
+
+def _gem_build(match: re.Match[str], text: str) -> Diagnostic | None:
+    """RubyGems' ``Failed to build gem native extension.``, naming the gem when it is shown."""
+    window = text[max(0, match.start() - 600): match.end() + 3000]
+    named = re.search(r"An error occurred while installing ([^\s]+) |/gems/([^/\s]+?)-\d[^/\s]*"
+                      r" for inspection", window)
+    name = (named.group(1) or named.group(2)) if named else None
+    return Diagnostic("gem", "package_build_failed", match.start(), match.end(),
+                      subject=package_name(name), message=match.group(0).strip())
+
+
+_UV_MISSING: Final = re.compile(
+    r"Because (?P<name>[^\s]+) was not found in the\s+(?:package\s+registry|cache|provided\s+"
+    r"package\s+locations)")
+_UV_BECAUSE: Final = re.compile(
+    r"Because (?:only |you require |there (?:is|are) no versions? of |your project depends on )?"
+    r"(?P<name>[^\s]+)")
+
+
+def _uv_unsolvable(match: re.Match[str], text: str) -> Diagnostic | None:
+    """uv's ``No solution found when resolving`` (after a cross): a conflict, unless the
+    explanation says a package was not found (left to that rule)."""
+    block = text[match.end(): match.end() + 1500]
+    if _UV_MISSING.search(block):
+        return None
+    because = _UV_BECAUSE.search(block)
+    return Diagnostic("uv", "dependency_conflict", match.start(), match.end(),
+                      subject=package_name(because.group("name")) if because else None,
+                      message=match.group(0).strip())
+
+
+def _uv_fetch(match: re.Match[str], text: str) -> Diagnostic | None:
+    """uv's ``Failed to fetch: `URL``` with its ``Caused by:`` chain."""
+    chain = text[match.end(): match.end() + 800].split("\n\n", 1)[0]
+    return _fetch_verdict("uv", match, chain, _url_package(match.group("url")))
+
+
+def _pubgrub_failed(match: re.Match[str], _text: str) -> Diagnostic | None:
+    """PubGrub's ``... version solving failed.`` (poetry, dart pub): a conflict, unless the
+    line says a requirement matches no version at all (that rule reads it)."""
+    if "doesn't match any versions" in match.group(0):
+        return None
+    return Diagnostic("pubgrub", "dependency_conflict", match.start(), match.end(),
+                      message=match.group(0).strip())
+
+
+_RPM_VERSION_RELEASE_ARCH: Final = re.compile(r"-\d[^-\s]*-[^-\s]*\.[^.\s-]+$")
+
+
+def _dnf_needed(match: re.Match[str], _text: str) -> Diagnostic | None:
+    """dnf's ``- nothing provides X needed by NAME-VERSION-RELEASE.ARCH``: a request that
+    cannot be satisfied, naming the package (its version, release and arch dropped)."""
+    name = _RPM_VERSION_RELEASE_ARCH.sub("", match.group("name"))
+    return Diagnostic("dnf", "dependency_conflict", match.start(), match.end(),
+                      subject=package_name(name), message=match.group(0).strip())
+
+
+def _dnf_curl(match: re.Match[str], _text: str) -> Diagnostic | None:
+    """dnf/yum's ``- Curl error (6): Couldn't resolve host name ...`` while reading a repo."""
+    if match.group("num") not in ("5", "6", "7", "28", "35", "56"):
+        return None
+    return Diagnostic("dnf", "package_source_unreachable", match.start(), match.end(),
+                      message=match.group(0).strip())
+
+
+_INSTALL_RULES: Final[tuple[Rule, ...]] = (
+    # pip (and pip-compile): not found, build failures, conflicts, its own connection retries
+    Rule("pip", "satisfies the requirement", re.compile(
+        r"(?m)^(?:ERROR: )?Could not find a version that satisfies the requirement "
+        r"(?P<name>[^\s]+)"), _pkg("pip", "package_not_found")),
+    Rule("pip", "No matching distribution found for", re.compile(
+        r"(?m)^(?:ERROR: )?No matching distribution found for (?P<name>[^\s]+)"),
+        _pkg("pip", "package_not_found")),
+    Rule("pip", "-with-error", re.compile(
+        r"(?m)^ *error: (?P<code>subprocess-exited-with-error)$"), _pip_build),
+    Rule("pip", "metadata-generation-failed", re.compile(
+        r"(?m)^ *error: (?P<code>metadata-generation-failed)$"), _pip_build),
+    Rule("pip", "legacy-install-failure", re.compile(
+        r"(?m)^ *error: (?P<code>legacy-install-failure)$"), _pip_build),
+    Rule("pip", "Command errored out with exit status", re.compile(
+        r"(?m)^ERROR: Command errored out with exit status \d+:"), _pip_build),
+    Rule("pip", "Failed building wheel for", re.compile(
+        r"(?m)^ *(?:ERROR: )?Failed building wheel for (?P<name>[^\s]+)"),
+        _pkg("pip", "package_build_failed")),
+    Rule("pip", "Could not build wheels for", re.compile(
+        r"(?m)^(?:ERROR: )?Could not build wheels for (?P<name>[^\s,]+)"),
+        _pkg("pip", "package_build_failed")),
+    Rule("pip", "Failed to build installable wheels", re.compile(
+        r"(?m)^(?:ERROR: )?Failed to build installable wheels for some pyproject\.toml based "
+        r"projects \((?P<name>[^\s,)]+)"), _pkg("pip", "package_build_failed")),
+    Rule("pip", "because these package versions have conflicting", re.compile(
+        r"(?m)^(?:ERROR: )?Cannot install (?P<name>[^\s,]+)[^\n]*because these package "
+        r"versions have conflicting dependencies"), _pkg("pip", "dependency_conflict")),
+    Rule("pip", "ResolutionImpossible", re.compile(
+        r"(?m)^(?:ERROR: |[\w.]+: )?ResolutionImpossible\b"),
+        _pkg("pip", "dependency_conflict", group=None)),
+    Rule("pip", "after connection broken by", re.compile(
+        r"(?m)^WARNING: Retrying \(Retry\([^\n]*\)\) after connection broken by [^\n]*$"),
+        _network_if("pip")),
+    Rule("pip", "due to an OSError", re.compile(
+        r"(?m)^ERROR: Could not install packages due to an OSError: [^\n]*$"),
+        _network_if("pip")),
+    Rule("pip", "Could not fetch URL", re.compile(
+        r"(?m)^(?:WARNING: )?Could not fetch URL [^\s]+: [^\n]*$"), _network_if("pip")),
+    # apt, apt-get (English messages)
+    Rule("apt", "Unable to locate package", re.compile(
+        r"(?m)^E: Unable to locate package (?P<name>[^\s]+)$"),
+        _pkg("apt", "package_not_found")),
+    Rule("apt", "has no installation candidate", re.compile(
+        r"(?m)^E: Package '(?P<name>[^'\n]+)' has no installation candidate$"),
+        _pkg("apt", "package_not_found")),
+    Rule("apt", "Couldn't find any package by", re.compile(
+        r"(?m)^E: Couldn't find any package by (?:glob|regex) '(?P<name>[^'\n]+)'$"),
+        _pkg("apt", "package_not_found")),
+    Rule("apt", "E: Version '", re.compile(
+        r"(?m)^E: Version '[^'\n]+' for '(?P<name>[^'\n]+)' was not found$"),
+        _pkg("apt", "package_not_found")),
+    Rule("apt", "held broken packages", re.compile(
+        r"(?m)^E: Unable to correct problems, you have held broken packages\.?$"), _apt_broken),
+    Rule("apt", "E: Unmet dependencies", re.compile(r"(?m)^E: Unmet dependencies\.[^\n]*$"),
+         _apt_broken),
+    Rule("apt", "E: Failed to fetch", re.compile(
+        r"(?m)^E: Failed to fetch (?P<url>[^\s]+) +(?P<msg>[^\n]*)$"), _apt_fetch),
+    # yarn 1 and 2+ (npm's own codes are read by the npm rule above)
+    Rule("yarn", "error An unexpected error occurred: ", re.compile(
+        r"(?m)^error An unexpected error occurred: \"(?P<url>https?://[^\s\"]+?): "
+        r"(?P<msg>[^\"\n]*)\"?\.?$"), _yarn_fetch),
+    Rule("yarn", "error Error: http", re.compile(
+        r"(?m)^error Error: (?P<url>https?://[^\s]+?): (?P<msg>[^\n]*)$"), _yarn_fetch),
+    Rule("yarn", "Couldn't find package", re.compile(
+        r"(?m)^error Couldn't find package \"(?P<name>[^\"\n]+)\""),
+        _pkg("yarn", "package_not_found")),
+    Rule("yarn", "Couldn't find any versions for", re.compile(
+        r"(?m)^error Couldn't find any versions for \"(?P<name>[^\"\n]+)\""),
+        _pkg("yarn", "package_not_found")),
+    Rule("yarn", "YN0035", re.compile(
+        r"(?m)^[^\s]* ?YN0035: [│|]? *(?P<name>[^\s]+): (?P<msg>[^\n]*)$"), _yarn_berry),
+    Rule("yarn", "No candidates found", re.compile(
+        r"(?m)^[^\s]* ?YN0001: [│|]? *(?:\w*Error: )?(?P<name>[^\s]+): No candidates found$"),
+        _pkg("yarn", "package_not_found")),
+    # pnpm
+    Rule("pnpm", "ERR_PNPM_", re.compile(
+        r"(?m)^ *\[?(?P<code>ERR_PNPM_[A-Z0-9_]+)\]? +(?P<msg>[^\n]*)$"), _pnpm_error),
+    # conda, mamba
+    Rule("conda", "PackagesNotFoundError", re.compile(
+        r"(?m)^(?P<code>PackagesNotFoundError): The following packages are not available "
+        r"from current channels:?"), _conda_listed),
+    Rule("conda", "ResolvePackageNotFound", re.compile(
+        r"(?m)^(?P<code>ResolvePackageNotFound): ?$"), _conda_listed),
+    Rule("conda", "nothing provides requested", re.compile(
+        r"(?m)^[ \t│├└─-]*nothing provides requested (?P<name>[^\s]+)"),
+        _pkg("conda", "package_not_found")),
+    Rule("conda", "does not exist (perhaps a typo", re.compile(
+        r"(?m)^[ \t│├└─]*(?P<name>[^\s│├└─]+) does not exist \(perhaps a typo or a missing "
+        r"channel\)"), _pkg("conda", "package_not_found")),
+    Rule("conda", "UnsatisfiableError", re.compile(
+        r"(?m)^(?P<code>(?:LibMamba)?UnsatisfiableError):"),
+        _pkg("conda", "dependency_conflict", group=None)),
+    Rule("conda", "CONNECTION FAILED", re.compile(
+        r"(?m)^CondaHTTPError: HTTP 000 CONNECTION FAILED for url [^\n]*$"),
+        _network_if("conda")),
+    # go (its missing module is read below with the other missing modules)
+    Rule("go", "go: ", re.compile(
+        r"(?m)^go(?: get| install| mod download)?: (?:module )?(?P<name>[^\s:@]+)"
+        r"(?:@[^\s:]+)?: (?P<msg>[^\n]*)$"), _go_module),
+    Rule("go", "go get ", re.compile(
+        r"(?m)^go get (?P<name>[^\s:@]+)(?:@[^\s:]+)?: (?P<msg>[^\n]*)$"), _go_module),
+    Rule("go", "cannot find module providing package", re.compile(
+        r"cannot find module providing package (?P<name>[^\s:]+)(?P<msg>[^\n]*)"),
+        _go_providing),
+    # RubyGems, Bundler
+    Rule("gem", "Could not find a valid gem", re.compile(
+        r"(?m)^ERROR: +Could not find a valid gem '(?P<name>[^'\n]+)' \([^)\n]*\)"
+        r"(?P<msg>[^\n]*)$"), _gem_not_found),
+    Rule("gem", "Could not find gem '", re.compile(
+        r"(?m)^Could not find gem '(?P<name>[^'\n]+)' in "), _pkg("gem", "package_not_found")),
+    Rule("gem", "could not find compatible versions for gem", re.compile(
+        r"(?m)^Bundler could not find compatible versions for gem \"(?P<name>[^\"\n]+)\""),
+        _pkg("gem", "dependency_conflict")),
+    Rule("gem", "Failed to build gem native extension", re.compile(
+        r"(?m)^ERROR: +Failed to build gem native extension\.?$"), _gem_build),
+    Rule("gem", "Could not reach host", re.compile(r"(?m)^Could not reach host [^\n]*$"),
+         _pkg("gem", "package_source_unreachable", group=None)),
+    # Homebrew
+    Rule("brew", "No available formula", re.compile(
+        r"(?m)^(?:Error|Warning): No available formula(?: or cask)? with the name "
+        r"\"(?P<name>[^\"\n]+)\""), _pkg("brew", "package_not_found")),
+    Rule("brew", "No formulae or casks found for", re.compile(
+        r"(?m)^(?:Error|Warning): No formulae or casks found for (?P<name>[^\s]+?)\.?$"),
+        _pkg("brew", "package_not_found")),
+    # dnf, yum, microdnf
+    Rule("dnf", "No match for argument", re.compile(
+        r"(?m)^No match for argument: (?P<name>[^\s]+)$"), _pkg("dnf", "package_not_found")),
+    Rule("dnf", "Unable to find a match", re.compile(
+        r"(?m)^Error: Unable to find a match: (?P<name>[^\s]+)"),
+        _pkg("dnf", "package_not_found")),
+    Rule("dnf", "No package ", re.compile(r"(?m)^No package (?P<name>[^\s]+) available\.$"),
+         _pkg("dnf", "package_not_found")),
+    Rule("dnf", "nothing provides", re.compile(
+        r"(?m)^ *- nothing provides [^\s]+ needed by (?P<name>[^\s]+)"), _dnf_needed),
+    Rule("dnf", "Curl error (", re.compile(
+        r"(?m)^ *- Curl error \((?P<num>\d+)\): [^\n]*$"), _dnf_curl),
+    # apk, pacman, zypper
+    Rule("apk", "(no such package)", re.compile(
+        r"(?m)^ +(?P<name>[^\s]+) \(no such package\):?$"), _pkg("apk", "package_not_found")),
+    Rule("apk", "temporary error (try again later)", re.compile(
+        r"(?m)^(?:WARNING|ERROR): [^\n]*temporary error \(try again later\)$"),
+        _pkg("apk", "package_source_unreachable", group=None)),
+    Rule("pacman", "target not found", re.compile(
+        r"(?m)^error: target not found: (?P<name>[^\s]+)$"),
+        _pkg("pacman", "package_not_found")),
+    Rule("zypper", "No provider of", re.compile(
+        r"(?m)^No provider of '(?P<name>[^'\n]+)' found\.?$"),
+        _pkg("zypper", "package_not_found")),
+    # uv (pip-compatible and project commands)
+    Rule("uv", "No solution found when resolving", re.compile(
+        r"(?m)^ *(?:\u00d7|x|error:) No solution found when resolving[^\n]*$"), _uv_unsolvable),
+    Rule("uv", "was not found in the", _UV_MISSING, _pkg("uv", "package_not_found")),
+    Rule("uv", "Failed to ", re.compile(
+        r"(?m)^ *(?:\u00d7|x|error:) Failed to (?:download and )?build `(?P<name>[^`\n]+)`"),
+        _pkg("uv", "package_build_failed")),
+    Rule("uv", "Failed to fetch: `", re.compile(
+        r"(?m)^ *(?:\u00d7|x|error:) Failed to fetch: `(?P<url>[^`\n]+)`"), _uv_fetch),
+    # PubGrub's explanations (poetry, dart pub) and poetry's own
+    Rule("pubgrub", "which doesn't match any versions", re.compile(
+        r"Because (?:[^\s]+ )?depends on (?P<name>[^\s(]+)(?: \([^)\n]*\)| [^\s]+)? which "
+        r"doesn't match any versions"), _pkg("pubgrub", "package_not_found")),
+    Rule("pubgrub", "version solving failed", re.compile(
+        r"(?m)^[^\n]*version solving failed[^\n]*$"), _pubgrub_failed),
+    Rule("poetry", "Could not find a matching version of package", re.compile(
+        r"(?m)^ *Could not find a matching version of package (?P<name>[^\s]+)"),
+        _pkg("poetry", "package_not_found")),
+)
+
+
 _PATH = r"(?P<path>[^\s:()'\"][^:\n()'\"]*?)"
 RULES: Final[tuple[Rule, ...]] = (
     # missing programs (a shell, sudo, env, xargs, timeout, zsh, make)
@@ -610,6 +1139,13 @@ RULES: Final[tuple[Rule, ...]] = (
          _simple("patch", "corrupt_patch")),
     Rule("patch", "can't find file to patch", re.compile(
         r"(?m)^can't find file to patch[^\n]*$"), _simple("patch", "file_not_found")),
+    # go: an import no module in go.mod provides (GOPATH mode: no such package)
+    Rule("go", "no required module provides package", re.compile(
+        r"(?m)^(?:(?P<path>[^\s:]+\.go):\d+:\d+: )?no required module provides package "
+        r"(?P<name>[^\s;:]+)"), _simple("go", "missing_module", subject="name", path="path")),
+    Rule("go", "cannot find package", re.compile(
+        r"(?m)^(?:(?P<path>[^\s:]+\.go):\d+:\d+: )?cannot find package \"(?P<name>[^\"\n]+)\" in "
+        r"any of"), _simple("go", "missing_module", subject="name", path="path")),
     # python itself
     Rule("python", "can't open file", re.compile(
         r"(?m)^[^\s:]*python[\d.]*: can't open file [`'\u2018\"](?P<path>[^\n'\"\u2019]+)"
@@ -621,6 +1157,9 @@ RULES: Final[tuple[Rule, ...]] = (
         r"(?m)^(?P<prog>[\w.+-]+): (?:cannot (?:stat|access|open|remove) )?"
         r"[`'\u2018\"]?(?P<path>[^\n'\u2019\"]+?)[`'\u2019\"]?: No such file or directory$"),
         _simple("shell", "file_not_found", path="path")),
+    # package managers: pip, apt, yarn, pnpm, conda, go, gem, brew, dnf, apk, pacman, zypper,
+    # uv, poetry (npm's codes and cargo's messages are read by the npm and rust rules)
+    *_INSTALL_RULES,
 )
 """Every tool family's patterns, in table order (the order breaks ties at equal positions)."""
 
@@ -708,6 +1247,13 @@ def _python_diagnostic(text: str) -> Diagnostic | None:
     elif short == "NameError" and (found := re.match(r"name '(\w+)' is not defined",
                                                      tb.message)):
         error_class, subject = "undeclared_identifier", found.group(1)
+    elif tb.exc_type.startswith("pip.") and short in ("DistributionNotFound",
+                                                        "ResolutionImpossible"):
+        # pip's resolver raising through a wrapper (pip-compile): pip's own install verdict
+        error_class = "dependency_conflict" if "ResolutionImpossible" in (
+            short + tb.message) else "package_not_found"
+        found = re.match(r"No matching distribution found for ([^\s]+)", tb.message)
+        subject = package_name(found.group(1)) if found else None
     else:
         error_class = "uncaught_exception"
     return Diagnostic("python", error_class, tb.start, tb.end, subject=subject,

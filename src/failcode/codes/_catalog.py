@@ -17,7 +17,7 @@ __all__ = ["FC", "FC_AREAS", "FC_CATALOG", "FC_LOCK_PATH"]
 
 FC_AREAS: Final = {
     "PROV": "LLM provider APIs: auth, quota, rate limits, models, context, outages",
-    "CMD": "shell commands: missing programs and modules, exits, timeouts",
+    "CMD": "shell commands: missing programs, modules and packages, exits, timeouts",
     "BUILD": "compilers, linkers and build tools",
     "TEST": "test runners and assertions",
     "LINT": "linters and type checkers",
@@ -330,6 +330,56 @@ class FC(CodeEnum):
         impact="The step's command did not do what it was meant to; the problem names why.",
         example="A general-purpose `gcc` run whose link step finds no definition of a symbol.",
         example_params={"program": "gcc", "problem": "undefined reference to foo"}, since=_V)
+    # A package manager's own verdict, whatever the command's purpose: the package (or the
+    # version asked for) does not exist in the sources the installer reads; it exists but could
+    # not be installed (its build failed, or its requirements conflict); or the sources could
+    # not be reached at all (environment, not transient: an agent's sandbox without network or
+    # with a wrong proxy stays so, and retrying the same install only wastes steps).
+    CMD_PACKAGE_NOT_FOUND = CodeSpec(
+        code="FC-CMD-010", slug="package-not-found", kind=_K.DEPENDENCY_ERROR,
+        category=_C.ENVIRONMENT, error_class="package_not_found",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The package {package} could not be found by {program}.",
+        remedy="Check the name and version of {package} and the package sources {program} "
+               "reads (for apt-get, refresh them with apt-get update), then install it again.",
+        optional=("package",),
+        variants={"message.without.package":
+                      "A requested package could not be found by {program}.",
+                  "remedy.without.package":
+                      "Check the requested names and versions and the package sources {program} "
+                      "reads, then install again."},
+        impact="Nothing that needs this package can be built or run until it is installed.",
+        example="apt-get install llvm-dev: E: Unable to locate package llvm-dev (exit 100).",
+        example_params={"package": "llvm-dev", "program": "apt-get"}, since="0.2.0")
+    CMD_PACKAGE_INSTALL_FAILED = CodeSpec(
+        code="FC-CMD-011", slug="package-install-failed", kind=_K.DEPENDENCY_ERROR,
+        category=_C.ENVIRONMENT, error_class="package_install_failed",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The package {package} could not be installed by {program}.",
+        remedy="Resolve what the detail reports (requirements whose versions conflict, or a "
+               "compiler, header or library the build of {package} needs), then install it "
+               "again.",
+        optional=("package",),
+        variants={"message.without.package":
+                      "The requested packages could not be installed by {program}.",
+                  "remedy.without.package":
+                      "Resolve what the detail reports (requirements whose versions conflict, "
+                      "or a compiler, header or library a build needs), then install again."},
+        impact="Nothing that needs this package can be built or run until it is installed.",
+        example="pip: ERROR: Failed building wheel for psycopg2 (a C header it needs is "
+                "missing).",
+        example_params={"package": "psycopg2", "program": "pip"}, since="0.2.0")
+    CMD_PACKAGE_SOURCE_UNREACHABLE = CodeSpec(
+        code="FC-CMD-012", slug="package-source-unreachable", kind=_K.ENV_ERROR,
+        category=_C.ENVIRONMENT, error_class="package_source_unreachable",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The package sources of {program} could not be reached.",
+        remedy="Check the network connection, the proxy settings and the index, registry or "
+               "mirror {program} is configured to use, then install again.",
+        impact="No package can be installed until the sources are reachable; the package "
+               "asked for may well exist.",
+        example="npm error code ENOTFOUND: getaddrinfo ENOTFOUND registry.npmjs.org.",
+        example_params={"program": "npm"}, since="0.2.0")
 
     # -- BUILD, TEST, LINT, GIT -------------------------------------------------------------
     BUILD_FAILED = CodeSpec(

@@ -17,11 +17,12 @@ FC-CFG-005          CFG_WRONG_TYPE       a value of the wrong type (a string whe
 ==================  ===================  =========================================================
 
 Line numbers: tomllib gives values, not positions, so a small scanner (:func:`key_lines`) reads
-the file text and records the line of every table header and every ``key = value``. Its limits:
-keys inside an inline table (``a = {b = 1}``) and inside arrays of tables get the line of the
-enclosing key or header; a key whose line is not found is reported at the line of its nearest
-enclosing table (or line 1). It skips multi-line strings and multi-line arrays, and understands
-bare, quoted and dotted keys.
+the file text and records the line of every table header and every ``key = value``, its key bare,
+quoted (escapes resolved as TOML reads them) or dotted; it skips strings, comments, multi-line
+strings and multi-line arrays. Its limits: the keys inside an inline table (``a = {b = 1}``) are
+not recorded, a key repeated in several ``[[array]]`` tables keeps its first line, and a key
+whose line is not recorded (such as a table only implied by a dotted key) is reported at the
+line of its nearest enclosing table that is, or at line 1.
 """
 
 from __future__ import annotations
@@ -223,129 +224,103 @@ FAILCODE_SCHEMA: Final = Section({
 # ---------------------------------------------------------------------------------------------
 # the line scanner
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+# One part of a key and the blanks around it: a bare key, a basic string (backslash escapes
+# skipped) or a literal string; group 1, 2 or 3 holds the part's text, by kind.
+_KEY_PART: Final = re.compile(
+    r"""[ \t]*+(?:([A-Za-z0-9_-]++)|"((?:[^"\\\n]|\\.)*+)"|'([^'\n]*+)')[ \t]*+""")
+# A one-line string from its opening quote to its closing one, by the opening quote.
+_STRING: Final = {'"': re.compile(r'"(?:[^"\\\n]|\\.)*+"'), "'": re.compile(r"'[^'\n]*+'")}
+# The rest of a multi-line string, from where a line starts inside it to its closing delimiter,
+# by the delimiter: one or two quotes in a row are content, and so are one or two just before
+# the delimiter (a run of four or five quotes ends the string).
+_MULTILINE_END: Final = {'"""': re.compile(r'(?:[^"\\]|\\.|"{1,2}+(?!"))*+"{3,5}+'),
+                         "'''": re.compile(r"(?:[^']|'{1,2}+(?!'))*+'{3,5}+")}
+# What changes the depth of a value (group 1 opens, group 2 closes), starts a string (group 3)
+# or a comment (no group).
+_SIGNIFICANT: Final = re.compile(r"""([\[{])|([\]}])|(["'])|#""")
+_HEADER: Final = re.compile(r"[ \t]*+(\[\[?)")
 
 
-def _parse_key(text: str) -> tuple[str, ...] | None:
-    """Split a (dotted, possibly quoted) TOML key; None when it is not one."""
+def _unescape(content: str) -> str:
+    """A basic string's content with its escapes resolved as TOML reads them (unchanged when
+    it is not a valid basic string)."""
+    try:
+        return str(tomllib.loads(f'k = "{content}"')["k"])
+    except tomllib.TOMLDecodeError:
+        return content
+
+
+def _parse_key(text: str, start: int) -> tuple[tuple[str, ...], int] | None:
+    """The (dotted, possibly quoted) TOML key at ``text[start:]``, and the index after it and
+    the blanks that follow; None when there is none."""
     parts: list[str] = []
-    i, n = 0, len(text)
     while True:
-        while i < n and text[i] in " \t":
-            i += 1
-        if i >= n:
+        part = _KEY_PART.match(text, start)
+        if part is None:
             return None
-        quote = text[i]
-        if quote in "\"'":
-            end = text.find(quote, i + 1)
-            while quote == '"' and end > 0 and text[end - 1] == "\\":
-                end = text.find(quote, end + 1)
-            if end < 0:
-                return None
-            parts.append(text[i + 1:end])
-            i = end + 1
-        else:
-            match = _BARE_KEY.match(text, i)
-            if match is None:
-                return None
-            parts.append(match.group())
-            i = match.end()
-        while i < n and text[i] in " \t":
-            i += 1
-        if i >= n:
-            return tuple(parts)
-        if text[i] != ".":
-            return None
-        i += 1
+        bare, basic, literal = part.groups()
+        parts.append(_unescape(basic) if basic is not None else bare or literal)
+        start = part.end()
+        if not text.startswith(".", start):
+            return tuple(parts), start
+        start += 1
 
 
-def _split_assignment(line: str) -> tuple[str, str] | None:
-    """``key = value`` -> (key text, value text), the ``=`` found outside quotes."""
-    quote = ""
-    for i, char in enumerate(line):
-        if quote:
-            if char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        elif char == "=":
-            return line[:i], line[i + 1:]
-        elif char == "#":
-            return None
-    return None
-
-
-def _bracket_depth(value: str) -> tuple[int, str]:
-    """The net ``[``/``{`` depth of a value's text outside strings and comments, and an open
-    multi-line string delimiter (or "")."""
-    depth = 0
-    i, n = 0, len(value)
-    while i < n:
-        char = value[i]
-        if value.startswith(('"""', "'''"), i):
-            delimiter = value[i:i + 3]
-            end = value.find(delimiter, i + 3)
-            if end < 0:
-                return depth, delimiter
-            i = end + 3
-            continue
-        if char in "\"'":
-            end = value.find(char, i + 1)
-            while char == '"' and end > 0 and value[end - 1] == "\\":
-                end = value.find(char, end + 1)
-            i = n if end < 0 else end + 1
-            continue
-        if char == "#":
-            break
-        if char in "[{":
+def _bracket_depth(value: str, open_string: str = "") -> tuple[int, str]:
+    """The net ``[``/``{`` depth of one line of a value, outside strings and comments, and the
+    delimiter of a multi-line string still open at its end (or ""); ``open_string`` is the
+    delimiter of a multi-line string the line starts inside."""
+    depth, i = 0, 0
+    while True:
+        if open_string:
+            rest = _MULTILINE_END[open_string].match(value, i)
+            if rest is None:
+                return depth, open_string
+            i, open_string = rest.end(), ""
+        found = _SIGNIFICANT.search(value, i)
+        if found is None or found.lastindex is None:  # the line's end, or a comment
+            return depth, ""
+        char, i = found.group(), found.end()
+        if found.lastindex == 1:
             depth += 1
-        elif char in "]}":
+        elif found.lastindex == 2:
             depth -= 1
-        i += 1
-    return depth, ""
+        elif value.startswith(char * 3, found.start()):
+            open_string = char * 3
+            i += 2
+        else:
+            string = _STRING[char].match(value, found.start())
+            if string is None:  # not TOML: a string that does not end on its line
+                return depth, ""
+            i = string.end()
 
 
 def key_lines(text: str) -> dict[tuple[str, ...], int]:
     """The 1-based line of every table header and ``key = value`` in TOML ``text``.
 
-    Keys are full dotted paths (``("retry", "default", "attempts")``); see the module docstring
-    for the scanner's limits.
+    Keys are full dotted paths (``("retry", "default", "attempts")``), quoted parts as TOML
+    reads them; see the module docstring for the scanner's limits.
     """
     lines: dict[tuple[str, ...], int] = {}
     table: tuple[str, ...] = ()
     depth = 0
     open_string = ""
-    for number, raw in enumerate(text.splitlines(), 1):
-        if open_string:
-            end = raw.find(open_string)
-            if end >= 0:
-                more, open_string = _bracket_depth(raw[end + 3:])
-                depth = max(depth + more, 0)
-            continue
-        if depth > 0:
-            more, open_string = _bracket_depth(raw)
+    for number, raw in enumerate(text.split("\n"), 1):
+        if open_string or depth > 0:
+            more, open_string = _bracket_depth(raw, open_string)
             depth += more
             continue
-        stripped = raw.strip()
-        if not stripped or stripped[0] == "#":
-            continue
-        if stripped[0] == "[":
-            array = stripped.startswith("[[")
-            inner = stripped[2:stripped.find("]]")] if array else stripped[1:stripped.find("]")]
-            key = _parse_key(inner)
-            if key is not None:
-                table = key
+        header = _HEADER.match(raw)
+        if header is not None:
+            key = _parse_key(raw, header.end())
+            if key is not None and raw.startswith("]" * len(header.group(1)), key[1]):
+                table = key[0]
                 lines.setdefault(table, number)
             continue
-        assignment = _split_assignment(raw)
-        if assignment is None:
-            continue
-        key = _parse_key(assignment[0])
-        if key is None:
-            continue
-        lines.setdefault(table + key, number)
-        depth, open_string = _bracket_depth(assignment[1])
-        depth = max(depth, 0)
+        key = _parse_key(raw, 0)
+        if key is not None and raw.startswith("=", key[1]):
+            lines.setdefault(table + key[0], number)
+            depth, open_string = _bracket_depth(raw[key[1] + 1:])
     return lines
 
 
@@ -392,11 +367,15 @@ _DISPLAY_CHARS: Final = 48
 
 
 def _shorten_middle(text: str, limit: int = _DISPLAY_CHARS) -> str:
-    """``text`` cut in the middle to ``limit`` characters, keeping its start and its last
-    path component (the file name), e.g. ``/srv/app/…/config/failcode.toml``."""
+    """``text`` cut in the middle to exactly ``limit`` characters when longer, keeping its start
+    and its last path component (the file name), e.g. ``/srv/app/…/config/failcode.toml``.
+
+    The end kept is the file name with the slash before it, or half the room beside the "…"
+    (``(limit - 1) // 2`` characters) when that is more; the start fills the rest, at least one
+    character (so a file name longer than ``limit - 2`` loses its own start)."""
     if len(text) <= limit:
         return text
-    name = text.rsplit("/", 1)[-1]
+    name = text[text.rfind("/") + 1:]
     tail = min(limit - 2, max(len(name) + 1, (limit - 1) // 2))
     return text[: limit - 1 - tail] + "\u2026" + text[-tail:]
 
@@ -411,82 +390,70 @@ def _display(path: str | Path) -> str:
     return _shorten_middle(shown)
 
 
+def _line(lines: Mapping[tuple[str, ...], int], path: tuple[str, ...]) -> int:
+    """The line of ``path`` (a full dotted path), else of its nearest enclosing table found,
+    else 1."""
+    while path not in lines and path:
+        path = path[:-1]
+    return lines.get(path, 1)
+
+
 class _Validator:
     def __init__(self, file: str, lines: Mapping[tuple[str, ...], int], root: tuple[str, ...]):
         self.file = file
         self.lines = lines
         self.root = root
         self.problems: list[Failure] = []
-
-    def line(self, path: tuple[str, ...]) -> int:
-        full = self.root + path
-        while full:
-            found = self.lines.get(full)
-            if found is not None:
-                return found
-            full = full[:-1]
-        return 1
-
-    def dotted(self, path: tuple[str, ...]) -> str:
-        return ".".join(path)
+        self.seen_bad: set[tuple[str, ...]] = set()
 
     def add(self, spec_name: str, path: tuple[str, ...], **params: object) -> None:
         from failcode.codes._catalog import FC  # noqa: PLC0415 - the catalog imports the registry
 
         if len(self.problems) >= MAX_PROBLEMS:
             return  # a huge broken file costs its first problems, not one record per line
-        spec = FC[spec_name]
-        clean = {"file": self.file, "line": self.line(path), **params}
-        self.problems.append(spec.failure(surface="config.load", params=clean))
+        clean = {"file": self.file, "line": _line(self.lines, self.root + path), **params}
+        self.problems.append(FC[spec_name].failure(surface="config.load", params=clean))
 
     def unknown(self, path: tuple[str, ...], value: object, known: Sequence[str]) -> None:
-        name = path[-1]
-        close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-        parent = self.dotted(path[:-1])
+        close = difflib.get_close_matches(path[-1], known)
+        parent = ".".join(path[:-1])
         if close:
-            hint = f"did you mean {self.dotted((*path[:-1], close[0]))}?"
+            hint = f"did you mean {'.'.join((*path[:-1], close[0]))}?"
         else:
             allowed = ", ".join(sorted(known)) or "nothing"
-            hint = f"{('[' + parent + ']') if parent else 'the top level'} allows {allowed}"
+            hint = f"{f'[{parent}]' if parent else 'the top level'} allows {allowed}"
         if isinstance(value, dict):
-            self.add("CFG_UNKNOWN_TABLE", path, table=self.dotted(path), hint=hint)
+            self.add("CFG_UNKNOWN_TABLE", path, table=".".join(path), hint=hint)
         else:
-            self.add("CFG_UNKNOWN_KEY", path, key=self.dotted(path), hint=hint)
+            self.add("CFG_UNKNOWN_KEY", path, key=".".join(path), hint=hint)
+
+    def not_a_table(self, path: tuple[str, ...], value: object) -> None:
+        self.seen_bad.add(path)
+        dotted = ".".join(path)
+        self.add("CFG_WRONG_TYPE", path, key=dotted, value=_toml_repr(value),
+                 expected=f"a table [{dotted}]")
 
     def section(self, section: Section, data: Mapping[str, Any],
                 path: tuple[str, ...], *, fill: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in data.items():
-            entry = section.entries.get(key)
+            entry = section.entries.get(key, section.named)
             sub = (*path, key)
-            if entry is None and section.named is not None:
-                if not isinstance(value, dict):
-                    self.add("CFG_WRONG_TYPE", sub, key=self.dotted(sub),
-                             value=_toml_repr(value), expected=f"a table [{self.dotted(sub)}]")
-                    continue
-                out[key] = self.section(section.named, value, sub, fill=False)
-                continue
             if entry is None:
-                known = list(section.entries)
-                self.unknown(sub, value, known)
-                continue
-            if isinstance(entry, Section):
-                if not isinstance(value, dict):
-                    self.add("CFG_WRONG_TYPE", sub, key=self.dotted(sub),
-                             value=_toml_repr(value), expected=f"a table [{self.dotted(sub)}]")
-                    continue
-                out[key] = self.section(entry, value, sub)
-            else:
+                self.unknown(sub, value, list(section.entries))
+            elif isinstance(entry, Setting):
                 checked = self.setting(entry, value, sub)
                 if checked is not _INVALID:
                     out[key] = checked
+            elif not isinstance(value, dict):
+                self.not_a_table(sub, value)
+            else:  # a named table (e.g. [retry.<class>]) keeps only the keys it sets
+                out[key] = self.section(entry, value, sub, fill=key in section.entries)
         for key, entry in section.entries.items() if fill else ():
             if key not in out and (*path, key) not in self.seen_bad:
                 out[key] = (self.section(entry, {}, (*path, key)) if isinstance(entry, Section)
                             else entry.default)
         return out
-
-    seen_bad: set[tuple[str, ...]]
 
     def setting(self, setting: Setting, value: object, path: tuple[str, ...]) -> object:
         kind = setting.type
@@ -500,21 +467,19 @@ class _Validator:
         )
         if not ok_type:
             self.seen_bad.add(path)
-            self.add("CFG_WRONG_TYPE", path, key=self.dotted(path), value=_toml_repr(value),
+            self.add("CFG_WRONG_TYPE", path, key=".".join(path), value=_toml_repr(value),
                      expected=setting.expected)
             return _INVALID
-        bad = False
-        if kind in ("int", "float"):
-            # ints compare with the float bounds exactly; float() of a 400-digit int overflows
-            number: float = value  # type: ignore[assignment]
-            bad = ((type(number) is float and not math.isfinite(number))
-                   or (setting.min is not None and number < setting.min)
-                   or (setting.max is not None and number > setting.max))
-        elif kind == "str" and setting.choices is not None:
-            bad = value not in setting.choices
+        # ints compare with the float bounds exactly; float() of a 400-digit int overflows
+        number: float = value  # type: ignore[assignment]
+        bad = (kind in ("int", "float") and (
+            (type(number) is float and not math.isfinite(number))
+            or (setting.min is not None and number < setting.min)
+            or (setting.max is not None and number > setting.max))) or (
+            kind == "str" and setting.choices is not None and value not in setting.choices)
         if bad:
             self.seen_bad.add(path)
-            self.add("CFG_INVALID_VALUE", path, key=self.dotted(path), value=_toml_repr(value),
+            self.add("CFG_INVALID_VALUE", path, key=".".join(path), value=_toml_repr(value),
                      expected=setting.expected)
             return _INVALID
         return float(value) if kind == "float" else value  # type: ignore[arg-type]
@@ -546,56 +511,66 @@ def validate_toml(
     Returns:
         The values (defaults filled in for absent keys; invalid ones left out) and one FC-CFG
         Failure per problem (broken TOML, wrong type, value out of range, unknown key or
-        table), each message naming the file, the line, the key, the value and what is allowed.
-        A file that is not UTF-8, has a key of more than :data:`MAX_KEY_PARTS` dotted parts,
-        nests arrays too deeply or holds an integer of over 4300 digits is broken TOML
-        (FC-CFG-004), never an exception.
+        table) with the surface ``config.load``, each message naming the file, the line, the
+        key, the value and what is allowed. A file that is not UTF-8 (the line of the first
+        bad byte), has a key of more than :data:`MAX_KEY_PARTS` dotted parts (the key's line),
+        nests arrays too deeply or holds an integer of over 4300 digits (line 1: the parser
+        does not say where) is broken TOML (FC-CFG-004), never an exception; so is a file that
+        ends too early (its last line).
 
     Raises:
         OSError: the file cannot be read.
     """
+    return _validate(path, schema, text, root)[0]
 
+
+def _validate(path: str | Path, schema: Section, text: str | None,
+              root: Sequence[str] | None) -> tuple[ValidatedConfig, dict[tuple[str, ...], int]]:
+    """:func:`validate_toml`, and the line of every key (none for a file that is not TOML)."""
     file = _display(path)
     if text is None:
         raw = Path(path).read_bytes()
         try:
-            text = raw.decode("utf-8")
+            text = raw.decode()
         except UnicodeDecodeError as exc:
-            return _broken(file, raw.count(b"\n", 0, exc.start) + 1,
-                           f"not UTF-8 text (byte {exc.start})")
-    if root is None:
-        root = ("tool", "failcode") if Path(path).name == "pyproject.toml" else ()
-    root = tuple(root)
+            return _broken(file, raw[:exc.start].count(b"\n") + 1,
+                           f"not UTF-8 text (byte {exc.start})"), {}
     long_key = _long_dotted_key(text)
     if long_key is not None:
-        return _broken(file, long_key, f"a key of more than {MAX_KEY_PARTS} dotted parts")
+        return _broken(file, long_key, f"a key of more than {MAX_KEY_PARTS} dotted parts"), {}
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         problem = str(exc)
-        match = re.search(r"\(at line (\d+), column (\d+)\)", problem)
+        match = re.search(r" \(at line (\d+), column (\d+)\)$", problem)
         if match:
             line = int(match.group(1))
-            problem = problem[:match.start()].strip() + f" at column {match.group(2)}"
+            problem = f"{problem[:match.start()]} at column {match.group(2)}"
         else:
-            line = max(1, len(text.splitlines()))
-            problem = problem.replace("(at end of document)", "at the end of the file").strip()
-        return _broken(file, line, problem)
+            line = text[:-1].count("\n") + 1  # the file's last line
+            problem = problem.replace(" (at end of document)", " at the end of the file")
+        return _broken(file, line, problem), {}
     except RecursionError:
-        return _broken(file, 1, "arrays or inline tables nested too deeply to read")
+        return _broken(file, 1, "arrays or inline tables nested too deeply to read"), {}
     except ValueError as exc:  # an integer of more digits than int() converts (4300)
-        return _broken(file, 1, str(exc).split(";", 1)[0])
+        return _broken(file, 1, str(exc).split(";")[0]), {}
+    root = _root_for(path) if root is None else tuple(root)
     node: Any = data
     for part in root:
         node = node.get(part, {}) if isinstance(node, dict) else {}
-    validator = _Validator(file, key_lines(text), root)
-    validator.seen_bad = set()
+    lines = key_lines(text)
+    validator = _Validator(file, lines, root)
     if not isinstance(node, dict):
         validator.add("CFG_WRONG_TYPE", (), key=".".join(root), value=_toml_repr(node),
                       expected="a table")
         node = {}
     values = validator.section(schema, node, ())
-    return ValidatedConfig(file, values, tuple(validator.problems))
+    return ValidatedConfig(file, values, tuple(validator.problems)), lines
+
+
+def _root_for(path: str | Path) -> tuple[str, ...]:
+    """The table holding failcode's configuration in ``path``."""
+    return ("tool", "failcode") if Path(path).name == "pyproject.toml" else ()
 
 
 def _broken(file: str, line: int, problem: str) -> ValidatedConfig:
@@ -609,17 +584,19 @@ def _broken(file: str, line: int, problem: str) -> ValidatedConfig:
 MAX_KEY_PARTS: Final = 1000
 """The most dotted parts a key may have: tomllib joins a key's parts one tuple at a time,
 quadratic in their number, so a longer key is refused before it is parsed."""
-# A chain of dotted key parts, each started only where no key character precedes it and
-# matched possessively, so the scan is linear: no position is tried twice.
+# A chain of key parts each followed by a dot, started only where no key character precedes it
+# and matched possessively, so the scan is linear: no position is tried twice.
 _DOTTED_CHAIN: Final = re.compile(
-    r"""(?<![A-Za-z0-9_"'-])(?:(?:[A-Za-z0-9_-]++|"[^"\n]*+"|'[^'\n]*+')[ \t]*+\.[ \t]*+)++""")
+    r"""(?<![A-Za-z0-9_"'-])(?:(?:[A-Za-z0-9_-]++|"(?:[^"\\\n]|\\.)*+"|'[^'\n]*+')"""
+    r"""[ \t]*+\.[ \t]*+)++""")
 
 
 def _long_dotted_key(text: str) -> int | None:
-    """The line of the first chain of more than :data:`MAX_KEY_PARTS` dotted parts, or None."""
-    for match in _DOTTED_CHAIN.finditer(text):
-        if match.group().count(".") >= MAX_KEY_PARTS:
-            return text.count("\n", 0, match.start()) + 1
+    """The line of the first key of more than :data:`MAX_KEY_PARTS` dotted parts, or None."""
+    for chain in _DOTTED_CHAIN.finditer(text):
+        # the chain's parts (a quoted one may hold dots), and the key's last part after them
+        if len(_KEY_PART.findall(chain.group())) >= MAX_KEY_PARTS:
+            return text[:chain.start()].count("\n") + 1
     return None
 
 
@@ -638,41 +615,52 @@ class FailcodeConfig:
     values: Mapping[str, Any] = field(default_factory=dict)
 
 
-def _policy_from(values: Mapping[str, Any], problems: list[Failure], file: str,
-                 lines: Mapping[tuple[str, ...], int], root: tuple[str, ...]) -> Policy:
-    from failcode.codes._catalog import FC  # noqa: PLC0415
-
+def _retry_classes(retry: Mapping[str, Mapping[str, Any]]) -> dict[str, RetryClass]:
+    """The retry classes: the built-in ones, updated and extended by the file's."""
     classes = dict(DEFAULT_CLASSES)
-    for name, table in values.get("retry", {}).items():
+    for name, table in retry.items():
         # a key the file leaves out keeps the class's built-in value (or default's)
         base = DEFAULT_CLASSES.get(name, DEFAULT_CLASSES["default"])
-        initial = table.get("initial_delay_s", base.initial_delay_s)
-        cap = table.get("max_delay_s", base.max_delay_s)
+        classes[name] = RetryClass(
+            max_attempts=table.get("attempts", base.max_attempts),
+            initial_delay_s=table.get("initial_delay_s", base.initial_delay_s),
+            max_delay_s=table.get("max_delay_s", base.max_delay_s),
+            multiplier=table.get("multiplier", base.multiplier),
+            deadline_s=table.get("deadline_s", base.deadline_s))
+    return classes
+
+
+def _delay_problems(classes: Mapping[str, RetryClass], retry: Mapping[str, Mapping[str, Any]],
+                    file: str, lines: Mapping[tuple[str, ...], int],
+                    root: tuple[str, ...]) -> list[Failure]:
+    """One FC-CFG-001 per retry class of the file whose max_delay_s is below its
+    initial_delay_s, naming the key the file sets (max_delay_s when it sets both)."""
+    from failcode.codes._catalog import FC  # noqa: PLC0415
+
+    problems = []
+    for name, table in retry.items():
+        initial, cap = classes[name].initial_delay_s, classes[name].max_delay_s
         if cap < initial:
             key = "max_delay_s" if "max_delay_s" in table else "initial_delay_s"
-            path = (*root, "retry", name, key)
             problems.append(FC.CFG_INVALID_VALUE.failure(surface="config.load", params={
-                "file": file, "line": lines.get(path, lines.get(path[:-1], 1)),
+                "file": file, "line": _line(lines, (*root, "retry", name, key)),
                 "key": f"retry.{name}.{key}", "value": _num(table[key]),
                 "expected": f"max_delay_s >= initial_delay_s ({_num(cap)} < {_num(initial)})"}))
-        classes[name] = RetryClass(
-            max_attempts=table.get("attempts", base.max_attempts), initial_delay_s=initial,
-            max_delay_s=cap, multiplier=table.get("multiplier", base.multiplier),
-            deadline_s=table.get("deadline_s", base.deadline_s))
-    budget = values.get("budget", {})
-    ladder = values.get("ladder", {})
-    monitor = values.get("monitor", {})
+    return problems
+
+
+def _policy_from(values: Mapping[str, Any], classes: Mapping[str, RetryClass]) -> Policy:
+    """The Policy of validated values: every table and key present, every value valid."""
+    budget, ladder, monitor = values["budget"], values["ladder"], values["monitor"]
     return Policy(
-        classes=MappingProxyType(classes),
-        budget=BudgetPolicy(budget.get("capacity", 500.0), budget.get("retry_cost", 5.0),
-                            budget.get("success_refund", 1.0)),
-        ladder=LadderPolicy(ladder.get("change_repeats", 1), ladder.get("route_repeats", 1)),
-        retry_after_ceiling_s=values.get("server_delay", {}).get("ceiling_s", 60.0),
-        continue_noncritical_defects=values.get("defects", {}).get("continue_noncritical",
-                                                                   False),
-        fallback_models=tuple(values.get("models", {}).get("fallbacks", ())),
-        monitor=MonitorPolicy(monitor.get("signature_repeats", 3),
-                              monitor.get("rejected_actions", 5), monitor.get("no_matches", 5)),
+        classes=MappingProxyType(dict(classes)),
+        budget=BudgetPolicy(budget["capacity"], budget["retry_cost"], budget["success_refund"]),
+        ladder=LadderPolicy(ladder["change_repeats"], ladder["route_repeats"]),
+        retry_after_ceiling_s=values["server_delay"]["ceiling_s"],
+        continue_noncritical_defects=values["defects"]["continue_noncritical"],
+        fallback_models=tuple(values["models"]["fallbacks"]),
+        monitor=MonitorPolicy(monitor["signature_repeats"], monitor["rejected_actions"],
+                              monitor["no_matches"]),
     )
 
 
@@ -686,7 +674,7 @@ def find_config(start: str | Path | None = None) -> Path | None:
     pyproject = base / "pyproject.toml"
     if pyproject.is_file():
         try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            data = tomllib.loads(pyproject.read_bytes().decode())
         except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
             return pyproject  # let load_config report it with its line
         if isinstance(data.get("tool"), dict) and "failcode" in data["tool"]:
@@ -715,14 +703,13 @@ def load_config(path: str | Path | None = None) -> FailcodeConfig:
         path = find_config()
         if path is None:
             return FailcodeConfig(Policy(), (), None)
-    result = validate_toml(path)
-    problems = list(result.problems)
-    if problems and result.values == {}:
-        raise ConfigError(problems)
-    text = Path(path).read_text(encoding="utf-8")  # decodable: validate_toml read it
-    root = ("tool", "failcode") if Path(path).name == "pyproject.toml" else ()
-    policy = _policy_from(result.values, problems, _display(path), key_lines(text), root)
+    result, lines = _validate(path, FAILCODE_SCHEMA, None, None)
+    if not result.values:  # not TOML: nothing to check further
+        raise ConfigError(result.problems)
+    classes = _retry_classes(result.values["retry"])
+    problems = [*result.problems, *_delay_problems(
+        classes, result.values["retry"], result.file, lines, _root_for(path))]
     if problems:
         raise ConfigError(problems)
-    return FailcodeConfig(policy, checks_from(result.values.get("preflight", {})), str(path),
-                          result.values)
+    return FailcodeConfig(_policy_from(result.values, classes),
+                          checks_from(result.values["preflight"]), str(path), result.values)
