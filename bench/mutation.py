@@ -75,7 +75,7 @@ def main() -> int:
         print(f"not configured in [tool.mutmut] only_mutate: {', '.join(unknown)}",
               file=sys.stderr)
         return 2
-    env = {**os.environ, "HYPOTHESIS_SEED": "0",
+    env = {**os.environ, "HYPOTHESIS_SEED": "0", "FAILCODE_MUTATION_RUN": "1",
            "FAILCODE_SHARED_DIR": str(ROOT.parent / "shared")}
     env.pop("CI", None)
     shutil.rmtree(ROOT / "mutants", ignore_errors=True)

@@ -32,7 +32,15 @@ settings.register_profile("failcode", deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("ci", parent=settings.get_profile("failcode"), print_blob=True,
                           max_examples=200)
-settings.load_profile("ci" if CI else "failcode")
+# A mutation run (bench/mutation.py sets FAILCODE_MUTATION_RUN) runs the suite more than once
+# in one process, so a property test that is a method of a test class meets a second instance
+# of its class; the classes hold no state, and the health check against that is off for such
+# runs only.
+settings.register_profile("mutation", parent=settings.get_profile("failcode"),
+                          suppress_health_check=[HealthCheck.too_slow,
+                                                 HealthCheck.differing_executors])
+settings.load_profile("mutation" if os.environ.get("FAILCODE_MUTATION_RUN") == "1"
+                      else "ci" if CI else "failcode")
 
 SEED = int(os.environ.get("HYPOTHESIS_SEED") or random.SystemRandom().randrange(2**32))
 """This run's Hypothesis seed: printed in the header, replayable with HYPOTHESIS_SEED."""
