@@ -1,0 +1,426 @@
+"""The six agents: how each is installed, pointed at the stub, run without a person, and
+where it writes its session log.
+
+Pins are data (``tests/lab/pins.toml``); ``python -m tests.lab pin AGENT VERSION`` changes one
+and regenerates its fixtures. Installs go to the user's cache directory (``FAILCODE_LAB_CACHE``,
+else ``~/.cache/failcode/lab``), one folder per agent and version, so repeated runs and
+CI on one machine reuse them: npm packages with ``npm install --prefix``, PyPI packages in
+their own virtual environment (OpenHands needs Python 3.12 or newer, found on PATH or under
+pyenv).
+
+What each agent needs to run headless against 127.0.0.1 (measured; see
+``docs/triage.md#the-session-lab``):
+
+- Claude Code: ``ANTHROPIC_BASE_URL``; as root ``--dangerously-skip-permissions`` needs
+  ``IS_SANDBOX=1``; ``CLAUDE_CODE_MAX_RETRIES`` caps retries.
+- Codex CLI: a custom model provider in ``$HOME/.codex/config.toml`` with
+  ``wire_api = "responses"`` (the chat wire API is gone); ``codex exec`` waits for stdin
+  unless it is closed.
+- Gemini CLI: ``GOOGLE_GEMINI_BASE_URL`` and ``security.auth.selectedType =
+  "gemini-api-key"`` (else non-interactive mode rejects the auth type), folder trust off,
+  ``general.maxAttempts`` caps retries; ``-m`` pins the model the router would pick.
+- mini-swe-agent: litellm's ``api_base`` through ``-c model.model_kwargs...``; cost tracking
+  must ignore the unknown model.
+- aider: no tools; it asks before it runs a suggested command, and ``--yes-always`` answers
+  no to that, so the runner answers on stdin (``TERM=dumb`` makes the prompt read ``input()``).
+- OpenHands CLI: ``LLM_BASE_URL`` with ``--override-with-envs``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from tests.lab.scenario import Scenario
+
+PINS: Final = Path(__file__).parent / "pins.toml"
+PROMPT: Final = ("Work through the task one step at a time with your tools, then report "
+                 "what happened.")
+
+
+def cache_dir() -> Path:
+    """Where agents are installed: ``FAILCODE_LAB_CACHE``, else ``$XDG_CACHE_HOME`` (or
+    ``~/.cache``) ``/failcode/lab``."""
+    env = os.environ.get("FAILCODE_LAB_CACHE")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "failcode" / "lab"
+
+
+@dataclass(slots=True)
+class RunContext:
+    """One run's private folders and the stub's address."""
+
+    root: Path
+    home: Path
+    tmp: Path
+    project: Path
+    url: str
+    scenario: Scenario
+    proxy: str
+
+
+@dataclass(slots=True)
+class Launch:
+    """How to start the agent for one run."""
+
+    argv: list[str]
+    env: dict[str, str]
+    stdin: str | None = None
+
+
+class AgentUnavailableError(RuntimeError):
+    """The agent cannot be installed or driven here (the message says why)."""
+
+
+@dataclass(slots=True)
+class Agent:
+    """One agent CLI: its package, pin and how to drive it."""
+
+    name: str
+    package: str
+    installer: str  # "npm" or "pip"
+    binary: str
+    version: str = ""
+    min_python: tuple[int, int] = (3, 11)
+    timeout_s: float = 240.0
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def install_dir(self) -> Path:
+        return cache_dir() / f"{self.name}-{self.version}"
+
+    @property
+    def executable(self) -> Path:
+        if self.installer == "npm":
+            return self.install_dir / "node_modules" / ".bin" / self.binary
+        return self.install_dir / "bin" / self.binary
+
+    def installed(self) -> bool:
+        return self.executable.exists() and (self.install_dir / ".complete").exists()
+
+    def install(self) -> None:
+        """Install the pinned version into the cache when it is not there (idempotent)."""
+        if self.installed():
+            return
+        target = self.install_dir
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+        try:
+            if self.installer == "npm":
+                npm = shutil.which("npm")
+                if npm is None:
+                    raise AgentUnavailableError("npm is not installed")
+                _run_install([npm, "install", "--prefix", str(target), "--no-audit", "--no-fund",
+                              "--loglevel=error", f"{self.package}@{self.version}"])
+            else:
+                python = find_python(self.min_python)
+                _run_install([python, "-m", "venv", str(target)])
+                _run_install([str(target / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                              "--disable-pip-version-check", f"{self.package}=={self.version}"])
+        except AgentUnavailableError:
+            shutil.rmtree(target, ignore_errors=True)
+            raise
+        if not self.executable.exists():
+            raise AgentUnavailableError(f"{self.package} {self.version} installed no {self.binary}")
+        (target / ".complete").write_text(self.version + "\n")
+
+    # -- per agent: overridden below ---------------------------------------------------------
+    def launch(self, ctx: RunContext) -> Launch:
+        raise NotImplementedError
+
+    def sessions(self, ctx: RunContext) -> list[Path]:
+        """The session files (or folders) the agent wrote in this run."""
+        raise NotImplementedError
+
+    def supports(self, scenario: Scenario) -> str | None:
+        """None when the scenario can run through this agent, else why not."""
+        if not scenario.applies_to(self.name):
+            return "the scenario names other agents"
+        return None
+
+
+def _run_install(argv: list[str]) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=1800)
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+        raise AgentUnavailableError(f"{' '.join(argv[:3])}... exited {done.returncode}: "
+                               + " | ".join(tail))
+
+
+def find_python(minimum: tuple[int, int]) -> str:
+    """A Python interpreter of at least ``minimum``: this one, one on PATH, or pyenv's."""
+    if sys.version_info[:2] >= minimum:
+        return sys.executable
+    candidates = [shutil.which(f"python3.{minor}") for minor in range(minimum[1], 16)]
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    if pyenv.is_dir():
+        for version in sorted(pyenv.iterdir(), reverse=True):
+            candidates += [str(p) for p in version.glob("bin/python3.[0-9]*")
+                           if not p.name.endswith("-config")]
+    for candidate in candidates:
+        if not candidate:
+            continue
+        probe = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2])"],
+                               capture_output=True, text=True, check=False)
+        if probe.returncode == 0:
+            major, minor = (int(x) for x in probe.stdout.strip("()\n").split(","))
+            if (major, minor) >= minimum:
+                return candidate
+    raise AgentUnavailableError(f"needs Python {minimum[0]}.{minimum[1]} or newer, none found")
+
+
+REPO: Final = Path(__file__).resolve().parents[2]
+TOOLS: Final = ("python", "cargo", "rustc", "go", "node", "npm", "tsc", "gcc", "git", "make")
+"""The programs scenarios run; their folders go on the agents' PATH."""
+
+
+def tool_env(home: Path, tmp: Path) -> dict[str, str]:
+    """The environment scenario commands run in (agents add theirs): this Python first (its
+    pytest, ruff and mypy), the repository's TypeScript, the folders of the tools the
+    scenarios run, a private HOME and TMPDIR, Go and Cargo kept offline."""
+    folders = [str(Path(sys.executable).parent),
+               str(REPO / ".cache" / "npm" / "node_modules" / ".bin")]
+    for tool in TOOLS:
+        found = shutil.which(tool)
+        if found:
+            folders.append(str(Path(found).parent))
+    folders += ["/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin"]
+    env = {
+        "PATH": os.pathsep.join(dict.fromkeys(folders)), "HOME": str(home),
+        "TMPDIR": str(tmp), "TMP": str(tmp), "TEMP": str(tmp), "USER": "lab", "LOGNAME": "lab",
+        "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "dumb", "NO_COLOR": "1",
+        "PYTHONDONTWRITEBYTECODE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PIP_NO_INDEX": "1", "npm_config_offline": "true", "GOTOOLCHAIN": "local",
+        "GOPROXY": "off", "CARGO_NET_OFFLINE": "true",
+    }
+    rustup = Path.home() / ".rustup"
+    if rustup.is_dir():  # rustup's cargo and rustc find their toolchain through these
+        env["RUSTUP_HOME"] = str(rustup)
+        env["CARGO_HOME"] = str(Path.home() / ".cargo")
+    return env
+
+
+def base_env(agent: Agent, ctx: RunContext) -> dict[str, str]:
+    """A clean environment: nothing of the caller's but the tools, every proxy dead."""
+    env = tool_env(ctx.home, ctx.tmp)
+    env["PATH"] = str(agent.executable.parent) + os.pathsep + env["PATH"]
+    env |= {
+        "CI": "true",
+        "XDG_CONFIG_HOME": str(ctx.home / ".config"), "XDG_CACHE_HOME": str(ctx.home / ".cache"),
+        "XDG_DATA_HOME": str(ctx.home / ".local" / "share"),
+        "XDG_STATE_HOME": str(ctx.home / ".local" / "state"),
+        "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+    }
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                 "all_proxy"):
+        env[name] = ctx.proxy
+    return env
+
+
+# -- Claude Code -----------------------------------------------------------------------------
+class ClaudeCode(Agent):
+    def launch(self, ctx: RunContext) -> Launch:
+        env = base_env(self, ctx) | {
+            "ANTHROPIC_BASE_URL": ctx.url, "ANTHROPIC_API_KEY": "sk-ant-lab-stub",
+            "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "2",
+            "IS_SANDBOX": "1", "API_TIMEOUT_MS": "20000",
+        }
+        argv = [str(self.executable), "-p", PROMPT, "--output-format", "stream-json",
+                "--verbose", "--dangerously-skip-permissions", "--model", "claude-sonnet-4-5"]
+        if ctx.scenario.max_turns is not None:
+            argv += ["--max-turns", str(ctx.scenario.max_turns)]
+        return Launch(argv, env)
+
+    def sessions(self, ctx: RunContext) -> list[Path]:
+        return sorted((ctx.home / ".claude" / "projects").glob("**/*.jsonl"))
+
+
+# -- Codex CLI -------------------------------------------------------------------------------
+class Codex(Agent):
+    def launch(self, ctx: RunContext) -> Launch:
+        codex = ctx.home / ".codex"
+        codex.mkdir(parents=True, exist_ok=True)
+        (codex / "config.toml").write_text(
+            'model = "stub-model"\nmodel_provider = "stub"\napproval_policy = "never"\n'
+            'sandbox_mode = "danger-full-access"\ncheck_for_update_on_startup = false\n'
+            "\n[analytics]\nenabled = false\n\n[model_providers.stub]\n"
+            f'name = "stub"\nbase_url = "{ctx.url}/v1"\nenv_key = "STUB_API_KEY"\n'
+            'wire_api = "responses"\nrequest_max_retries = 2\nstream_max_retries = 2\n'
+            "stream_idle_timeout_ms = 20000\n")
+        env = base_env(self, ctx) | {"STUB_API_KEY": "sk-lab-stub", "CODEX_HOME": str(codex)}
+        argv = [str(self.executable), "exec", "--json", "--skip-git-repo-check",
+                "--dangerously-bypass-approvals-and-sandbox", PROMPT]
+        return Launch(argv, env, stdin="")
+
+    def sessions(self, ctx: RunContext) -> list[Path]:
+        return sorted((ctx.home / ".codex" / "sessions").glob("**/rollout-*.jsonl"))
+
+    def supports(self, scenario: Scenario) -> str | None:
+        if scenario.max_turns is not None:
+            return "codex exec has no turn limit"
+        return Agent.supports(self, scenario)
+
+
+# -- Gemini CLI ------------------------------------------------------------------------------
+class GeminiCli(Agent):
+    def launch(self, ctx: RunContext) -> Launch:
+        gemini = ctx.home / ".gemini"
+        gemini.mkdir(parents=True, exist_ok=True)
+        settings: dict[str, object] = {
+            "security": {"auth": {"selectedType": "gemini-api-key"},
+                         "folderTrust": {"enabled": False}},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"enableAutoUpdate": False, "maxAttempts": 3,
+                        "enableAutoUpdateNotification": False},
+        }
+        if ctx.scenario.max_turns is not None:
+            settings["model"] = {"maxSessionTurns": ctx.scenario.max_turns}
+        (gemini / "settings.json").write_text(json.dumps(settings, indent=2))
+        env = base_env(self, ctx) | {"GOOGLE_GEMINI_BASE_URL": ctx.url,
+                                     "GEMINI_API_KEY": "lab-stub-key"}
+        argv = [str(self.executable), "-p", PROMPT, "--yolo", "--output-format", "stream-json",
+                "-m", "gemini-2.5-flash"]
+        return Launch(argv, env)
+
+    def sessions(self, ctx: RunContext) -> list[Path]:
+        chats = ctx.home / ".gemini" / "tmp"
+        return sorted([*chats.glob("*/chats/session-*.jsonl"),
+                       *chats.glob("*/chats/session-*.json")])
+
+
+# -- mini-swe-agent --------------------------------------------------------------------------
+class MiniSweAgent(Agent):
+    def launch(self, ctx: RunContext) -> Launch:
+        out = ctx.home / "runs" / "lab.traj.json"
+        env = base_env(self, ctx) | {
+            "MSWEA_COST_TRACKING": "ignore_errors", "MSWEA_CONFIGURED": "true",
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT": "2",
+            "MSWEA_SILENT_STARTUP": "1",
+        }
+        argv = [str(self.executable), "-m", "openai/stub-model", "-t", PROMPT, "-y",
+                "--exit-immediately", "-o", str(out), "-c", "mini.yaml",
+                "-c", f"model.model_kwargs.api_base={ctx.url}/v1",
+                "-c", "model.model_kwargs.api_key=sk-lab-stub",
+                "-c", "model.model_kwargs.timeout=20",
+                "-c", f"environment.timeout={_command_timeout(ctx.scenario, 60)}"]
+        if ctx.scenario.max_turns is not None:
+            argv += ["-c", f"agent.step_limit={ctx.scenario.max_turns}"]
+        return Launch(argv, env)
+
+    def sessions(self, ctx: RunContext) -> list[Path]:
+        return sorted((ctx.home / "runs").glob("*.traj.json"))
+
+
+def _command_timeout(scenario: Scenario, default: float) -> int:
+    """The time limit of an agent whose limit is one setting for every command: the
+    smallest a step asks for, else ``default``."""
+    asked = [step.timeout_s for step in scenario.steps if step.timeout_s is not None]
+    return int(min(asked)) if asked else int(default)
+
+
+# -- aider -----------------------------------------------------------------------------------
+class Aider(Agent):
+    def launch(self, ctx: RunContext) -> Launch:
+        history = ctx.home / "aider"
+        history.mkdir(parents=True, exist_ok=True)
+        env = base_env(self, ctx) | {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "TERM": "dumb"}
+        argv = [str(self.executable), "--model", "openai/stub-model",
+                "--openai-api-base", f"{ctx.url}/v1", "--openai-api-key", "sk-lab-stub",
+                "--no-git", "--edit-format", "diff", "--no-check-update", "--analytics-disable",
+                "--no-show-model-warnings", "--no-fancy-input", "--no-pretty",
+                "--no-show-release-notes", "--no-stream", "--timeout", "20",
+                "--chat-history-file", str(history / ".aider.chat.history.md"),
+                "--input-history-file", str(history / ".aider.input.history")]
+        return Launch(argv, env, stdin=aider_answers(ctx.scenario))
+
+    def sessions(self, ctx: RunContext) -> list[Path]:
+        path = ctx.home / "aider" / ".aider.chat.history.md"
+        return [path] if path.exists() else []
+
+    def supports(self, scenario: Scenario) -> str | None:
+        if any(step.action != "run" for step in scenario.steps):
+            return "aider has no edit or read tool calls (its edits are text blocks)"
+        if scenario.max_turns is not None:
+            return "aider has no turn limit"
+        return Agent.supports(self, scenario)
+
+
+def aider_answers(scenario: Scenario) -> str:
+    """aider's stdin: the task, then per command "run it?" yes, "add the output?" yes (asked
+    only when there is output), "continue" for the next turn; ``/exit`` at the end."""
+    lines = [PROMPT]
+    for step in scenario.steps:
+        if any(fault.fatal for fault in step.faults):
+            break
+        lines.append("y")
+        if step.output:
+            lines.append("y")
+        lines.append("continue")
+    lines.append("/exit")
+    return "\n".join(lines) + "\n"
+
+
+# -- OpenHands CLI ---------------------------------------------------------------------------
+class OpenHands(Agent):
+    def launch(self, ctx: RunContext) -> Launch:
+        env = base_env(self, ctx) | {
+            "LLM_MODEL": "openai/stub-model", "LLM_API_KEY": "sk-lab-stub",
+            "LLM_BASE_URL": f"{ctx.url}/v1", "OPENHANDS_SUPPRESS_BANNER": "1",
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LLM_NUM_RETRIES": "2",
+            "LLM_RETRY_MIN_WAIT": "1", "LLM_RETRY_MAX_WAIT": "2", "LLM_TIMEOUT": "20",
+        }
+        argv = [str(self.executable), "--headless", "--json", "--override-with-envs",
+                "-t", PROMPT]
+        if ctx.scenario.max_turns is not None:
+            argv += ["--max-iterations", str(ctx.scenario.max_turns)]
+        return Launch(argv, env)
+
+    def sessions(self, ctx: RunContext) -> list[Path]:
+        return sorted(p for p in (ctx.home / ".openhands" / "conversations").glob("*")
+                      if p.is_dir())
+
+
+_CLASSES: Final[dict[str, type[Agent]]] = {
+    "claude-code": ClaudeCode, "codex": Codex, "gemini-cli": GeminiCli,
+    "mini-swe-agent": MiniSweAgent, "aider": Aider, "openhands": OpenHands,
+}
+
+
+def agents() -> dict[str, Agent]:
+    """Every agent with its pinned version (``pins.toml``), by name."""
+    pins = tomllib.loads(PINS.read_text())
+    out: dict[str, Agent] = {}
+    for name, cls in _CLASSES.items():
+        pin = pins[name]
+        out[name] = cls(name=name, package=pin["package"], installer=pin["installer"],
+                        binary=pin["binary"], version=pin["version"],
+                        min_python=tuple(pin.get("min_python", (3, 11))),  # type: ignore[arg-type]
+                        timeout_s=float(pin.get("timeout_s", 240)))
+    return out
+
+
+def set_pin(name: str, version: str) -> None:
+    """Rewrite ``version`` of one agent in ``pins.toml`` (the rest of the file unchanged)."""
+    lines = PINS.read_text().splitlines()
+    section = None
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped.strip("[]")
+        elif section == name and stripped.startswith("version"):
+            lines[number] = f'version = "{version}"'
+            PINS.write_text("\n".join(lines) + "\n")
+            return
+    raise KeyError(name)

@@ -1,0 +1,228 @@
+"""Score triage on the lab's fixtures against the scenarios' ground truth, check by check.
+
+For each fixture (one agent, one scenario) ``failcode.triage`` reads the session files; the
+session compared is the one with the most steps (an agent may write side files). The steps
+compared are the ones the stub actually played in that run (``meta.json``: a turn limit or a
+fatal fault stops a run early, and an agent may stop on its own). The step numbering is the
+lab's rule: a step is the agent's n-th action (tool call, or command it ran), from 0.
+
+The checks, each passed or not:
+
+- a step where a failure is expected: ``found`` (a failure at that step), ``kind``,
+  ``category`` and, where the scenario names one, ``class`` (each counted as failed when the
+  failure was not found);
+- a step where an outcome is expected (``no_match``, ``rejected_action``): ``outcome`` (that
+  outcome at that step and no failure there);
+- a step where nothing is expected: ``quiet`` (no failure there);
+- each expected loop: ``loop`` (a reported loop sharing two of its steps); a scenario that
+  declares no loop: ``no_loop`` (none reported);
+- ``ended`` (the session's end status: the scenario's, or ``provider_error`` when the agent
+  gave up on a fault it was meant to retry) and, where named, ``ended_kind`` (the kind of the
+  failure that ended it);
+- a provider fault that was answered and retried: ``provider`` (a provider failure reported
+  in the session), checked only when the agent's log kept it (the stub's marker
+  ``stub fault`` is in the files): what a log lost, no triage can find, and the lab's report
+  says which agent loses what.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+from tests.lab.runner import FIXTURES
+from tests.lab.scenario import SCENARIOS, Scenario, load
+
+FAULT_MARKER = "stub fault"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One ground-truth check on one fixture."""
+
+    agent: str
+    scenario: str
+    step: int | None
+    name: str
+    passed: bool
+    detail: str = ""
+
+
+@dataclass(slots=True)
+class Fixture:
+    """One committed run: its meta and the files the agent wrote."""
+
+    path: Path
+    meta: dict[str, Any]
+
+    @property
+    def agent(self) -> str:
+        return str(self.meta["agent"])
+
+    @property
+    def scenario(self) -> str:
+        return str(self.meta["scenario"])
+
+    @property
+    def session_dir(self) -> Path:
+        return self.path / "session"
+
+    def text(self) -> str:
+        return "\n".join(p.read_text(errors="replace") for p in sorted(
+            self.session_dir.rglob("*")) if p.is_file())
+
+    def played(self) -> list[int]:
+        """The scenario steps the stub carried out in this run, in order, once each."""
+        seen: list[int] = []
+        for entry in self.meta.get("requests", []):
+            step = entry.get("plays")
+            if step is not None and step not in seen:
+                seen.append(step)
+        return seen
+
+    def faults_answered(self) -> list[dict[str, Any]]:
+        return [entry for entry in self.meta.get("requests", []) if entry.get("fault")]
+
+
+def fixtures(root: Path = FIXTURES) -> list[Fixture]:
+    """Every fixture under ``root`` (``<agent>/<scenario>/meta.json``)."""
+    return [Fixture(meta_path.parent, json.loads(meta_path.read_text()))
+            for meta_path in sorted(root.glob("*/*/meta.json"))]
+
+
+@dataclass(slots=True)
+class Seen:
+    """What triage reported for one session, by step."""
+
+    failures: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    outcomes: dict[int, list[str]] = field(default_factory=dict)
+    loops: list[set[int]] = field(default_factory=list)
+    status: str = "none"
+    ended_kind: str | None = None
+    any_provider: bool = False
+    sessions: int = 0
+
+
+def triage_fixture(fixture: Fixture) -> Seen:
+    """Run ``failcode.triage`` on the fixture's session files; keep the largest session."""
+    from failcode.triage import triage
+
+    result = triage([str(fixture.session_dir)]).to_dict()
+    seen = Seen(sessions=len(result["sessions"]))
+    if not result["sessions"]:
+        return seen
+    session = max(result["sessions"],
+                  key=lambda s: (s["steps"], len(s["failures"]) + len(s["outcomes"])))
+    for entry in session["failures"]:
+        if entry["step"] is not None:
+            seen.failures.setdefault(entry["step"], []).append(entry["failure"])
+        seen.any_provider |= entry["failure"]["kind"] == "provider_error"
+    for entry in session["outcomes"]:
+        if entry["step"] is not None:
+            seen.outcomes.setdefault(entry["step"], []).append(entry["outcome"]["type"])
+    seen.loops = [set(loop["steps"]) for loop in session["loops"]]
+    seen.status = session["ended"]["status"]
+    ended = session["ended"]["failure"]
+    seen.ended_kind = ended["kind"] if ended else None
+    seen.any_provider |= bool(ended and ended["kind"] == "provider_error")
+    return seen
+
+
+def check_fixture(fixture: Fixture, scenario: Scenario, seen: Seen | None = None) -> list[Check]:
+    """Every ground-truth check of one fixture."""
+    seen = triage_fixture(fixture) if seen is None else seen
+    agent, name = fixture.agent, scenario.name
+    checks: list[Check] = []
+
+    def add(step: int | None, check: str, passed: bool, detail: str = "") -> None:
+        checks.append(Check(agent, name, step, check, passed, detail))
+
+    played = fixture.played()
+    for index in played:
+        step = scenario.steps[index]
+        expect = step.expect
+        failures = seen.failures.get(index, [])
+        if expect.failure:
+            found = failures[0] if failures else None
+            add(index, "found", found is not None, step.label)
+            add(index, "kind", found is not None and found["kind"] == expect.kind,
+                f"want {expect.kind}, got {found and found['kind']}")
+            if expect.category:
+                add(index, "category",
+                    found is not None and found["category"] == expect.category,
+                    f"want {expect.category}, got {found and found['category']}")
+            if expect.error_class:
+                add(index, "class",
+                    found is not None and found["error_class"] == expect.error_class,
+                    f"want {expect.error_class}, got {found and found['error_class']}")
+        elif expect.outcome:
+            outcomes = seen.outcomes.get(index, [])
+            add(index, "outcome", expect.outcome in outcomes and not failures,
+                f"want {expect.outcome}, got outcomes {outcomes} failures "
+                f"{[f['code'] for f in failures]}")
+        else:
+            add(index, "quiet", not failures,
+                f"{step.label}: got {[f['code'] for f in failures]}")
+    for loop in scenario.loops:
+        if all(i in played for i in loop):
+            add(None, "loop", any(len(set(loop) & other) >= 2 for other in seen.loops),
+                f"want {list(loop)}, got {[sorted(x) for x in seen.loops]}")
+    if scenario.loops_declared and not scenario.loops:
+        add(None, "no_loop", not seen.loops, f"got {[sorted(x) for x in seen.loops]}")
+    ended = expected_end(fixture, scenario)
+    add(None, "ended", seen.status == ended, f"want {ended}, got {seen.status}")
+    if scenario.ended_kind:
+        add(None, "ended_kind", seen.ended_kind == scenario.ended_kind,
+            f"want {scenario.ended_kind}, got {seen.ended_kind}")
+    transient = fixture.faults_answered()
+    if scenario.fatal_step is None and transient and FAULT_MARKER in fixture.text():
+        add(None, "provider", seen.any_provider, "a retried fault the log kept")
+    return checks
+
+
+def expected_end(fixture: Fixture, scenario: Scenario) -> str:
+    """How the run ended: the scenario's ``ended``, except that an agent that gave up on a
+    fault it was meant to retry (its last request answered with a fault, the final answer
+    never served) ended on a provider error."""
+    requests = [r for r in fixture.meta.get("requests", []) if r.get("method") == "POST"
+                and r.get("api")]
+    if scenario.ended == "submitted" and requests and requests[-1].get("fault"):
+        return "provider_error"
+    return scenario.ended
+
+
+def score_fixtures(root: Path = FIXTURES) -> list[Check]:
+    """Every check of every fixture under ``root``."""
+    out: list[Check] = []
+    for fixture in fixtures(root):
+        scenario_path = SCENARIOS / f"{fixture.scenario}.toml"
+        if not scenario_path.exists():
+            continue
+        out += check_fixture(fixture, load(scenario_path))
+    return out
+
+
+def shares(checks: list[Check]) -> dict[str, tuple[int, int]]:
+    """Per agent: (checks passed, checks)."""
+    table: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for check in checks:
+        table[check.agent][0] += check.passed
+        table[check.agent][1] += 1
+    return {agent: (passed, total) for agent, (passed, total) in sorted(table.items())}
+
+
+def print_scores(checks: list[Check]) -> None:
+    """One line per agent (share passed), then per check name, then the failed checks."""
+    by_name: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for check in checks:
+        by_name[(check.agent, check.name)][0] += check.passed
+        by_name[(check.agent, check.name)][1] += 1
+    for agent, (passed, total) in shares(checks).items():
+        parts = ", ".join(f"{name} {p}/{t}" for (a, name), (p, t) in sorted(by_name.items())
+                          if a == agent)
+        print(f"{agent:15} {passed:4}/{total:<4} {passed / max(total, 1):6.1%}   {parts}")

@@ -1,0 +1,58 @@
+"""The live subset: one scenario through every pinned agent, now, on this machine.
+
+A new agent version that changes its format must fail loudly here, not read as nothing: the
+live run's session must score at least what the committed fixture of the same agent, version
+and scenario scores, and the stub must play the same steps. An agent that cannot be installed
+or driven is a skip with the reason, and a failure under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests._needs import missing
+from tests.lab.agents import AgentUnavailableError, agents
+from tests.lab.runner import FIXTURES, run_and_save
+from tests.lab.scenario import SCENARIOS, load
+from tests.lab.score import Fixture, check_fixture, fixtures
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+LIVE_SCENARIO = "mixed-session"
+
+
+@pytest.mark.parametrize("name", sorted(agents()))
+def test_a_live_run_reads_as_well_as_its_fixture(name: str, tmp_path: Path) -> None:
+    """The agent runs the live scenario now, and triage scores it as the fixture scores."""
+    agent = agents()[name]
+    try:
+        agent.install()
+    except AgentUnavailableError as exc:
+        missing(f"{name} {agent.version} cannot be installed: {exc}")
+    scenario = load(SCENARIOS / f"{LIVE_SCENARIO}.toml")
+    result, target = run_and_save(agent, scenario, tmp_path)
+    if result.skipped:
+        missing(f"{name}: {result.skipped}")
+    assert not result.timed_out, result.stderr[-2000:]
+    assert target is not None
+    assert result.files, (f"{name} {agent.version} wrote no session file where the lab "
+                          f"looks: {result.stderr[-2000:]}")
+    live = Fixture(target, _meta(target))
+    committed = next(f for f in fixtures(FIXTURES)
+                     if f.agent == name and f.scenario == LIVE_SCENARIO)
+    assert committed.meta["version"] == agent.version
+    assert live.played() == committed.played()
+    live_passed = sum(c.passed for c in check_fixture(live, scenario))
+    committed_passed = sum(c.passed for c in check_fixture(committed, scenario))
+    assert live_passed >= committed_passed, (
+        f"{name} {agent.version}: the live session passes {live_passed} checks, its fixture "
+        f"{committed_passed}: the agent's format drifted from what triage reads")
+
+
+def _meta(target: Path) -> dict[str, object]:
+    import json
+
+    return json.loads((target / "meta.json").read_text())  # type: ignore[no-any-return]
