@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything the tests need, then run them: the README's test command and CI's.
-# Installs the real tools the tests run (compilers, git, make, node, TypeScript, Maven's offline
-# plugins, Chromium for the HTML report test) when they are missing, starts a throwaway
+# Installs the real tools the tests run (compilers, git, make, node, Go, TypeScript, Maven's
+# offline plugins, Chromium for the HTML report test) when they are missing, the session lab's
+# pinned agent CLIs into the user's cache directory, starts a throwaway
 # PostgreSQL server for the store tests
 # (scripts/pg-throwaway.sh; stopped on exit), installs the package with its test extras into
 # the active Python environment (use a virtual environment), then runs pytest; extra arguments
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 declare -A packages=(
   [gcc]=gcc [g++]=g++ [make]=make [git]=git [javac]=default-jdk-headless [node]=nodejs
   [npm]=npm [rustc]=rustc [cargo]=cargo [clang]=clang [mvn]=maven [chromium]=chromium
-  [/usr/bin/python3]=python3
+  [/usr/bin/python3]=python3 [go]=golang-go
 )
 missing=()
 for program in "${!packages[@]}"; do
@@ -46,5 +47,11 @@ source scripts/pg-throwaway.sh
 
 python -m pip install --quiet --upgrade pip
 python -m pip install --quiet -e ".[test]"
+
+# -- the session lab's agents at their pinned versions (tests/lab/pins.toml), into the user's
+# cache directory (~/.cache/failcode/lab, a few GB; reused by later runs): the live subset runs
+# one scenario through each. An agent that cannot be installed is named; under CI=true that
+# fails the run.
+python -m tests.lab install
 
 python -m pytest "$@"

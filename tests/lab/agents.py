@@ -213,7 +213,9 @@ def tool_env(home: Path, tmp: Path) -> dict[str, str]:
 def base_env(agent: Agent, ctx: RunContext) -> dict[str, str]:
     """A clean environment: nothing of the caller's but the tools, every proxy dead."""
     env = tool_env(ctx.home, ctx.tmp)
-    env["PATH"] = str(agent.executable.parent) + os.pathsep + env["PATH"]
+    # last: the agent's own folder must not shadow the tools (a PyPI agent's venv has a
+    # `python` without pytest)
+    env["PATH"] = env["PATH"] + os.pathsep + str(agent.executable.parent)
     env |= {
         "CI": "true",
         "XDG_CONFIG_HOME": str(ctx.home / ".config"), "XDG_CACHE_HOME": str(ctx.home / ".cache"),
@@ -378,14 +380,17 @@ class OpenHands(Agent):
         env = base_env(self, ctx) | {
             "LLM_MODEL": "openai/stub-model", "LLM_API_KEY": "sk-lab-stub",
             "LLM_BASE_URL": f"{ctx.url}/v1", "OPENHANDS_SUPPRESS_BANNER": "1",
-            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LLM_NUM_RETRIES": "2",
-            "LLM_RETRY_MIN_WAIT": "1", "LLM_RETRY_MAX_WAIT": "2", "LLM_TIMEOUT": "20",
-        }
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        }  # only the key, URL and model come from the environment: its retries (5, 8-64 s)
+        # stay, so a run that ends on a provider fault takes about 2.5 minutes
         argv = [str(self.executable), "--headless", "--json", "--override-with-envs",
                 "-t", PROMPT]
-        if ctx.scenario.max_turns is not None:
-            argv += ["--max-iterations", str(ctx.scenario.max_turns)]
         return Launch(argv, env)
+
+    def supports(self, scenario: Scenario) -> str | None:
+        if scenario.max_turns is not None:
+            return "the OpenHands CLI has no turn limit option"
+        return Agent.supports(self, scenario)
 
     def sessions(self, ctx: RunContext) -> list[Path]:
         return sorted(p for p in (ctx.home / ".openhands" / "conversations").glob("*")

@@ -7,14 +7,19 @@ serves every format and a JSON file stays valid JSON):
   TMPDIR ``/lab/tmp``, the agent's install ``/lab/agent``, the Python running the lab
   ``/lab/python``, the user's real home ``/lab/user``; also in Claude Code's folder-name form
   (every character but a letter or digit as ``-``).
-- The stub's port becomes ``8765``; the host name ``lab-host``; the user name, as a word, ``lab``.
+- Paths are replaced as whole names only (``/root`` is not the start of ``/rootfs``).
+- The stub's port becomes ``8765``; the host name, as a word, ``lab-host`` (agents run as user
+  ``lab``: ``USER`` and ``LOGNAME`` are set so).
 - Every UUID becomes ``00000000-0000-4000-8000-<n>``, numbered by first appearance; every other
   long hex id (16 or more hex digits with a digit and a letter) ``<n>`` hex digits the same way.
 - Date folders (``2026/12/01/``, Codex's) become ``2026/01/01/``; an 8-hex-digit token that
   begins one of the run's UUIDs (Gemini's file names) begins its replacement.
 - Every ISO-8601 time (``2026-12-01T18:40:12.345Z``, with ``T`` or ``-`` between date and time,
   as in Gemini's file names) becomes a time on 2026-01-01, in the same order: the n-th distinct
-  instant is 00:00:00 plus n seconds, so order and spacing survive, values do not.
+  instant is 00:00:00 plus n seconds, so order survives, values do not. A time is never the
+  start of a longer token (Gemini's ``T18-40-12c23fbc`` is minutes, then an id), and a zone
+  written without a colon is no zone when a hex id follows (Codex's ``T18-40-12-0199d4a2-...``).
+  A date in words (``Tuesday, December 1, 2026``) becomes ``Thursday, January 1, 2026``.
 - Epoch times in milliseconds (13 digits) and seconds (10 digits from 2017 on) keyed by a name
   with ``time``/``created``/``updated``/``ts``/``stamp``/``_at`` become 2026-01-01 (the order
   lives in the ISO times), and durations keyed by a name with ``duration``/``elapsed``/
@@ -42,7 +47,11 @@ _HEX: Final = re.compile(r"(?<![0-9A-Za-z_])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])
                          r"(?![0-9A-Za-z_])")
 _ISO: Final = re.compile(
     r"(?<!\d)(\d{4})-(\d{2})-(\d{2})([T ]|-(?=\d{2}-\d{2}))(\d{2})[:-](\d{2})"
-    r"(?:[:-](\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?(?!\d)")
+    r"(?:[:-](\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}|[+-]\d{4}(?![0-9A-Za-z-]))?"
+    r"(?![0-9A-Za-z])")
+_LONG_DATE: Final = re.compile(
+    r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, (?:January|February|March|April|May|June|"
+    r"July|August|September|October|November|December) \d{1,2}, \d{4}\b")
 _EPOCH: Final = re.compile(
     r'("[A-Za-z_]*(?:[tT]ime|[cC]reated|[uU]pdated|ts|[sS]tamp|_at|At)[A-Za-z_]*"\s*:\s*)'
     r"(1[5-9]\d{8}|1[5-9]\d{11})(\.\d+)?(?!\d)")
@@ -72,8 +81,10 @@ class Normalizer:
             pairs[real] = fake
             dashed = re.sub(r"[^A-Za-z0-9]", "-", real)
             pairs[dashed] = re.sub(r"[^A-Za-z0-9]", "-", fake)
-        for real in sorted(pairs, key=len, reverse=True):
-            text = text.replace(real, pairs[real])
+        if pairs:  # whole path names only: /root is not the start of /rootfs or --rootdir
+            pattern = "|".join(re.escape(real) for real in sorted(pairs, key=len, reverse=True))
+            text = re.sub(rf"(?<![A-Za-z0-9_])(?:{pattern})(?![A-Za-z0-9_])",
+                          lambda m: pairs[m.group(0)], text)
         if self.port is not None:
             text = re.sub(rf"(127\.0\.0\.1|localhost):{self.port}(?!\d)",
                           rf"\1:{LAB_PORT}", text)
@@ -129,11 +140,12 @@ class Normalizer:
         """Normalize the files of one run together (one numbering for all of them)."""
         texts = [self._literal(text) for text in texts]
         self._collect_instants(texts)
-        return [self._volatile(text) for text in texts]
+        texts = [_ISO.sub(self._iso, text) for text in texts]
+        texts = [_UUID.sub(self._uuid, text) for text in texts]  # every file's, before prefixes
+        return [self._uuid_prefixes(self._volatile(text)) for text in texts]
 
     def _volatile(self, text: str) -> str:
-        text = _UUID.sub(self._uuid, text)
-        text = _ISO.sub(self._iso, text)
+        text = _LONG_DATE.sub("Thursday, January 1, 2026", text)
         text = _EPOCH.sub(lambda m: m.group(1) + _epoch_fake(m.group(2)), text)
         text = _DURATION.sub(lambda m: m.group(1) + "0", text)
         text = _PID.sub(lambda m: m.group(1) + "4242", text)
@@ -141,7 +153,7 @@ class Normalizer:
         text = _DAY_FOLDER.sub("2026/01/01", text)
         text = _CODEX_RUN.sub(lambda m: f"{m.group(1)}000000" if m.group(1)
                               else f"{m.group(2)}0.0000{m.group(3)}", text)
-        return self._uuid_prefixes(text)
+        return text
 
     def name(self, relative: str) -> str:
         """A file's path inside the run's HOME, normalized like its content."""

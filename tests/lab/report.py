@@ -3,11 +3,13 @@
 Every cell is measured on the committed fixtures, never written by hand (a test fails when
 ``docs/triage.md`` holds another table than :func:`records_table` prints):
 
+- **command output**: whether a command's output is in the log (``probes-no-output``: the
+  ``2:beta`` that ``grep -n beta notes.txt`` prints);
 - **exit status**: how a failing command's status is written (``missing-program``, exit 127):
   ``field`` (a JSON number: ``exit_code``, ``returncode``), ``text`` (only inside output
   text: ``Exit code 127``, ``Exit Code: 127``, ``exited with code 127``), or ``lost``;
-- **probe's exit 1**: whether ``grep`` finding nothing (``probes-no-output``) keeps its
-  status 1 in either form;
+- **probe's exit 1**: whether ``grep`` finding nothing (``probes-no-output``, the text from
+  its command to the next one) keeps its status 1 in either form;
 - **retried 429** / **retried 500**: whether a fault the agent retried (``provider-retried``)
   left the stub's marker in the log;
 - **fatal 500** / **fatal 429** / **auth 401**: whether the fault that ended the run
@@ -29,7 +31,7 @@ from tests.lab.score import Fixture, fixtures
 if TYPE_CHECKING:
     from pathlib import Path
 
-COLUMNS: Final = ("exit status", "probe's exit 1", "retried 429", "retried 500", "fatal 500",
+COLUMNS: Final = ("command output", "exit status", "probe's exit 1", "retried 429", "retried 500", "fatal 500",
                   "fatal 429", "auth 401", "command timeout")
 BEGIN: Final = "<!-- lab-records:begin (python -m tests.lab report) -->"
 END: Final = "<!-- lab-records:end -->"
@@ -43,6 +45,15 @@ def _field(status: int) -> re.Pattern[str]:
 def _text(status: int) -> re.Pattern[str]:
     return re.compile(rf"(?i)(?:exit code:? {status}|exited with code:? {status}|"
                       rf"exit status:? {status})(?!\d)")
+
+
+def _between(text: str, start: str, end: str) -> str:
+    """The text from the first ``start`` to the first ``end`` after it (one step's record)."""
+    head = text.find(start)
+    if head < 0:
+        return ""
+    tail = text.find(end, head)
+    return text[head:] if tail < 0 else text[head:tail]
 
 
 def exit_form(text: str, status: int) -> str:
@@ -76,8 +87,11 @@ def row(agent_fixtures: dict[str, Fixture]) -> list[str]:
     retried = text_of("provider-retried")
     timeout = text_of("command-timeout")
     return [
+        "n/a" if probes is None else ("kept" if "2:beta" in probes else "lost"),
         "n/a" if missing is None else exit_form(missing, 127),
-        "n/a" if probes is None else ("kept" if exit_form(probes, 1) != "lost" else "lost"),
+        "n/a" if probes is None else (
+            "kept" if exit_form(_between(probes, "grep -rn zzz_not_there", "test -f missing"), 1)
+            != "lost" else "lost"),
         "n/a" if retried is None else ("kept" if "stub fault 429" in retried else "lost"),
         "n/a" if retried is None else ("kept" if "stub fault 500" in retried else "lost"),
         fault_form(agent_fixtures.get("provider-fatal-500"), 500),
@@ -87,6 +101,15 @@ def row(agent_fixtures: dict[str, Fixture]) -> list[str]:
             "kept" if re.search(r"(?i)timed out|timeout", timeout.split("sleep 30", 1)[-1])
             else "lost"),
     ]
+
+
+def agent_records(root: Path = FIXTURES) -> dict[str, dict[str, str]]:
+    """Per agent (at the fixtures' version): column -> cell."""
+    by_agent: dict[str, dict[str, Fixture]] = {}
+    for fixture in fixtures(root):
+        by_agent.setdefault(fixture.agent, {})[fixture.scenario] = fixture
+    return {agent: dict(zip(COLUMNS, row(found), strict=True))
+            for agent, found in by_agent.items()}
 
 
 def records_table(root: Path = FIXTURES) -> str:

@@ -149,7 +149,7 @@ def save(result: RunResult, ctx: RunContext, out: Path, agent_dir: Path) -> Path
     for found in result.files:
         if found.is_dir():
             sources += [(str(p.relative_to(ctx.home)), p) for p in sorted(found.rglob("*"))
-                        if p.is_file()]
+                        if p.is_file() and p.stat().st_size > 0]  # not empty lock files
         else:
             sources.append((str(found.relative_to(ctx.home)), found))
     texts = normalizer.texts([path.read_text(errors="surrogateescape") for _, path in sources])

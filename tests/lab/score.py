@@ -23,6 +23,11 @@ The checks, each passed or not:
   in the session), checked only when the agent's log kept it (the stub's marker
   ``stub fault`` is in the files): what a log lost, no triage can find, and the lab's report
   says which agent loses what.
+
+A check the agent's own log cannot support is counted apart, never in the share: the step
+checks of an agent whose log keeps neither a command's output nor its exit status (aider's
+suggested commands), and the end of a run whose fatal provider fault the log lost (Gemini CLI).
+Which agent keeps what is measured on its fixtures (:mod:`tests.lab.report`).
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ class Check:
     name: str
     passed: bool
     detail: str = ""
+    observable: bool = True
+    """False when the agent's own log lost what the check needs (counted apart)."""
 
 
 @dataclass(slots=True)
@@ -133,14 +140,22 @@ def triage_fixture(fixture: Fixture) -> Seen:
     return seen
 
 
-def check_fixture(fixture: Fixture, scenario: Scenario, seen: Seen | None = None) -> list[Check]:
-    """Every ground-truth check of one fixture."""
+def check_fixture(fixture: Fixture, scenario: Scenario, seen: Seen | None = None,
+                  records: dict[str, str] | None = None) -> list[Check]:
+    """Every ground-truth check of one fixture; ``records`` is what the agent's log keeps
+    (:func:`tests.lab.report.agent_records`), which says which checks it can support."""
     seen = triage_fixture(fixture) if seen is None else seen
+    records = records or {}
     agent, name = fixture.agent, scenario.name
     checks: list[Check] = []
+    blind = records.get("command output") == "lost" and records.get("exit status") == "lost"
+    fatal_lost = scenario.fatal_step is not None and FAULT_MARKER not in fixture.text() and (
+        records.get(_FATAL_COLUMN.get(_fatal_status(scenario), ""), "") == "lost")
 
     def add(step: int | None, check: str, passed: bool, detail: str = "") -> None:
-        checks.append(Check(agent, name, step, check, passed, detail))
+        observable = not (blind and step is not None) and not (
+            fatal_lost and check in ("ended", "ended_kind"))
+        checks.append(Check(agent, name, step, check, passed, detail, observable))
 
     played = fixture.played()
     for index in played:
@@ -185,6 +200,14 @@ def check_fixture(fixture: Fixture, scenario: Scenario, seen: Seen | None = None
     return checks
 
 
+_FATAL_COLUMN = {500: "fatal 500", 429: "fatal 429", 401: "auth 401"}
+
+
+def _fatal_status(scenario: Scenario) -> int:
+    step = scenario.steps[scenario.fatal_step or 0]
+    return next(fault.status for fault in step.faults if fault.fatal)
+
+
 def expected_end(fixture: Fixture, scenario: Scenario) -> str:
     """How the run ended: the scenario's ``ended``, except that an agent that gave up on a
     fault it was meant to retry (its last request answered with a fault, the final answer
@@ -198,31 +221,50 @@ def expected_end(fixture: Fixture, scenario: Scenario) -> str:
 
 def score_fixtures(root: Path = FIXTURES) -> list[Check]:
     """Every check of every fixture under ``root``."""
+    from tests.lab.report import agent_records  # noqa: PLC0415 - report reads this module
+
+    records = agent_records(root)
     out: list[Check] = []
     for fixture in fixtures(root):
         scenario_path = SCENARIOS / f"{fixture.scenario}.toml"
         if not scenario_path.exists():
             continue
-        out += check_fixture(fixture, load(scenario_path))
+        out += check_fixture(fixture, load(scenario_path), records=records.get(fixture.agent))
     return out
 
 
 def shares(checks: list[Check]) -> dict[str, tuple[int, int]]:
-    """Per agent: (checks passed, checks)."""
+    """Per agent: (observable checks passed, observable checks)."""
     table: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for check in checks:
-        table[check.agent][0] += check.passed
-        table[check.agent][1] += 1
+        if check.observable:
+            table[check.agent][0] += check.passed
+            table[check.agent][1] += 1
     return {agent: (passed, total) for agent, (passed, total) in sorted(table.items())}
+
+
+def lost(checks: list[Check]) -> dict[str, int]:
+    """Per agent: how many checks its log cannot support (left out of the share)."""
+    table: dict[str, int] = defaultdict(int)
+    for check in checks:
+        table[check.agent] += not check.observable
+    return dict(table)
 
 
 def print_scores(checks: list[Check]) -> None:
     """One line per agent (share passed), then per check name, then the failed checks."""
     by_name: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for check in checks:
-        by_name[(check.agent, check.name)][0] += check.passed
-        by_name[(check.agent, check.name)][1] += 1
+        if check.observable:
+            by_name[(check.agent, check.name)][0] += check.passed
+            by_name[(check.agent, check.name)][1] += 1
+    unsupported = lost(checks)
     for agent, (passed, total) in shares(checks).items():
         parts = ", ".join(f"{name} {p}/{t}" for (a, name), (p, t) in sorted(by_name.items())
                           if a == agent)
-        print(f"{agent:15} {passed:4}/{total:<4} {passed / max(total, 1):6.1%}   {parts}")
+        print(f"{agent:15} {passed:4}/{total:<4} {passed / max(total, 1):6.1%}  "
+              f"({unsupported.get(agent, 0)} its log cannot support)  {parts}")
+    for check in checks:
+        if check.observable and not check.passed:
+            step = "" if check.step is None else f" step {check.step}"
+            print(f"  failed: {check.agent} {check.scenario}{step} {check.name}: {check.detail}")

@@ -211,6 +211,8 @@ def _default(name: str, prop: dict[str, Any]) -> Any:
     kind = prop.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")
+    if isinstance(kind, str):  # Gemini's responseSchema writes OpenAPI types in upper case
+        kind = kind.lower()
     if kind == "boolean":
         return False
     if kind in ("integer", "number"):
@@ -247,9 +249,9 @@ def shell_tool(tools: list[Tool]) -> Tool | None:
     return None
 
 
-def _timeout_value(prop: dict[str, Any], seconds: float) -> float | int:
+def _timeout_value(name: str, prop: dict[str, Any], seconds: float) -> float | int:
     about = json.dumps(prop).lower()
-    if "millisecond" in about or "_ms" in about:
+    if "millisecond" in about or name.endswith("_ms"):
         return int(seconds * 1000)
     return int(seconds) if float(seconds).is_integer() else seconds
 
@@ -269,7 +271,7 @@ def shell_arguments(tool: Tool, step: Step, index: int) -> dict[str, Any]:
         args["security_risk"] = _default("security_risk", props["security_risk"])
     for name in ("timeout", "timeout_ms", "timeout_s"):
         if name in props and step.timeout_s is not None:
-            args[name] = _timeout_value(props[name], step.timeout_s)
+            args[name] = _timeout_value(name, props[name], step.timeout_s)
     if "yield_time_ms" in props and step.timeout_s is not None:
         args["yield_time_ms"] = int(step.timeout_s * 1000)
     return args
@@ -721,7 +723,8 @@ class StubServer(ThreadingHTTPServer):
             self.model.log.append(entry)
 
     def __enter__(self) -> StubServer:
-        threading.Thread(target=self.serve_forever, name="stub", daemon=True).start()
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
+                         name="stub", daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -3,7 +3,8 @@
 A new agent version that changes its format must fail loudly here, not read as nothing: the
 live run's session must score at least what the committed fixture of the same agent, version
 and scenario scores, and the stub must play the same steps. An agent that cannot be installed
-or driven is a skip with the reason, and a failure under ``CI=true``.
+or driven is a skip with the reason, and a failure under ``CI=true`` (``scripts/test.sh``
+installs them with ``python -m tests.lab install``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests._needs import missing
-from tests.lab.agents import AgentUnavailableError, agents
+from tests.lab.agents import agents
 from tests.lab.runner import FIXTURES, run_and_save
 from tests.lab.scenario import SCENARIOS, load
 from tests.lab.score import Fixture, check_fixture, fixtures
@@ -28,10 +29,8 @@ LIVE_SCENARIO = "mixed-session"
 def test_a_live_run_reads_as_well_as_its_fixture(name: str, tmp_path: Path) -> None:
     """The agent runs the live scenario now, and triage scores it as the fixture scores."""
     agent = agents()[name]
-    try:
-        agent.install()
-    except AgentUnavailableError as exc:
-        missing(f"{name} {agent.version} cannot be installed: {exc}")
+    if not agent.installed():
+        missing(f"{name} {agent.version} is not installed (python -m tests.lab install)")
     scenario = load(SCENARIOS / f"{LIVE_SCENARIO}.toml")
     result, target = run_and_save(agent, scenario, tmp_path)
     if result.skipped:

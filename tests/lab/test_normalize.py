@@ -100,8 +100,6 @@ def test_a_word_containing_the_user_home_name_is_kept() -> None:
         "rootdir: /lab/project", "cd /lab/user/x"]
 
 
-@pytest.mark.xfail(strict=True, reason="normalize.py replaces a real path (and its dashed form) "
-                   "as a bare substring, not at a path-component boundary")
 @pytest.mark.parametrize("text", ["pytest --rootdir=tests", "mount /rootfs on /mnt"])
 def test_a_path_is_replaced_only_as_a_whole_component(text: str) -> None:
     """A user home ``/root`` leaves ``--rootdir`` and ``/rootfs`` as they are."""
@@ -203,9 +201,6 @@ def test_codex_rollout_name_gets_the_lab_day_and_numbered_uuid() -> None:
     assert name == f"sessions/2026/01/01/rollout-2026-01-01T00-00-00-{FAKE_1}.jsonl"
 
 
-@pytest.mark.xfail(strict=True, reason="_ISO takes '-0199' (the UUID's first 4 digits) as a zone "
-                   "when collecting instants, then no longer matches it after the UUID is "
-                   "replaced, so the rollout name keeps 2026-12-01T18-40-12")
 def test_codex_rollout_name_with_uuid_starting_with_four_digits() -> None:
     """A rollout whose UUID starts with four digits (UUIDv7 of 2025) is normalized alike."""
     uuid = "0199d4a2-5a3b-7c4d-8e5f-0123456789ab"
@@ -252,9 +247,6 @@ def test_gemini_file_name_gets_the_lab_time_and_uuid_prefix() -> None:
     assert name == ".gemini/tmp/project/chats/session-2026-01-01T00-00-00000000.jsonl"
 
 
-@pytest.mark.xfail(strict=True, reason="_ISO reads the first two digits of the 8-hex prefix as "
-                   "seconds (T18-40-12c2...): under 60 the time is replaced and eats them, so the "
-                   "prefix no longer matches; 60 or more fails to parse and the time stays")
 @pytest.mark.parametrize("prefix", ["12c23fbc", "65d3f0a1"])
 def test_gemini_file_name_whose_prefix_starts_with_two_digits(prefix: str) -> None:
     """A session UUID that starts with two digits gives the same name shape as any other."""
@@ -263,8 +255,6 @@ def test_gemini_file_name_whose_prefix_starts_with_two_digits(prefix: str) -> No
     assert name == ".gemini/tmp/project/chats/session-2026-01-01T00-00-00000000.jsonl"
 
 
-@pytest.mark.xfail(strict=True, reason="_uuid_prefixes runs per file with the UUIDs seen so far, "
-                   "so a prefix in a file before the one holding the full UUID is kept")
 def test_uuid_prefix_in_an_earlier_file_of_the_run_is_replaced() -> None:
     """An 8-hex prefix of a run's UUID is replaced whichever file shows the full UUID first."""
     first, _ = normalizer().texts(["resuming session c23fbc12", f'{{"sessionId":"{UUID_A}"}}'])
@@ -461,8 +451,6 @@ def test_fixtures_have_times_on_the_lab_day_only() -> None:
     assert not hits, "\n".join(hits)
 
 
-@pytest.mark.xfail(strict=True, reason="Gemini chat names whose session UUID starts with two "
-                   "digits of 60 or more keep their real time (see the Gemini name test above)")
 def test_fixture_file_names_are_on_the_lab_day_only() -> None:
     """Every ISO time in a committed session file's name is on 2026-01-01."""
     hits = offenders(_ISO_DAY, names=True, allowed="2026-01-01")

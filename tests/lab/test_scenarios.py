@@ -81,13 +81,13 @@ def test_expectations_are_consistent(scenario: Scenario) -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("about = 'x'\n", "at least one [[step]]"),
+    ("about = 'x'\n", r"at least one \[\[step\]\]"),
     ("[[step]]\nrun = 'ls'\nexit = 0\n", "about"),
     ("about = 'x'\n[[step]]\nrun = 'ls'\n", "true exit status"),
     ("about = 'x'\n[[step]]\nrun = 'ls'\nread = 'a'\nexit = 0\n", "exactly one of"),
     ("about = 'x'\n[[step]]\nrun = 'ls'\nexit = 0\nfaults = [{ mode = 'slow' }]\n", "mode"),
     ("about = 'x'\n[[step]]\nrun = 'ls'\nexit = 0\nexpect = { outcome = 'maybe' }\n",
-     "outcome"),
+     "outcome 'maybe'"),
     ("about = 'x'\nended = 'crashed'\n[[step]]\nrun = 'ls'\nexit = 0\n", "ended"),
     ("about = 'x'\nloops = [[0, 5]]\n[[step]]\nrun = 'ls'\nexit = 0\n", "loops"),
     ("about = 'x'\ncolour = 'red'\n[[step]]\nrun = 'ls'\nexit = 0\n", "unknown keys"),

@@ -356,8 +356,6 @@ def test_gemini_json_request_does_not_advance_or_consume_a_fault(tmp_path: Path)
     assert [(e["fault"], e["plays"]) for e in server.model.log] == [(None, None), (429, None)]
 
 
-@pytest.mark.xfail(strict=True, reason="stub._default compares schema types in lower case; "
-                   "Gemini's responseSchema (OpenAPI) sends INTEGER/BOOLEAN, filled as strings")
 def test_gemini_response_schema_with_upper_case_types_is_filled_typed(
         two_steps: StubServer) -> None:
     """Gemini's ``responseSchema`` (types in upper case, as the SDK sends) is filled typed."""
@@ -555,8 +553,6 @@ def test_shell_arguments_give_seconds_otherwise() -> None:
     assert shell_arguments(tool, half, 0)["timeout"] == 2.5
 
 
-@pytest.mark.xfail(strict=True, reason="stub._timeout_value looks for '_ms' in the property's "
-                   "schema, never in its name, so a bare timeout_ms property gets seconds")
 def test_shell_arguments_give_milliseconds_to_a_property_named_ms() -> None:
     """A ``timeout_ms`` property is in milliseconds even when its description does not say."""
     tool = _shell({"command": {"type": "string"},
