@@ -34,7 +34,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -92,7 +92,6 @@ class Agent:
     version: str = ""
     min_python: tuple[int, int] = (3, 11)
     timeout_s: float = 240.0
-    extra: dict[str, str] = field(default_factory=dict)
 
     @property
     def install_dir(self) -> Path:

@@ -151,9 +151,8 @@ class Normalizer:
         text = _PID.sub(lambda m: m.group(1) + "4242", text)
         text = _HEX.sub(self._hex, text)
         text = _DAY_FOLDER.sub("2026/01/01", text)
-        text = _CODEX_RUN.sub(lambda m: f"{m.group(1)}000000" if m.group(1)
+        return _CODEX_RUN.sub(lambda m: f"{m.group(1)}000000" if m.group(1)
                               else f"{m.group(2)}0.0000{m.group(3)}", text)
-        return text
 
     def name(self, relative: str) -> str:
         """A file's path inside the run's HOME, normalized like its content."""

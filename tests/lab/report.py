@@ -31,8 +31,8 @@ from tests.lab.score import Fixture, fixtures
 if TYPE_CHECKING:
     from pathlib import Path
 
-COLUMNS: Final = ("command output", "exit status", "probe's exit 1", "retried 429", "retried 500", "fatal 500",
-                  "fatal 429", "auth 401", "command timeout")
+COLUMNS: Final = ("command output", "exit status", "probe's exit 1", "retried 429",
+                  "retried 500", "fatal 500", "fatal 429", "auth 401", "command timeout")
 BEGIN: Final = "<!-- lab-records:begin (python -m tests.lab report) -->"
 END: Final = "<!-- lab-records:end -->"
 

@@ -9,7 +9,9 @@ process group is killed then). The session files the agent wrote are normalized
 HOME without leading dots (``.claude/projects/...`` is ``claude/projects/...``: triage skips
 hidden names below the folder it is given), beside ``meta.json``: the agent
 and version, the scenario, the agent's exit status, whether it timed out, and what the stub
-answered to each request (the ground truth of faults and retries).
+answered to each request (the ground truth of faults and retries). The agent's stdout and
+stderr go to ``<cache>/logs/<agent>-<scenario>.log``, outside the repository (they name the
+machine).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from tests.lab.agents import PROMPT, REPO, AgentUnavailableError, RunContext
+from tests.lab.agents import PROMPT, REPO, AgentUnavailableError, RunContext, cache_dir
 from tests.lab.normalize import Normalizer
 from tests.lab.stub import serve
 
@@ -183,9 +185,11 @@ def run_and_save(agent: Agent, scenario: Scenario, out: Path, *,
     if ctx is None:
         return result, None
     target = save(result, ctx, out, agent.install_dir)
-    (target.parent.parent / f".{result.agent}.last.log").write_text(
+    logs = cache_dir() / "logs"  # the agent's own output, for a person debugging a run
+    logs.mkdir(parents=True, exist_ok=True)
+    (logs / f"{result.agent}-{result.scenario}.log").write_text(
         f"== {result.scenario}: exit {result.exit_code} timed_out={result.timed_out}\n"
-        f"-- stdout\n{result.stdout[-4000:]}\n-- stderr\n{result.stderr[-4000:]}\n")
+        f"-- stdout\n{result.stdout[-20000:]}\n-- stderr\n{result.stderr[-20000:]}\n")
     if keep is None:
         shutil.rmtree(ctx.root, ignore_errors=True)
     return result, target

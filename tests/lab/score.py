@@ -221,7 +221,7 @@ def expected_end(fixture: Fixture, scenario: Scenario) -> str:
 
 def score_fixtures(root: Path = FIXTURES) -> list[Check]:
     """Every check of every fixture under ``root``."""
-    from tests.lab.report import agent_records  # noqa: PLC0415 - report reads this module
+    from tests.lab.report import agent_records
 
     records = agent_records(root)
     out: list[Check] = []
