@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -163,9 +164,9 @@ def find_python(minimum: tuple[int, int]) -> str:
     candidates = [shutil.which(f"python3.{minor}") for minor in range(minimum[1], 16)]
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
     if pyenv.is_dir():
-        for version in sorted(pyenv.iterdir(), reverse=True):
-            candidates += [str(p) for p in version.glob("bin/python3.[0-9]*")
-                           if not p.name.endswith("-config")]
+        for version in sorted(pyenv.iterdir()):  # the oldest that will do: most wheels
+            candidates += [str(p) for p in version.glob("bin/python3.*")
+                           if re.fullmatch(r"python3\.\d+", p.name)]
     for candidate in candidates:
         if not candidate:
             continue
