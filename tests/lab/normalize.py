@@ -24,7 +24,8 @@ serves every format and a JSON file stays valid JSON):
   with ``time``/``created``/``updated``/``ts``/``stamp``/``_at`` become 2026-01-01 (the order
   lives in the ISO times), and durations keyed by a name with ``duration``/``elapsed``/
   ``_ms``/``Ms``/``latency``, become numbers of the same ordering or 0; Gemini's
-  ``Process Group PGID: N`` and other ``pid`` values become 4242; Codex's ``Chunk ID: x`` and
+  ``Process Group PGID: N`` and ``pid``/``pgid``/``process_id`` values become 4242; Codex's
+  ``current_date`` (in its environment context and its settings) becomes 2026-01-01; Codex's ``Chunk ID: x`` and
   ``Wall time: N seconds`` become ``000000`` and ``0.0000``.
 
 Re-normalizing a normalized file changes nothing (tested).
@@ -60,7 +61,9 @@ _DURATION: Final = re.compile(
     r"\s*:\s*)(\d+(?:\.\d+)?)")
 _DAY_FOLDER: Final = re.compile(r"(?<!\d)20\d\d/[01]\d/[0-3]\d(?=/)")
 _CODEX_RUN: Final = re.compile(r"(Chunk ID: )[0-9a-f]+|(Wall time: )[0-9.]+( seconds)")
-_PID: Final = re.compile(r'(PGID: |"pid"\s*:\s*|"pgid"\s*:\s*)\d+')
+_PID: Final = re.compile(r'(PGID: |"(?:pid|pgid|process_id)"\s*:\s*"?)\d+')
+_CURRENT_DATE: Final = re.compile(
+    r'(<current_date>|"current_date"\s*:\s*")20\d\d-[01]\d-[0-3]\d(?=</current_date>|")')
 
 
 @dataclass(slots=True)
@@ -146,6 +149,7 @@ class Normalizer:
 
     def _volatile(self, text: str) -> str:
         text = _LONG_DATE.sub("Thursday, January 1, 2026", text)
+        text = _CURRENT_DATE.sub(lambda m: m.group(1) + "2026-01-01", text)
         text = _EPOCH.sub(lambda m: m.group(1) + _epoch_fake(m.group(2)), text)
         text = _DURATION.sub(lambda m: m.group(1) + "0", text)
         text = _PID.sub(lambda m: m.group(1) + "4242", text)

@@ -233,6 +233,19 @@ def test_gemini_pgid_and_pid_become_4242() -> None:
     assert one(line) == '{"output":"Exit Code: 126\\nProcess Group PGID: 4242\\n","pid": 4242}'
 
 
+def test_codex_process_id_becomes_4242() -> None:
+    """Codex's ``"process_id": "N"`` (a string) becomes 4242."""
+    assert one('{"type":"CommandExecution","process_id":"71230"}') == (
+        '{"type":"CommandExecution","process_id":"4242"}')
+
+
+def test_codex_current_date_becomes_the_lab_day() -> None:
+    """Codex's ``<current_date>`` and ``"current_date"`` become 2026-01-01."""
+    line = '{"text":"<current_date>2026-12-01</current_date>","current_date":"2026-12-01"}'
+    assert one(line) == (
+        '{"text":"<current_date>2026-01-01</current_date>","current_date":"2026-01-01"}')
+
+
 def gemini_run(uuid: str) -> Normalizer:
     """A run that has normalized one Gemini chat line naming session ``uuid``."""
     run = normalizer()
