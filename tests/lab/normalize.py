@@ -23,10 +23,10 @@ serves every format and a JSON file stays valid JSON):
 - Epoch times in milliseconds (13 digits) and seconds (10 digits from 2017 on) keyed by a name
   with ``time``/``created``/``updated``/``ts``/``stamp``/``_at`` become 2026-01-01 (the order
   lives in the ISO times), and durations keyed by a name with ``duration``/``elapsed``/
-  ``_ms``/``Ms``/``latency``, become numbers of the same ordering or 0; Gemini's
-  ``Process Group PGID: N`` and ``pid``/``pgid``/``process_id`` values become 4242; Codex's
-  ``current_date`` (in its environment context and its settings) becomes 2026-01-01; Codex's ``Chunk ID: x`` and
-  ``Wall time: N seconds`` become ``000000`` and ``0.0000``.
+  ``_ms``/``Ms``/``latency`` become 0; Gemini's ``Process Group PGID: N`` and
+  ``pid``/``pgid``/``process_id`` values become 4242; Codex's ``current_date`` (in its
+  environment context and its settings) becomes 2026-01-01, its ``Chunk ID: x`` and
+  ``Wall time: N seconds`` ``000000`` and ``0.0000``.
 
 Re-normalizing a normalized file changes nothing (tested).
 """
