@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Final
 
 from failcode.triage._aider import AiderReader
 from failcode.triage._claude_code import ClaudeCodeReader
+from failcode.triage._codex import CodexReader
 from failcode.triage._failcode_events import FailcodeEventsReader
+from failcode.triage._gemini import GeminiCliReader
 from failcode.triage._mini_swe_agent import MiniSweAgentReader
 from failcode.triage._openhands import OpenHandsReader
 from failcode.triage._swe_agent import SweAgentReader
@@ -28,7 +30,9 @@ READERS: Final[tuple[Reader, ...]] = (
     MiniSweAgentReader(),
     SweAgentReader(),
     OpenHandsReader(),
+    GeminiCliReader(),  # before Claude Code: its records also carry sessionId and type
     ClaudeCodeReader(),
+    CodexReader(),
     AiderReader(),
 )
 """Most specific first: the first reader whose ``sniff`` accepts the head reads the input."""

@@ -1,0 +1,294 @@
+"""OpenAI Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+
+Rules (about the format and the tool; the shapes are those of the session lab's pinned Codex
+CLI 0.171.0, ``tests/lab/fixtures/codex/``, and of the older generations Codex's own rollout
+recorder wrote, which readers of the format document):
+
+- Detection: JSON lines whose first object is ``{"type": "session_meta", "payload": ...}``
+  (0.2x and newer: every line is ``{timestamp, type, payload}``), or an older rollout whose
+  first object is the session header ``{"id", "timestamp", "instructions"}`` followed by bare
+  response items (``{"type": "message" | "function_call" | ...}``).
+- One file is one session, named by ``session_meta.payload.id`` (or the header's ``id``).
+- A step is one tool call of the model, numbered from 0 in file order: a ``function_call``,
+  ``custom_tool_call`` or ``local_shell_call`` response item. Its result is the item with the
+  same ``call_id``.
+- A shell step's command is the ``cmd`` (``exec_command``) or the last element of the
+  ``command`` array (``shell``: ``["bash", "-lc", "..."]``, ``local_shell_call``'s
+  ``action.command``) of its arguments.
+- Which exit status is trusted, in order: the executor's own record of the run — a
+  ``CommandExecution`` item of an ``item_completed`` event (0.17x: ``exit_code``,
+  ``aggregated_output``) or an ``exec_command_end`` event (0.2x to 0.16x: ``exit_code``,
+  ``aggregated_output`` or ``stdout``/``stderr``); else the tool output the model saw: the
+  text ``Process exited with code N`` (0.17x) or ``Exit code: N`` (the ``shell`` tool's text
+  output), or the JSON ``{"output", "metadata": {"exit_code"}}`` of older versions. Codex's
+  ``status: "failed"`` only restates a non-zero status, so it is never read on its own.
+- Output that says the command was stopped at its time limit (``command timed out``) is a
+  timeout.
+- A non-shell tool whose output is an error (``apply_patch`` verification failed, an unknown
+  tool, arguments that do not parse) is fed back to the model: a rejected action.
+- How the session ended: ``task_complete`` with an ``error`` is a provider error (its
+  ``codex_error_info`` names the HTTP status where Codex kept it: ``http_status_code``, or
+  ``internal_server_error`` for a 500 whose own text Codex replaced by a generic one); an
+  ``event_msg`` of type ``error`` is one too; ``turn_aborted`` (interrupted) ends it as
+  ``unknown``; ``task_complete`` with a last agent message and no error is ``submitted``.
+  Retried provider faults are not in the rollout (``codex exec --json`` prints them only).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from failcode.triage._events import (
+    Command,
+    ErrorText,
+    Event,
+    InputError,
+    Rejected,
+    SessionEnd,
+    SessionStart,
+)
+from failcode.triage._lines import lines
+from failcode.triage._text import as_dict, as_key, as_list, as_str, first_line
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import BinaryIO
+
+__all__ = ["CodexReader"]
+
+_CALLS: Final = ("function_call", "custom_tool_call", "local_shell_call")
+_OUTPUTS: Final = ("function_call_output", "custom_tool_call_output")
+_SHELLS: Final = ("exec_command", "shell", "container.exec", "local_shell", "shell_command")
+_EXITED: Final = re.compile(r"^(?:Process exited with code|Exit code:)\s*(-?\d+)\s*$", re.MULTILINE)
+_OUTPUT_MARK: Final = re.compile(r"^Output:\n", re.MULTILINE)
+_TIMED_OUT: Final = re.compile(r"(?i)command timed out|timed out after \d")
+_ERROR_OUTPUT: Final = re.compile(
+    r"(?i)^(?:error|failed|apply_patch verification failed|unsupported call|"
+    r"failed to parse function arguments)\b")
+_GENERIC_STATUS: Final = {"internal_server_error": 500, "server_overloaded": 503,
+                          "usage_limit_exceeded": 429, "context_window_exceeded": 400,
+                          "unauthorized": 401}
+
+
+def _stamp(value: object) -> float | None:
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _command_text(value: object) -> str:
+    """A command as text: a string as it is, an argv array by its last element when it runs
+    a shell (``bash -lc CMD``), else joined."""
+    if isinstance(value, str):
+        return value
+    argv = [part for part in as_list(value) if isinstance(part, str)]
+    if len(argv) >= 3 and argv[-2] in ("-c", "-lc", "-ic"):
+        return argv[-1]
+    return " ".join(argv)
+
+
+def _arguments(call: dict[str, Any]) -> dict[str, Any]:
+    raw = call.get("arguments", call.get("input"))
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return {}
+    return as_dict(raw)
+
+
+def _output_text(payload: dict[str, Any]) -> tuple[str, int | None]:
+    """The tool output the model saw, and the exit status it states (if any)."""
+    output = payload.get("output")
+    if isinstance(output, dict):  # some versions write the object itself
+        output = json.dumps(output)
+    text = as_str(output)
+    if text.startswith("{"):
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and "output" in parsed:
+            code = as_dict(parsed.get("metadata")).get("exit_code")
+            return as_str(parsed.get("output")), code if type(code) is int else None
+    found = _EXITED.search(text)
+    status = int(found.group(1)) if found else None
+    mark = _OUTPUT_MARK.search(text)
+    return (text[mark.end():] if mark else text), status
+
+
+class _Call:
+    """One tool call waiting for its result."""
+
+    __slots__ = ("command", "exit_code", "name", "output", "stamp", "step")
+
+    def __init__(self, step: int, name: str, command: str, stamp: float | None) -> None:
+        self.step, self.name, self.command, self.stamp = step, name, command, stamp
+        self.exit_code: int | None = None
+        self.output: str | None = None
+
+
+class _State:
+    """One session being read."""
+
+    __slots__ = ("calls", "ended_by", "session", "status", "steps")
+
+    def __init__(self, session: str | None) -> None:
+        self.session = session
+        self.steps = 0
+        self.calls: dict[str, _Call] = {}
+        self.status = "unknown"
+        self.ended_by: ErrorText | None = None
+
+
+class CodexReader:
+    """Reader for Codex CLI rollouts."""
+
+    name = "codex"
+
+    def sniff(self, head: bytes) -> bool:
+        """A first line that is a Codex ``session_meta`` record or an old rollout header."""
+        first = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
+        if not first.startswith(b"{"):
+            return False
+        if b'"type":"session_meta"' in first or b'"type": "session_meta"' in first:
+            return True
+        return (b'"instructions"' in first and b'"id"' in first and b'"timestamp"' in first
+                and (b'"type":"function_call"' in head or b'"type": "function_call"' in head
+                     or b'"type":"message"' in head or b'"type": "message"' in head))
+
+    def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
+        """One pass over the lines; a call's event is yielded when its result arrives."""
+        state: _State | None = None
+        for number, line in lines(stream):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError as exc:
+                msg = f"line {number} is not a JSON object ({exc})"
+                raise InputError("FC-DATA-003", msg) from None
+            if not isinstance(entry, dict):
+                continue
+            kind = entry.get("type")
+            payload = as_dict(entry.get("payload")) if "payload" in entry else entry
+            if state is None:
+                state = _State(as_str(payload.get("id")) or None)
+                yield SessionStart(state.session)
+                if kind == "session_meta" or "instructions" in entry:
+                    continue
+            stamp = _stamp(entry.get("timestamp"))
+            event = (self._event(state, payload, stamp) if kind == "event_msg"
+                     else self._item(state, payload, stamp))
+            if event is not None:
+                yield event
+        if state is None:
+            return
+        for call in state.calls.values():  # calls whose output line never came (a cut file)
+            if call.exit_code is not None:
+                yield Command(call.step, call.command, call.exit_code, call.output or "",
+                              call.stamp)
+        yield SessionEnd(state.steps, state.status, state.session, state.ended_by)
+
+    def _item(self, state: _State, payload: dict[str, Any], stamp: float | None,
+              ) -> Event | None:
+        """A response item (a bare one in the oldest rollouts): a call or its result."""
+        item_type = payload.get("type")
+        if item_type in _CALLS:
+            call = self._call(state.steps, payload, stamp)
+            state.calls[as_key(payload.get("call_id") or payload.get("id"))] = call
+            state.steps += 1
+        elif item_type in _OUTPUTS:
+            found = state.calls.pop(as_key(payload.get("call_id")), None)
+            if found is not None:
+                return self._result(found, payload)
+        return None
+
+    def _event(self, state: _State, payload: dict[str, Any], stamp: float | None,
+               ) -> Event | None:
+        """An ``event_msg``: an executor's record, or how the task ended."""
+        item_type = payload.get("type")
+        if item_type == "item_completed":
+            self._execution(state.calls, as_dict(payload.get("item")))
+        elif item_type == "exec_command_end":
+            self._execution(state.calls, {**payload, "id": payload.get("call_id"),
+                                          "type": "exec_command_end"})
+        elif item_type == "task_complete":
+            error = as_dict(payload.get("error"))
+            if error:
+                state.status, state.ended_by = "provider_error", self._provider(
+                    state.steps, error, stamp)
+                return state.ended_by
+            if payload.get("last_agent_message"):
+                state.status, state.ended_by = "submitted", None
+        elif item_type == "error":
+            state.status, state.ended_by = "provider_error", self._provider(
+                state.steps, payload, stamp)
+            return state.ended_by
+        elif item_type == "turn_aborted":
+            state.status, state.ended_by = "unknown", None
+        return None
+
+    @staticmethod
+    def _call(step: int, payload: dict[str, Any], stamp: float | None) -> _Call:
+        name = as_str(payload.get("name")) or as_str(payload.get("type"))
+        args = _arguments(payload)
+        command = _command_text(args.get("cmd", args.get("command")))
+        if payload.get("type") == "local_shell_call":
+            command = _command_text(as_dict(payload.get("action")).get("command"))
+        return _Call(step, name, command, stamp)
+
+    @staticmethod
+    def _execution(calls: dict[str, _Call], item: dict[str, Any]) -> None:
+        """The executor's own record of a command run: its status and output win."""
+        call = calls.get(as_key(item.get("id")))
+        if call is None or item.get("type", "CommandExecution") not in (
+                "CommandExecution", "exec_command_end"):
+            return
+        code = item.get("exit_code")
+        if type(code) is int:
+            call.exit_code = code
+        output = item.get("aggregated_output")
+        if not isinstance(output, str):
+            output = as_str(item.get("stdout")) + as_str(item.get("stderr"))
+        call.output = output
+        if not call.command:
+            call.command = _command_text(item.get("command"))
+
+    @staticmethod
+    def _result(call: _Call, payload: dict[str, Any]) -> Event | None:
+        text, stated = _output_text(payload)
+        shell = call.name in _SHELLS or call.name == "local_shell_call" or bool(call.command)
+        if not shell:
+            if _ERROR_OUTPUT.match(text.lstrip()):
+                return Rejected(call.step, call.name, first_line(text), call.stamp)
+            return None
+        status = call.exit_code if call.exit_code is not None else stated
+        output = call.output if call.output is not None else text
+        if _TIMED_OUT.search(output[:4096]) and status not in (0, None):
+            return Command(call.step, call.command, None, output, call.stamp, timed_out=True)
+        if status is None:
+            return None  # a session still running (exec_command yields before the end)
+        return Command(call.step, call.command, status, output, call.stamp)
+
+    @staticmethod
+    def _provider(step: int, error: dict[str, Any], stamp: float | None) -> ErrorText:
+        message = as_str(error.get("message")) or "provider error"
+        info = error.get("codex_error_info")
+        status: int | None = None
+        if isinstance(info, dict):
+            for value in info.values():
+                code = as_dict(value).get("http_status_code")
+                if type(code) is int:
+                    status = code
+        elif isinstance(info, str):
+            status = _GENERIC_STATUS.get(info)
+        text = f"Error code: {status} - {message}" if status is not None else message
+        return ErrorText(step, "provider", "openai.APIStatusError", text,
+                         evidence=first_line(message), timestamp=stamp)

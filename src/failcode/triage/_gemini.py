@@ -1,0 +1,248 @@
+"""Gemini CLI chat recordings (``~/.gemini/tmp/<project>/chats/session-*.jsonl`` and ``.json``).
+
+Rules (about the format and the tool; the JSONL shape is the session lab's pinned Gemini CLI
+0.61.0, ``tests/lab/fixtures/gemini-cli/``; the one-document shape is what earlier versions'
+``ChatRecordingService`` wrote, ``{sessionId, projectHash, startTime, lastUpdated,
+messages}``):
+
+- Detection: a first JSON object with ``sessionId`` and ``projectHash`` (the JSONL header
+  ``{sessionId, projectHash, startTime, kind}``, or the whole chat as one object).
+- One file is one session, named by ``sessionId``.
+- Records are ``{id, timestamp, type, content, toolCalls?}``; ``type`` is ``user``,
+  ``gemini`` (the model), ``info``, ``warning`` or ``error``. A record id written again
+  replaces the earlier record (Gemini CLI writes a model turn first without its tool calls,
+  then with them); a ``{"$set": {...}}`` line patches the session, and the records in a
+  ``$set`` of ``messages`` are read like the others. The records are taken in the order
+  their ids first appear.
+- A step is one entry of a model record's ``toolCalls``, numbered from 0 in that order.
+- A ``run_shell_command`` call's status is never trusted: Gemini CLI marks every command that
+  ran ``success``, exit 127 included. Its exit status is the ``Exit Code: N`` line of the
+  tool's output text (inside ``<untrusted_context>``), absent when the command exited 0; a
+  ``Signal: N`` line is a command killed by that signal. The output is the ``Output:`` section
+  (``(empty)`` is none), or ``Stdout:`` and ``Stderr:`` in older versions.
+- Any other tool whose call has ``status: "error"`` (a string to replace not found, a file to
+  read that does not exist, arguments the tool refused) was fed back to the model: a rejected
+  action. A ``cancelled`` call never ran: no failure.
+- An ``error`` record names what went wrong outside a tool (a provider error after Gemini CLI
+  gave up retrying, in versions that record it): a provider error when it names an API error
+  or an HTTP status, and the session ended on it when nothing followed. A session whose last
+  record is a model answer without tool calls ended ``submitted``; one that stops after a tool
+  result ended ``unknown`` (Gemini CLI 0.61 writes neither a fatal provider error nor its
+  turn limit into the chat).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from failcode.triage._events import (
+    Command,
+    ErrorText,
+    Event,
+    InputError,
+    Rejected,
+    SessionEnd,
+    SessionStart,
+)
+from failcode.triage._jsonstream import JsonStream
+from failcode.triage._lines import lines
+from failcode.triage._text import as_dict, as_list, as_str, first_line
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import BinaryIO
+
+__all__ = ["GeminiCliReader"]
+
+_SHELL: Final = ("run_shell_command", "shell")
+_EXIT: Final = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
+_SIGNAL: Final = re.compile(r"^Signal: (\d+)\s*$", re.MULTILINE)
+_SECTION: Final = re.compile(
+    r"^(Output|Stdout|Stderr|Error|Exit Code|Signal|Background PIDs|Process Group PGID|"
+    r"Command|Directory): ?", re.MULTILINE)
+_API_ERROR: Final = re.compile(r"(?i)api error|\b[45]\d\d\b|quota|rate limit|unavailable")
+_STATUS: Final = re.compile(r"\b([45]\d\d)\b")
+
+
+def _stamp(value: object) -> float | None:
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _response_text(call: dict[str, Any]) -> str:
+    """The text the tool gave back: its ``output``, else its ``error``."""
+    parts = []
+    for item in as_list(call.get("result")):
+        response = as_dict(as_dict(as_dict(item).get("functionResponse")).get("response"))
+        parts.append(as_str(response.get("output")) or as_str(response.get("error")))
+    text = "\n".join(p for p in parts if p)
+    if not text:
+        display = call.get("resultDisplay")
+        text = display if isinstance(display, str) else ""
+    return text.replace("<untrusted_context>", "").replace("</untrusted_context>", "")
+
+
+def _sections(text: str) -> dict[str, str]:
+    """``Output: ...`` / ``Exit Code: N`` ... sections of a shell tool's text."""
+    found: dict[str, str] = {}
+    marks = list(_SECTION.finditer(text))
+    for number, mark in enumerate(marks):
+        end = marks[number + 1].start() if number + 1 < len(marks) else len(text)
+        found[mark.group(1)] = text[mark.end():end].strip("\n")
+    return found
+
+
+class _Session:
+    """One chat being read: its records in the order their ids first appeared."""
+
+    __slots__ = ("name", "order", "records")
+
+    def __init__(self, name: str | None) -> None:
+        self.name = name
+        self.order: list[str] = []
+        self.records: dict[str, dict[str, Any]] = {}
+
+    def add(self, record: dict[str, Any]) -> None:
+        key = as_str(record.get("id")) or f"#{len(self.order)}"
+        if key not in self.records:
+            self.order.append(key)
+        self.records[key] = record
+
+
+class GeminiCliReader:
+    """Reader for Gemini CLI chat recordings."""
+
+    name = "gemini-cli"
+
+    def sniff(self, head: bytes) -> bool:
+        """A first object with Gemini CLI's ``sessionId`` and ``projectHash``."""
+        text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        return (text.startswith(b"{") and b'"projectHash"' in head
+                and b'"sessionId"' in head)
+
+    def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
+        """The JSONL recording line by line, or the one-document chat item by item."""
+        head = stream.peek().lstrip(b"\xef\xbb\xbf \t\r\n")  # type: ignore[attr-defined]
+        first = head.split(b"\n", 1)[0]
+        session = self._lines(stream) if self._is_header(first) else self._document(stream)
+        yield SessionStart(session.name)
+        yield from self._events(session)
+
+    @staticmethod
+    def _is_header(first: bytes) -> bool:
+        """True for a JSONL recording's first line: a whole object without ``messages``."""
+        try:
+            value = json.loads(first)
+        except ValueError:
+            return False
+        return isinstance(value, dict) and "messages" not in value
+
+    @staticmethod
+    def _lines(stream: BinaryIO) -> _Session:
+        session: _Session | None = None
+        for number, line in lines(stream):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError as exc:
+                msg = f"line {number} is not a JSON object ({exc})"
+                raise InputError("FC-DATA-003", msg) from None
+            if not isinstance(entry, dict):
+                continue
+            if session is None:
+                session = _Session(as_str(entry.get("sessionId")) or None)
+                continue
+            patch = entry.get("$set")
+            if isinstance(patch, dict):
+                for record in as_list(patch.get("messages")):
+                    if isinstance(record, dict):
+                        session.add(record)
+            elif "type" in entry:
+                session.add(entry)
+        return session or _Session(None)
+
+    @staticmethod
+    def _document(stream: BinaryIO) -> _Session:
+        doc = JsonStream(stream)
+        session = _Session(None)
+        for key in doc.members():
+            if key == "sessionId":
+                value = doc.value()
+                session.name = value if isinstance(value, str) else None
+            elif key == "messages" and doc.peek() == "[":
+                for record in doc.items():
+                    if isinstance(record, dict):
+                        session.add(record)
+            else:
+                doc.skip()
+        doc.end()
+        return session
+
+    def _events(self, session: _Session) -> Iterable[Event]:
+        steps = 0
+        last: dict[str, Any] = {}
+        ended_by: ErrorText | None = None
+        for key in session.order:
+            record = session.records[key]
+            stamp = _stamp(record.get("timestamp"))
+            kind = record.get("type")
+            if kind == "gemini":
+                ended_by = None
+                for call in as_list(record.get("toolCalls")):
+                    if isinstance(call, dict):
+                        event = self._call(steps, call, stamp)
+                        if event is not None:
+                            yield event
+                        steps += 1
+                last = record
+            elif kind == "error":
+                text = first_line(as_str(record.get("content")) or "error", 2000)
+                if _API_ERROR.search(text):
+                    status = _STATUS.search(text)
+                    message = f"Error code: {status.group(1)} - {text}" if status else text
+                    ended_by = ErrorText(steps, "provider", "google.genai.errors.APIError",
+                                         message, evidence=text[:200], timestamp=stamp)
+                    yield ended_by
+                last = record
+            elif kind == "user":
+                last = record
+        if ended_by is not None:
+            yield SessionEnd(steps, "provider_error", session.name, ended_by)
+        elif last.get("type") == "gemini" and not as_list(last.get("toolCalls")):
+            yield SessionEnd(steps, "submitted", session.name)
+        else:
+            yield SessionEnd(steps, "unknown", session.name)
+
+    @staticmethod
+    def _call(step: int, call: dict[str, Any], stamp: float | None) -> Event | None:
+        name = as_str(call.get("name"))
+        status = as_str(call.get("status"))
+        text = _response_text(call)
+        if status == "cancelled":
+            return None
+        if name in _SHELL:
+            command = as_str(as_dict(call.get("args")).get("command"))
+            parts = _sections(text)
+            output = "\n".join(v for k, v in parts.items() if k in ("Output", "Stdout", "Stderr")
+                               and v.strip() != "(empty)")
+            if parts.get("Error") and parts["Error"].strip() not in ("(none)", ""):
+                output = f"{output}\n{parts['Error']}".strip()
+            found = _EXIT.search(text)
+            if found is not None:
+                return Command(step, command, int(found.group(1)), output, stamp)
+            signal = _SIGNAL.search(text)
+            if signal is not None and signal.group(1) not in ("0", "(none)"):
+                return Command(step, command, 128 + int(signal.group(1)), output, stamp)
+            return None
+        if status == "error":
+            target = as_str(as_dict(call.get("args")).get("file_path"))
+            return Rejected(step, f"{name} {target}".strip(), first_line(text), stamp)
+        return None
