@@ -1,11 +1,12 @@
 """``failcode triage``: read what agents left behind and learn why they fail.
 
 :func:`triage` reads session logs (failcode's own events, mini-swe-agent, SWE-agent, OpenHands,
-Aider, Claude Code, Codex CLI, Gemini CLI), detected by content and streamed, classifies every failing step with
-failcode's classifiers, tells outcomes (probes that found nothing, rejected actions) apart from
-failures, finds loops and says how each session ended. The :class:`TriageResult` it returns is
-what the terminal summary, ``--json`` and ``--html`` render; ``failcode triage --store``
-records it in an event store and ``failcode report`` rebuilds it from one (``_record``).
+Aider, Claude Code, Codex CLI, Gemini CLI), detected by content and streamed, classifies every
+failing step with failcode's classifiers, tells outcomes (probes that found nothing, rejected
+actions) apart from failures, finds loops and says how each session ended. The
+:class:`TriageResult` it returns is what the terminal summary, ``--json`` and ``--html``
+render; ``failcode triage --store`` records it in an event store and ``failcode report``
+rebuilds it from one (``_record``).
 
 ``import failcode`` does not import this package; the terminal summary imports rich only when
 it renders.

@@ -18,6 +18,7 @@ Rules (about failures, whatever the format):
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import shlex
@@ -310,15 +311,89 @@ def _is_binary(head: bytes) -> bool:
     return False
 
 
+def is_conversation(path: Path) -> bool:
+    """An OpenHands V1 conversation folder (software-agent-sdk): ``base_state.json`` beside an
+    ``events/`` folder of ``event-*.json`` files, one event each."""
+    return (path / "base_state.json").is_file() and (path / "events").is_dir()
+
+
+class _Events:
+    """An OpenHands V1 conversation folder read as one JSON array of its events.
+
+    The ``events/event-NNNNN-<id>.json`` files, in name order (their number is their order),
+    joined as ``[e0,e1,...]`` and read one file at a time, so memory holds one event; then
+    ``base_state.json``'s ``execution_status`` (the conversation's last state: ``finished``,
+    ``error``, ``stuck``...) as a ``ConversationStateUpdateEvent``, the event that says it.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._files = iter(sorted(p for p in (folder / "events").glob("event-*.json")
+                                  if p.is_file()))
+        self._pending = b"["
+        self._first = True
+        self._done = False
+
+    def _next(self) -> bytes:
+        for path in self._files:
+            data = path.read_bytes().strip()
+            if not data:
+                continue
+            separator = b"" if self._first else b","
+            self._first = False
+            return separator + data
+        self._done = True
+        return self._state() + b"]"
+
+    def _state(self) -> bytes:
+        try:
+            state = json.loads((self._folder / "base_state.json").read_bytes())
+        except (OSError, ValueError, RecursionError):
+            return b""  # the events alone; a damaged state file is not the session's end
+        status = state.get("execution_status") if isinstance(state, dict) else None
+        if not isinstance(status, str):
+            return b""
+        event = {"kind": "ConversationStateUpdateEvent", "source": "environment",
+                 "timestamp": "", "key": "execution_status", "value": status}
+        return (b"" if self._first else b",") + json.dumps(event).encode()
+
+    def read(self, size: int = -1) -> bytes:
+        while not self._done and (size < 0 or len(self._pending) < size):
+            self._pending += self._next()
+        if size < 0:
+            data, self._pending = self._pending, b""
+        else:
+            data, self._pending = self._pending[:size], self._pending[size:]
+        return data
+
+    def readline(self, size: int = -1) -> bytes:
+        return self.read(size)
+
+    def seek(self, offset: int) -> None:  # the head was read through a second instance
+        del offset
+
+    def __enter__(self) -> _Events:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
 def triage_file(path: Path, label: str, *, progress: Callable[[int], None] | None = None,
                 ) -> tuple[InputResult, list[SessionResult]]:
-    """Triage one file: its input row and its sessions (kept even when reading fails)."""
+    """Triage one file (or an OpenHands V1 conversation folder, read as one event array):
+    its input row and its sessions (kept even when reading fails)."""
     sessions: list[SessionResult] = []
     try:
-        size = path.stat().st_size
-        with path.open("rb") as raw:
-            head = raw.read(HEAD_BYTES)
-            raw.seek(0)
+        folder = path.is_dir() and is_conversation(path)
+        size = (sum(p.stat().st_size for p in (path / "events").glob("event-*.json"))
+                if folder else path.stat().st_size)
+        if folder:
+            head = _Events(path).read(HEAD_BYTES)
+        with (_Events(path) if folder else path.open("rb")) as raw:
+            if not folder:
+                head = raw.read(HEAD_BYTES)
+                raw.seek(0)
             if not head.strip():
                 code, problem = ("FC-DATA-004", "") if not head else (
                     "FC-DATA-002", "only white space")
@@ -400,7 +475,8 @@ def expand(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]],
            ) -> list[tuple[Path, str]]:
     """Files to triage: each path, directories walked in sorted order (hidden names skipped).
 
-    A ``(path, label)`` pair names a file in reports by ``label`` instead of its path.
+    A ``(path, label)`` pair names a file in reports by ``label`` instead of its path. An
+    OpenHands V1 conversation folder (:func:`is_conversation`) is one input, not walked.
     """
     out: list[tuple[Path, str]] = []
     for raw in paths:
@@ -408,9 +484,14 @@ def expand(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]],
             out.append(raw)
             continue
         path = Path(raw)
-        if path.is_dir():
+        if path.is_dir() and is_conversation(path):
+            out.append((path, str(raw)))
+        elif path.is_dir():
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                conversations = [d for d in dirs if is_conversation(Path(root) / d)]
+                out.extend((Path(root) / d, str(Path(root) / d)) for d in conversations)
+                dirs[:] = [d for d in dirs if d not in conversations]
                 out.extend((Path(root) / name, str(Path(root) / name))
                            for name in sorted(files) if not name.startswith("."))
         else:

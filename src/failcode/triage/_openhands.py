@@ -25,13 +25,19 @@ Rules (about the format and the tool):
 - V1 event streams (software-agent-sdk, events told by ``kind``): ``ActionEvent`` carries the
   command (``action.command``) and ``FinishAction``; a step is each event answering a tool call
   (``tool_call_id``): ``ObservationEvent`` (a terminal observation has ``exit_code`` or
-  ``metadata.exit_code``, -1 still running, ``timeout: true`` a timeout; any other observation
+  ``metadata.exit_code``, -1 still running unless ``metadata.suffix`` says the command timed
+  out at the limit its call set, ``timeout: true`` a timeout; any other observation
   with ``is_error`` is a refused tool call), ``AgentErrorEvent`` (``error``: an exception's
   failure, else a refused tool call) and ``UserRejectObservation`` (rejected, by a person or a
-  hook). ``ConversationErrorEvent`` (``code``, ``detail``), ``ConversationIterationLimitEvent``
+  hook). ``ConversationErrorEvent`` (``code``, ``detail``: the exception the detail names, as
+  ``litellm.AuthenticationError: ...``, wins over the CLI's own ``code`` such as
+  ``LLMServiceUnavailableError``), ``ConversationIterationLimitEvent``
   and ``ConversationStateUpdateEvent`` (``execution_status`` ``finished``, ``error``,
   ``stuck``) say how the session ended. Other kinds (messages, the system prompt,
   condensations, pauses) are no steps.
+- A V1 conversation folder (``base_state.json`` beside ``events/event-*.json``, one event per
+  file) is one session: triage reads its events in file-name order as one event array, then
+  ``base_state.json``'s ``execution_status`` as the last ``ConversationStateUpdateEvent``.
 - ``output.jsonl``: one record per line is one session, named ``instance_id``; its ``error``
   says how the run ended ("Agent reached maximum iteration" is the iteration limit, a
   ``...Runtime...`` error is the harness's); no error and a ``finish`` action is submitted.
@@ -223,12 +229,14 @@ class _Stream:
         if kind == "ConversationErrorEvent":
             name, detail = as_str(event.get("code")), as_str(event.get("detail"))
             split = split_exception(first_line(detail, 1000))
-            type_name = name or (split[0] if split else "ConversationError")
+            named = split is not None and "." in split[0]  # litellm.AuthenticationError: ...
+            type_name = (split[0] if named and split else name) or (
+                split[0] if split else "ConversationError")
             source = _source_of(type_name)
             if "runtime" in f"{name} {detail}".lower() or "sandbox" in detail.lower():
                 source = "harness"
-            self.end_error = ErrorText(None, source, type_name, detail or name,
-                                       timestamp=stamp)
+            message = split[1] if named and split else detail or name
+            self.end_error = ErrorText(None, source, type_name, message, timestamp=stamp)
             return None
         if kind == "ConversationStateUpdateEvent":
             value = event.get("value")
@@ -260,6 +268,8 @@ class _Stream:
         if observation.get("timeout") is True:
             return Command(step, command or tool, None, text, stamp, timed_out=True)
         if type(code) is int:
+            if code == -1 and _TIMED_OUT.search(as_str(metadata.get("suffix"))):
+                return Command(step, command or tool, None, text, stamp, timed_out=True)
             if code == -1:
                 return Command(step, command, -1, text, stamp, running=True)
             return Command(step, command or tool, code, text, stamp)
