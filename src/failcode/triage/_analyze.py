@@ -367,10 +367,14 @@ class _Events:
         return data
 
     def readline(self, size: int = -1) -> bytes:
-        return self.read(size)
-
-    def seek(self, offset: int) -> None:  # the head was read through a second instance
-        del offset
+        while not self._done and b"\n" not in self._pending and (
+                size < 0 or len(self._pending) < size):
+            self._pending += self._next()
+        end = self._pending.find(b"\n") + 1 or len(self._pending)
+        if size >= 0:
+            end = min(end, size)
+        data, self._pending = self._pending[:end], self._pending[end:]
+        return data
 
     def __enter__(self) -> _Events:
         return self
@@ -386,12 +390,13 @@ def triage_file(path: Path, label: str, *, progress: Callable[[int], None] | Non
     sessions: list[SessionResult] = []
     try:
         folder = path.is_dir() and is_conversation(path)
-        size = (sum(p.stat().st_size for p in (path / "events").glob("event-*.json"))
-                if folder else path.stat().st_size)
-        if folder:
+        if folder:  # the head from one pass over the events, the reading from another
+            size = sum(p.stat().st_size for p in (path / "events").glob("event-*.json"))
             head = _Events(path).read(HEAD_BYTES)
+        else:
+            size = path.stat().st_size
         with (_Events(path) if folder else path.open("rb")) as raw:
-            if not folder:
+            if not isinstance(raw, _Events):
                 head = raw.read(HEAD_BYTES)
                 raw.seek(0)
             if not head.strip():
