@@ -476,12 +476,33 @@ _BY_CODE: Final = {"FC-DATA-002": "DATA_UNKNOWN_FORMAT", "FC-DATA-003": "DATA_MA
                    "FC-DATA-004": "DATA_EMPTY_INPUT", "FC-DATA-005": "DATA_UNREADABLE_INPUT"}
 
 
+AGENT_LOGS: Final = {
+    ".claude": "projects/**/*.jsonl",
+    ".codex": "sessions/**/rollout-*.jsonl",
+    ".gemini": "tmp/*/chats/session-*.json*",
+    ".openhands": "conversations/*",
+}
+"""The hidden folders agents keep their logs in (under a project or HOME), and where in each
+the session logs are: walking a folder looks there and nowhere else in them (their other
+files are settings, caches and histories, not sessions)."""
+AGENT_FILES: Final = frozenset({".aider.chat.history.md"})
+"""Hidden files that are session logs (aider writes its history into the project)."""
+
+
+def _agent_logs(folder: Path) -> list[Path]:
+    pattern = AGENT_LOGS[folder.name]
+    return sorted(p for p in folder.glob(pattern)
+                  if p.is_file() or (p.is_dir() and is_conversation(p)))
+
+
 def expand(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]],
            ) -> list[tuple[Path, str]]:
-    """Files to triage: each path, directories walked in sorted order (hidden names skipped).
+    """Files to triage: each path, directories walked in sorted order.
 
-    A ``(path, label)`` pair names a file in reports by ``label`` instead of its path. An
-    OpenHands V1 conversation folder (:func:`is_conversation`) is one input, not walked.
+    Hidden names are skipped, except the agents' own logs: :data:`AGENT_FILES`, and in the
+    folders of :data:`AGENT_LOGS` the files their pattern names. A ``(path, label)`` pair
+    names a file in reports by ``label`` instead of its path. An OpenHands V1 conversation
+    folder (:func:`is_conversation`) is one input, not walked.
     """
     out: list[tuple[Path, str]] = []
     for raw in paths:
@@ -493,12 +514,16 @@ def expand(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]],
             out.append((path, str(raw)))
         elif path.is_dir():
             for root, dirs, files in os.walk(path):
+                agent = sorted(d for d in dirs if d in AGENT_LOGS)
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in agent:
+                    out.extend((found, str(found)) for found in _agent_logs(Path(root) / name))
                 conversations = [d for d in dirs if is_conversation(Path(root) / d)]
                 out.extend((Path(root) / d, str(Path(root) / d)) for d in conversations)
                 dirs[:] = [d for d in dirs if d not in conversations]
                 out.extend((Path(root) / name, str(Path(root) / name))
-                           for name in sorted(files) if not name.startswith("."))
+                           for name in sorted(files)
+                           if not name.startswith(".") or name in AGENT_FILES)
         else:
             out.append((path, str(raw)))
     return out
