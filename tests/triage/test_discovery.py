@@ -63,3 +63,11 @@ def test_a_hidden_folder_named_explicitly_is_walked_whole(tmp_path: Path) -> Non
     found = [path for path, _ in expand([home / ".codex" / "sessions"])]
     assert len(found) == 1
     assert found[0].name.startswith("rollout-")
+
+
+def test_an_agent_folder_named_itself_gives_its_logs_only(tmp_path: Path) -> None:
+    """``failcode triage ~/.claude`` reads its transcripts, not its settings or todo lists."""
+    home = _home(tmp_path)
+    result = triage([home / ".claude", home / ".gemini"])
+    assert [(item.format, item.error_code) for item in result.inputs] == [
+        ("claude-code", None), ("gemini-cli", None)]

@@ -500,7 +500,8 @@ def expand(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]],
     """Files to triage: each path, directories walked in sorted order.
 
     Hidden names are skipped, except the agents' own logs: :data:`AGENT_FILES`, and in the
-    folders of :data:`AGENT_LOGS` the files their pattern names. A ``(path, label)`` pair
+    folders of :data:`AGENT_LOGS` (also when one is named itself) the files their pattern
+    names. A ``(path, label)`` pair
     names a file in reports by ``label`` instead of its path. An OpenHands V1 conversation
     folder (:func:`is_conversation`) is one input, not walked.
     """
@@ -512,6 +513,8 @@ def expand(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]],
         path = Path(raw)
         if path.is_dir() and is_conversation(path):
             out.append((path, str(raw)))
+        elif path.is_dir() and path.name in AGENT_LOGS:  # ~/.claude named: its logs only
+            out.extend((found, str(found)) for found in _agent_logs(path))
         elif path.is_dir():
             for root, dirs, files in os.walk(path):
                 agent = sorted(d for d in dirs if d in AGENT_LOGS)
