@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from failcode.triage._events import (
@@ -45,7 +44,7 @@ from failcode.triage._events import (
 )
 from failcode.triage._lines import lines
 from failcode.triage._swe_agent import shell_failed
-from failcode.triage._text import as_dict, as_str, first_line
+from failcode.triage._text import as_dict, as_str, first_line, iso_time
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -67,15 +66,6 @@ _HOOK: Final = re.compile(r"^(?:Error: )?(?:PreToolUse|PermissionRequest):\S+ ho
                           r"(?:returned blocking error|error|blocked)")
 _REFUSAL: Final = re.compile(r"<tool_use_error>(.*?)</tool_use_error>", re.DOTALL)
 _API_ERROR: Final = re.compile(r"API Error:?\s*(?:(\d{3})\s*)?(.*)", re.DOTALL)
-
-
-def _stamp(value: object) -> float | None:
-    if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value).timestamp()
-        except ValueError:
-            return None
-    return None
 
 
 def _text(content: object) -> str:
@@ -122,7 +112,7 @@ class ClaudeCodeReader:
                 yield SessionStart(sid)
             elif not started:
                 continue  # a summary or snapshot line before the session's first message
-            stamp = _stamp(entry.get("timestamp"))
+            stamp = iso_time(entry.get("timestamp"))
             message = as_dict(entry.get("message"))
             content = message.get("content")
             if entry.get("type") == "system" and entry.get("subtype") == "api_error":

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from failcode.triage._events import (
@@ -51,7 +50,7 @@ from failcode.triage._events import (
     SessionStart,
 )
 from failcode.triage._lines import lines
-from failcode.triage._text import as_dict, as_key, as_list, as_str, first_line
+from failcode.triage._text import as_dict, as_key, as_list, as_str, first_line, iso_time
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -71,15 +70,6 @@ _ERROR_OUTPUT: Final = re.compile(
 _GENERIC_STATUS: Final = {"internal_server_error": 500, "server_overloaded": 503,
                           "usage_limit_exceeded": 429, "context_window_exceeded": 400,
                           "unauthorized": 401}
-
-
-def _stamp(value: object) -> float | None:
-    if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value).timestamp()
-        except ValueError:
-            return None
-    return None
 
 
 def _command_text(value: object) -> str:
@@ -183,7 +173,7 @@ class CodexReader:
                 yield SessionStart(state.session)
                 if kind == "session_meta" or "instructions" in entry:
                     continue
-            stamp = _stamp(entry.get("timestamp"))
+            stamp = iso_time(entry.get("timestamp"))
             event = (self._event(state, payload, stamp) if kind == "event_msg"
                      else self._item(state, payload, stamp))
             if event is not None:

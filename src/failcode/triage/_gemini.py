@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from failcode.triage._events import (
@@ -49,7 +48,7 @@ from failcode.triage._events import (
 )
 from failcode.triage._jsonstream import JsonStream
 from failcode.triage._lines import lines
-from failcode.triage._text import as_dict, as_list, as_str, first_line
+from failcode.triage._text import as_dict, as_list, as_str, first_line, iso_time
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -65,15 +64,6 @@ _SECTION: Final = re.compile(
     r"Command|Directory): ?", re.MULTILINE)
 _API_ERROR: Final = re.compile(r"(?i)api error|\b[45]\d\d\b|quota|rate limit|unavailable")
 _STATUS: Final = re.compile(r"\b([45]\d\d)\b")
-
-
-def _stamp(value: object) -> float | None:
-    if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value).timestamp()
-        except ValueError:
-            return None
-    return None
 
 
 def _response_text(call: dict[str, Any]) -> str:
@@ -192,7 +182,7 @@ class GeminiCliReader:
         ended_by: ErrorText | None = None
         for key in session.order:
             record = session.records[key]
-            stamp = _stamp(record.get("timestamp"))
+            stamp = iso_time(record.get("timestamp"))
             kind = record.get("type")
             if kind == "gemini":
                 ended_by = None

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any, Final
 
 __all__ = ["TRACEBACK_START", "as_dict", "as_key", "as_list", "as_str", "exception_line",
-           "first_line", "split_exception"]
+           "first_line", "iso_time", "split_exception"]
 
 TRACEBACK_START: Final = "Traceback (most recent call last):"
 # ``pkg.mod.ErrorName: message`` or a bare ``pkg.ErrorName`` as the last line of a traceback
@@ -74,3 +75,13 @@ def as_key(value: object) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     return ""
+
+
+def iso_time(value: object) -> float | None:
+    """An ISO-8601 time as seconds since the epoch, or None when ``value`` is not one."""
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            return None
+    return None
