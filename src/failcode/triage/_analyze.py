@@ -44,6 +44,7 @@ from failcode.triage._events import (
     SessionEnd,
     SessionStart,
 )
+from failcode.triage._masking import masked_failure, output_purpose
 from failcode.triage._readers import FORMATS, HEAD_BYTES, detect
 from failcode.triage._result import (
     FailureEntry,
@@ -209,18 +210,22 @@ class _Session:
         self.outcomes: list[OutcomeEntry] = []
 
     def add_failure(self, step: int | None, source: str, evidence: str, failure: Failure, *,
-                    repeats: int, timestamp: float | None) -> FailureEntry:
+                    repeats: int, timestamp: float | None, masked: bool = False,
+                    ) -> FailureEntry:
         key = (step, failure.signature)
         entry = self.failures.get(key)
         if entry is None:
-            entry = FailureEntry(step, source, evidence, failure, repeats, timestamp)
+            entry = FailureEntry(step, source, evidence, failure, repeats, timestamp, masked)
             self.failures[key] = entry
         else:
             entry.repeats += repeats
         return entry
 
     def command(self, event: Command) -> None:
-        if event.running or (event.exit_code == 0 and not event.timed_out):
+        if event.running:
+            return
+        if event.exit_code == 0 and not event.timed_out:
+            self._masked(event)
             return
         evidence = _evidence(event.command or "(no command)")
         if event.source == "harness":
@@ -238,6 +243,20 @@ class _Session:
                              timestamp=event.timestamp)
         else:
             self.outcomes.append(OutcomeEntry(event.step, event.source, evidence, result))
+
+    def _masked(self, event: Command) -> None:
+        """A command that exited 0 but hid a failure its output shows (``_masking``)."""
+        found = masked_failure(event.command, event.output) if event.output else None
+        if found is None:
+            return
+        inner, status = found
+        purpose = event.purpose or infer_purpose(inner)
+        if purpose == "general":
+            purpose = output_purpose(event.output)
+        result = from_command(event.command or "sh", status, event.output, purpose=purpose)
+        if isinstance(result, Failure):
+            self.add_failure(event.step, event.source, _evidence(event.command), result,
+                             repeats=1, timestamp=event.timestamp, masked=True)
 
     def error(self, event: ErrorText) -> Failure | None:
         failure = classify_error(event)

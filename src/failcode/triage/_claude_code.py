@@ -11,10 +11,12 @@ versions add fields and record types that are ignored when not named here):
 - A step is one ``tool_result`` block, numbered from 0 in file order; its tool call is the
   ``tool_use`` block with the same id. Its content is a string or a list of text blocks.
 - A ``Bash`` result reads ``Exit code N`` (after ``Error: `` in some versions) then the output:
-  a command that exited N. ``Command timed out after ...`` (alone in 1.x, after ``Exit code
-  143``/``255`` in 2.x) is a timeout; "Command did not complete within its Ns timeout and was
-  moved to the background" is still running, not a failure. An error result without the
-  exit-code line is a failed command (exit 1 unless its output says 127).
+  a command that exited N; a result without that line and not ``is_error`` exited 0 (its
+  output may still show a failure a pipe hid: ``_masking``). ``Command timed out after
+  ...`` (alone in 1.x, after ``Exit code 143``/``255`` in 2.x) is a timeout; "Command did
+  not complete within its Ns timeout and was moved to the background" is still running, not
+  a failure. An error result without the exit-code line is a failed command (exit 1 unless
+  its output says 127).
 - Claude Code's own refusals (``<tool_use_error>...``: a file not read before writing, an
   unknown parameter), a person rejecting the call ("The user doesn't want to proceed with this
   tool use"), a ``PreToolUse`` hook blocking it (``PreToolUse:Bash hook returned blocking
@@ -171,7 +173,7 @@ class ClaudeCodeReader:
             if block.get("is_error"):  # an error without the exit-code line (older versions)
                 body = text.removeprefix("Error: ")
                 return Command(step, command, shell_failed(body) or 1, body, stamp)
-            return None
+            return Command(step, command, 0, text, stamp)  # a success (or a masked failure)
         if block.get("is_error"):
             if "interrupted" in text.lower():
                 return None

@@ -231,7 +231,7 @@ class GeminiCliReader:
             signal = _SIGNAL.search(text)
             if signal is not None and signal.group(1) not in ("0", "(none)"):
                 return Command(step, command, 128 + int(signal.group(1)), output, stamp)
-            return None
+            return Command(step, command, 0, output, stamp)  # exit 0 (or a masked failure)
         if status == "error":
             target = as_str(as_dict(call.get("args")).get("file_path"))
             return Rejected(step, f"{name} {target}".strip(), first_line(text), stamp)

@@ -38,10 +38,13 @@ class FailureEntry:
     failure: Failure
     repeats: int = 1
     timestamp: float | None = None
+    masked: bool = False
+    """The command exited 0, but its output shows this failure (a filter, ``|| true`` or a
+    wrapper hid the status)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.step, "source": self.source, "evidence": self.evidence,
-                "repeats": self.repeats, "timestamp": self.timestamp,
+                "repeats": self.repeats, "timestamp": self.timestamp, "masked": self.masked,
                 "failure": self.failure.to_dict()}
 
 

@@ -1,0 +1,152 @@
+"""Failures a command's exit status hides: the rules triage reads them by.
+
+A command can exit 0 although what it ran failed: its output went through a filter
+(``pytest | tail -5``: the pipeline's status is ``tail``'s), the failure was discarded
+(``make || true``, ``gcc x.c; echo done``), or a wrapper script ran the failing program and
+exited 0 itself. Such a command is a failure, classified from its output and marked
+``masked``, when both hold:
+
+- **the command hides a status**: its last pipeline ends in a filter (``tail``, ``head``,
+  ``grep``, ``tee``, ``sort``, ``uniq``, ``cat``, ``wc``, ``cut``, ``awk``, ``sed``, ``less``,
+  ``more``), or its last list element is ``|| true`` / ``|| :`` / ``|| echo ...`` or
+  ``; true`` / ``; echo ...`` / ``; exit 0``; or the command runs a script of the project
+  (``./check.sh``, ``sh check.sh``, ``bash scripts/ci.sh``), which can swallow its children's
+  status. What is left once those are peeled off (the inner command) must not itself be a
+  probe or a viewer (``grep``, ``find``, ``ls``, ``cat``, ``echo``, ``git log``...): a search
+  whose hits mention errors found something, it did not fail;
+- **the output shows a failure** in a tool's own words, never merely the word "error": a
+  Python traceback ending in an exception, a test runner's failure summary (pytest
+  ``FAILED x::y`` or ``N failed``, unittest ``FAILED (failures=N)``, node's ``# fail N``,
+  ``cargo test``'s ``test result: FAILED``, ``go test``'s ``--- FAIL:``), compiler and linker
+  diagnostics (``file:line:col: error:``, ``undefined reference to``, rustc ``error[E...]:``,
+  tsc ``error TSnnnn:``), make's ``*** ... Error N``, a shell's "command not found", or
+  ``No module named x``.
+
+The status used to classify it is 127 when the output shows a missing program, else 1; the
+purpose is inferred from the inner command, and, when that says nothing (a wrapper script),
+from the output's shape: a test runner's summary is a test, compiler diagnostics a build.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["masked_failure", "output_purpose", "shown_status", "unmask"]
+
+_FILTERS: Final = frozenset({"tail", "head", "grep", "egrep", "fgrep", "tee", "sort", "uniq",
+                             "cat", "wc", "cut", "awk", "sed", "less", "more", "column"})
+_VIEWERS: Final = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "ls",
+                             "cat", "head", "tail", "less", "more", "echo", "printf", "sed",
+                             "awk", "jq", "wc", "sort", "diff", "tree", "file", "stat", "which",
+                             "type", "command", "test", "[", "true", ":", "pwd", "env",
+                             "printenv"})
+_VIEWING_GIT: Final = frozenset({"log", "show", "diff", "status", "grep", "blame", "branch"})
+_DISCARD: Final = re.compile(r"^(?:true|:|exit 0|echo\b.*|printf\b.*)$", re.DOTALL)
+_SCRIPT: Final = re.compile(r"^(?:(?:ba|z|da)?sh\s+)?\.{0,2}/?[\w./-]*\.sh\b|^\./[\w.-]+")
+_MISSING_PROGRAM: Final = re.compile(r"^(?:\S+: )?(?:line \d+: )?\S+: (?:command )?not found$",
+                                     re.MULTILINE)
+_TEST_SUMMARY: Final = re.compile(
+    r"^(?:FAILED|ERROR) \S+::|^=+ .*\b\d+ (?:failed|errors?)\b.*=+$|^\d+ failed\b"
+    r"|^FAILED \((?:failures|errors)=\d+|^# fail [1-9]|^test result: FAILED"
+    r"|^--- FAIL: |^FAIL\s", re.MULTILINE)
+_BUILD_DIAGNOSTIC: Final = re.compile(
+    r"^[^\s:]+:\d+:\d+: (?:fatal )?error: |undefined reference to [`']|^error(?:\[E\d+\])?: "
+    r"|\berror TS\d+: |make(?:\[\d+\])?: \*\*\* .*Error \d+", re.MULTILINE)
+_EXCEPTION_END: Final = re.compile(
+    r"Traceback \(most recent call last\):\n(?:[ \t].*\n)+"
+    r"(?:[A-Za-z_][\w.]*(?:Error|Exception)\b.*)$", re.MULTILINE)
+_NO_MODULE: Final = re.compile(r"No module named \S+")
+
+
+def _operators(command: str) -> list[tuple[int, str]]:
+    """The top-level ``|``, ``||``, ``;`` and ``&&`` of a shell command (outside quotes)."""
+    found: list[tuple[int, str]] = []
+    quote = ""
+    index = 0
+    while index < len(command):
+        char = command[index]
+        if quote:
+            if char == "\\" and quote == '"':
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "\\":
+            index += 1
+        elif command.startswith(("||", "&&"), index):
+            found.append((index, command[index:index + 2]))
+            index += 1
+        elif char in "|;":
+            found.append((index, char))
+        index += 1
+    return found
+
+
+def _first_word(segment: str) -> str:
+    words = segment.strip().split()
+    while words and "=" in words[0] and not words[0].startswith("="):
+        words = words[1:]  # VAR=value before the program
+    return words[0].rsplit("/", 1)[-1] if words else ""
+
+
+def unmask(command: str) -> tuple[str, bool]:
+    """The command with a trailing filter, ``|| true`` or ``; echo`` peeled off, and whether
+    anything was."""
+    inner, peeled = command.strip(), False
+    while True:
+        operators = _operators(inner)
+        if not operators:
+            return inner, peeled
+        position, operator = operators[-1]
+        tail = inner[position + len(operator):].strip()
+        hides = ((operator == "|" and _first_word(tail) in _FILTERS)
+                 or (operator in ("||", ";") and _DISCARD.match(tail) is not None))
+        if not hides:
+            return inner, peeled
+        inner, peeled = inner[:position].rstrip(), True
+
+
+def _viewer(inner: str) -> bool:
+    """True when the inner command's last program only looks (a probe, a viewer)."""
+    operators = [(p, o) for p, o in _operators(inner) if o in ("&&", ";", "||", "|")]
+    last = inner[operators[-1][0] + len(operators[-1][1]):] if operators else inner
+    word = _first_word(last)
+    if word == "git":
+        parts = last.split()
+        return len(parts) > 1 and parts[1] in _VIEWING_GIT
+    return word in _VIEWERS
+
+
+def shown_status(output: str) -> int | None:
+    """The exit status the output shows a failure of (127 for a missing program), or None."""
+    head = output[-65536:]
+    if _MISSING_PROGRAM.search(head):
+        return 127
+    if (_TEST_SUMMARY.search(head) or _BUILD_DIAGNOSTIC.search(head)
+            or _EXCEPTION_END.search(head) or _NO_MODULE.search(head)):
+        return 1
+    return None
+
+
+def output_purpose(output: str) -> str:
+    """The purpose the output's shape says: ``test``, ``build``, or ``general``."""
+    head = output[-65536:]
+    if _TEST_SUMMARY.search(head):
+        return "test"
+    if _BUILD_DIAGNOSTIC.search(head):
+        return "build"
+    return "general"
+
+
+def masked_failure(command: str, output: str) -> tuple[str, int] | None:
+    """For a command that exited 0: ``(inner command, status)`` when it hid a failure its
+    output shows, else None (see the module docstring for the rules)."""
+    inner, peeled = unmask(command)
+    if not peeled and not _SCRIPT.match(command.strip()):
+        return None
+    if not inner or _viewer(inner):
+        return None
+    status = shown_status(output)
+    return None if status is None else (inner, status)
