@@ -108,3 +108,18 @@ def test_a_store_that_cannot_be_opened_is_named_without_a_traceback(tmp_path: Pa
     assert run.exit_code != 0
     assert "FC-STORE-001" in run.stderr
     assert "Traceback" not in run.output
+
+
+def test_a_masked_failure_stays_masked_through_the_store(tmp_path: Path) -> None:
+    """A failure found behind ``| tail`` is still marked ``masked`` when reported from a store."""
+    from tests.lab.runner import FIXTURES
+
+    url = f"sqlite:///{tmp_path / 'failcode.db'}"
+    session = str(FIXTURES / "codex" / "masked-pipe-tail" / "session")
+    code, triaged, _ = _run("triage", session, "--json", "--store", url)
+    assert code == 0
+    code, reported, _ = _run("report", "--json", "--store", url)
+    assert code == 0
+    marks = [[f["masked"] for s in doc["sessions"] for f in s["failures"]]
+             for doc in (triaged, reported)]
+    assert marks == [[True], [True]]

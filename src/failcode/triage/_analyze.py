@@ -466,7 +466,8 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult])
                 last_step = max(last_step, event.step if event.step is not None else -1)
             elif isinstance(event, Recorded):
                 current.add_failure(event.step, event.source, event.evidence, event.failure,
-                                    repeats=event.repeats, timestamp=event.timestamp)
+                                    repeats=event.repeats, timestamp=event.timestamp,
+                                    masked=event.masked)
                 last_step = max(last_step, event.step if event.step is not None else -1)
             elif isinstance(event, RecordedOutcome):
                 current.outcomes.append(OutcomeEntry(event.step, event.source, event.evidence,

@@ -114,6 +114,8 @@ class Recorded:
     failure: Failure
     timestamp: float | None = None
     repeats: int = 1
+    masked: bool = False
+    """Triage found it in the output of a command that exited 0 (``_masking``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,7 +63,7 @@ __all__ = ["TRIAGE_PREFIX", "FailcodeEventsReader", "sessions_from_events"]
 TRIAGE_PREFIX: Final = "triage."
 """The prefix of the context keys in which ``failcode triage --store`` records what only
 triage knows (``triage.path``, ``triage.format``, ``triage.evidence``, ``triage.repeats``,
-``triage.timestamp``, the session's ``triage.steps`` and ``triage.ended``, and
+``triage.masked``, ``triage.timestamp``, the session's ``triage.steps`` and ``triage.ended``, and
 ``triage.ends`` on the failure that ended it)."""
 
 _DECISIONS: Final = frozenset(DECISION_EVENTS.values())
@@ -162,7 +162,8 @@ class _Session:
             self.events.append(Recorded(
                 event.step, _source(event, failure), _failure_evidence(failure, extra),
                 failure, _stamp(extra, stamp),
-                repeats if type(repeats) is int and repeats > 0 else 1))
+                repeats if type(repeats) is int and repeats > 0 else 1,
+                masked=extra.get("masked") is True))
         elif event.outcome is not None:
             outcome = event.outcome
             extra, context = _split_context(outcome.context)

@@ -82,7 +82,7 @@ def result_events(result: TriageResult) -> Iterator[Event]:
         for entry in session.failures:
             failure = entry.failure
             extra = _facts(session, evidence=entry.evidence, timestamp=entry.timestamp,
-                           repeats=entry.repeats,
+                           repeats=entry.repeats, masked=entry.masked or None,
                            ends=failure is session.ended_failure or None)
             context = {**failure.context, **{k: v for k, v in extra.items() if v is not None}}
             yield failure_event(
