@@ -12,7 +12,10 @@ versions add fields and record types that are ignored when not named here):
   ``tool_use`` block with the same id. Its content is a string or a list of text blocks.
 - A ``Bash`` result reads ``Exit code N`` (after ``Error: `` in some versions) then the output:
   a command that exited N; a result without that line and not ``is_error`` exited 0 (its
-  output may still show a failure a pipe hid: ``_masking``). ``Command timed out after
+  output may still show a failure a pipe hid: ``_masking``), unless the line's
+  ``toolUseResult`` has a ``returnCodeInterpretation`` ("No matches found" for ``grep``,
+  "Condition is false" for ``test``): Claude Code 2.x records such an exit 1 as a success, and
+  its text ``(Bash completed with no output)`` is no output. ``Command timed out after
   ...`` (alone in 1.x, after ``Exit code 143``/``255`` in 2.x) is a timeout; "Command did
   not complete within its Ns timeout and was moved to the background" is still running, not
   a failure. An error result without the exit-code line is a failed command (exit 1 unless
@@ -67,6 +70,7 @@ _INTERRUPTED: Final = "[Request interrupted by user"
 _HOOK: Final = re.compile(r"^(?:Error: )?(?:PreToolUse|PermissionRequest):\S+ hook "
                           r"(?:returned blocking error|error|blocked)")
 _REFUSAL: Final = re.compile(r"<tool_use_error>(.*?)</tool_use_error>", re.DOTALL)
+_NO_OUTPUT: Final = re.compile(r"^\((?:Bash )?completed with no output\)\s*$")
 _API_ERROR: Final = re.compile(r"API Error:?\s*(?:(\d{3})\s*)?(.*)", re.DOTALL)
 
 
@@ -134,9 +138,12 @@ class ClaudeCodeReader:
                             str(block.get("name", "")),
                             tool_input if isinstance(tool_input, dict) else {})
             elif entry.get("type") == "user" and isinstance(content, list):
+                results = [b for b in content
+                           if isinstance(b, dict) and b.get("type") == "tool_result"]
+                detail = as_dict(entry.get("toolUseResult")) if len(results) == 1 else {}
                 for block in content:
                     if isinstance(block, dict) and block.get("type") == "tool_result":
-                        event = self._result(steps, block, uses, stamp)
+                        event = self._result(steps, block, uses, stamp, detail)
                         if event is not None:
                             yield event
                         steps += 1
@@ -147,7 +154,7 @@ class ClaudeCodeReader:
     @staticmethod
     def _result(step: int, block: dict[str, Any],
                 uses: dict[str, tuple[str, dict[str, Any]]], stamp: float | None,
-                ) -> Event | None:
+                detail: dict[str, Any] | None = None) -> Event | None:
         name, tool_input = uses.get(str(block.get("tool_use_id")), ("", {}))
         text = _text(block.get("content"))
         refusal = _REFUSAL.search(text)
@@ -173,6 +180,10 @@ class ClaudeCodeReader:
             if block.get("is_error"):  # an error without the exit-code line (older versions)
                 body = text.removeprefix("Error: ")
                 return Command(step, command, shell_failed(body) or 1, body, stamp)
+            if as_str((detail or {}).get("returnCodeInterpretation")):
+                # exit 1 that Claude Code read as a normal answer ("No matches found",
+                # "Condition is false"): the status is 1, what it means is triage's to say
+                return Command(step, command, 1, _NO_OUTPUT.sub("", text), stamp)
             return Command(step, command, 0, text, stamp)  # a success (or a masked failure)
         if block.get("is_error"):
             if "interrupted" in text.lower():
