@@ -34,7 +34,6 @@ versions add fields and record types that are ignored when not named here):
 
 from __future__ import annotations
 
-import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
@@ -42,12 +41,11 @@ from failcode.triage._events import (
     Command,
     ErrorText,
     Event,
-    InputError,
     Rejected,
     SessionEnd,
     SessionStart,
 )
-from failcode.triage._lines import lines
+from failcode.triage._lines import json_objects
 from failcode.triage._swe_agent import shell_failed
 from failcode.triage._text import as_dict, as_str, first_line, iso_time
 
@@ -100,16 +98,7 @@ class ClaudeCodeReader:
         uses: dict[str, tuple[str, dict[str, Any]]] = {}
         last_error: ErrorText | None = None
         started = False
-        for number, line in lines(stream):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError as exc:
-                msg = f"line {number} is not a JSON object ({exc})"
-                raise InputError("FC-DATA-003", msg) from None
-            if not isinstance(entry, dict):
-                continue
+        for _, entry in json_objects(stream):
             sid = entry.get("sessionId")
             if isinstance(sid, str) and sid != session:
                 if started:

@@ -44,12 +44,11 @@ from failcode.triage._events import (
     Command,
     ErrorText,
     Event,
-    InputError,
     Rejected,
     SessionEnd,
     SessionStart,
 )
-from failcode.triage._lines import lines
+from failcode.triage._lines import json_objects
 from failcode.triage._text import as_dict, as_key, as_list, as_str, first_line, iso_time
 
 if TYPE_CHECKING:
@@ -156,16 +155,7 @@ class CodexReader:
     def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
         """One pass over the lines; a call's event is yielded when its result arrives."""
         state: _State | None = None
-        for number, line in lines(stream):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError as exc:
-                msg = f"line {number} is not a JSON object ({exc})"
-                raise InputError("FC-DATA-003", msg) from None
-            if not isinstance(entry, dict):
-                continue
+        for _, entry in json_objects(stream):
             kind = entry.get("type")
             payload = as_dict(entry.get("payload")) if "payload" in entry else entry
             if state is None:

@@ -41,13 +41,12 @@ from failcode.triage._events import (
     Command,
     ErrorText,
     Event,
-    InputError,
     Rejected,
     SessionEnd,
     SessionStart,
 )
 from failcode.triage._jsonstream import JsonStream
-from failcode.triage._lines import lines
+from failcode.triage._lines import json_objects
 from failcode.triage._text import as_dict, as_list, as_str, first_line, iso_time
 
 if TYPE_CHECKING:
@@ -137,16 +136,7 @@ class GeminiCliReader:
     @staticmethod
     def _lines(stream: BinaryIO) -> _Session:
         session: _Session | None = None
-        for number, line in lines(stream):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError as exc:
-                msg = f"line {number} is not a JSON object ({exc})"
-                raise InputError("FC-DATA-003", msg) from None
-            if not isinstance(entry, dict):
-                continue
+        for _, entry in json_objects(stream):
             if session is None:
                 session = _Session(as_str(entry.get("sessionId")) or None)
                 continue

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+import json
+from typing import TYPE_CHECKING, Any, Final
 
 from failcode.triage._events import InputError
 
@@ -10,7 +11,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import BinaryIO
 
-__all__ = ["MAX_LINE", "lines"]
+__all__ = ["MAX_LINE", "json_objects", "lines"]
 
 MAX_LINE: Final = 32 * 1024 * 1024
 """The longest line held at once (bytes): 32 MiB."""
@@ -55,3 +56,23 @@ def lines(stream: BinaryIO, *, max_line: int = MAX_LINE, strict: bool = True,
         if number == 1 and text.startswith("\ufeff"):
             text = text[1:]
         yield number, text.rstrip("\r\n")
+
+
+def json_objects(stream: BinaryIO) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` of a JSON-lines input; blank lines and values that are
+    not objects are passed over.
+
+    Raises:
+        InputError: FC-DATA-003 naming the first line that is not JSON (and what
+            :func:`lines` raises).
+    """
+    for number, line in lines(stream):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError as exc:
+            msg = f"line {number} is not a JSON object ({exc})"
+            raise InputError("FC-DATA-003", msg) from None
+        if isinstance(entry, dict):
+            yield number, entry

@@ -66,13 +66,12 @@ from failcode.triage._events import (
     Command,
     ErrorText,
     Event,
-    InputError,
     Rejected,
     SessionEnd,
     SessionStart,
 )
 from failcode.triage._jsonstream import JsonStream
-from failcode.triage._lines import lines
+from failcode.triage._lines import json_objects, lines
 from failcode.triage._swe_agent import shell_failed
 from failcode.triage._text import (
     TRACEBACK_START,
@@ -354,16 +353,7 @@ class OpenHandsReader:
 
     @staticmethod
     def _records(stream: BinaryIO) -> Iterator[Event]:
-        for number, line in lines(stream):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                msg = f"line {number} is not a JSON record ({exc})"
-                raise InputError("FC-DATA-003", msg) from None
-            if not isinstance(record, dict):
-                continue
+        for number, record in json_objects(stream):
             name = record.get("instance_id")
             name = str(name) if name is not None else f"record-{number}"
             yield SessionStart(name)
