@@ -12,9 +12,9 @@ Rules:
 - **The script's position comes from the request, never from the server**: the step is the
   number of tool results already in the conversation (Anthropic ``tool_result`` blocks,
   Responses ``function_call_output`` items, Chat ``role: tool`` messages, Gemini
-  ``functionResponse`` parts); for a conversation without tools, the number of assistant
-  messages carrying the marker ``[stub step``. An agent's retries and side requests therefore
-  never advance the script. Only a fault's remaining count is server state, so that a fault
+  ``functionResponse`` parts); for a Chat Completions conversation without tools (aider),
+  the number of assistant messages carrying the marker ``[stub step``. An agent's retries
+  and side requests therefore never advance the script. Only a fault's remaining count is server state, so that a fault
   answered once is not answered again to the retry.
 - A request without the shell tool (a title, a router, a summary) is answered with plain text,
   or with a JSON object filled from its schema when it asks for JSON (Gemini
@@ -136,9 +136,10 @@ def _api(path: str) -> str:
     return "unknown"
 
 
-def _count_marked(messages: list[Any], role_key: str, role: str) -> int:
-    return sum(1 for m in messages if isinstance(m, dict) and m.get(role_key) == role
-               and MARKER in _all_text(m.get("content", m.get("parts"))))
+def _count_marked(messages: list[Any]) -> int:
+    """Assistant messages carrying the marker: the steps of a conversation without tools."""
+    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant"
+               and MARKER in _all_text(m.get("content")))
 
 
 def parse(path: str, body: dict[str, Any]) -> Request:
@@ -155,8 +156,6 @@ def parse(path: str, body: dict[str, Any]) -> Request:
         step = sum(1 for m in messages if isinstance(m, dict) and isinstance(m.get("content"), list)
                    for block in m["content"]
                    if isinstance(block, dict) and block.get("type") == "tool_result")
-        if not tools:
-            step = _count_marked(messages, "role", "assistant")
         text = _all_text([body.get("system"), messages])
     elif api == "responses":
         tools = [Tool(tool["name"], tool.get("parameters") or {})
@@ -177,7 +176,7 @@ def parse(path: str, body: dict[str, Any]) -> Request:
         if tools:
             step = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "tool")
         else:
-            step = _count_marked(messages, "role", "assistant")
+            step = _count_marked(messages)
         text = _all_text(messages)
     else:
         model = path.rsplit("/", 1)[-1].split(":", 1)[0]
@@ -189,8 +188,6 @@ def parse(path: str, body: dict[str, Any]) -> Request:
         step = sum(1 for c in contents if isinstance(c, dict)
                    for part in c.get("parts") or []
                    if isinstance(part, dict) and "functionResponse" in part)
-        if not tools:
-            step = _count_marked(contents, "role", "model")
         config = body.get("generationConfig") or {}
         if config.get("responseMimeType") == "application/json":
             schema = config.get("responseJsonSchema") or config.get("responseSchema") or {}
