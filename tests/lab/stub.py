@@ -14,8 +14,8 @@ Rules:
   Responses ``function_call_output`` items, Chat ``role: tool`` messages, Gemini
   ``functionResponse`` parts); for a Chat Completions conversation without tools (aider),
   the number of assistant messages carrying the marker ``[stub step``. An agent's retries
-  and side requests therefore never advance the script. Only a fault's remaining count is server state, so that a fault
-  answered once is not answered again to the retry.
+  and side requests therefore never advance the script. Only a fault's remaining count is
+  server state, so that a fault answered once is not answered again to the retry.
 - A request without the shell tool (a title, a router, a summary) is answered with plain text,
   or with a JSON object filled from its schema when it asks for JSON (Gemini
   ``responseMimeType: application/json``), and never advances anything.
