@@ -25,8 +25,9 @@ The checks, each passed or not:
   says which agent loses what.
 
 A check the agent's own log cannot support is counted apart, never in the share: the step
-checks of an agent whose log keeps neither a command's output nor its exit status (aider's
-suggested commands), and the end of a run whose fatal provider fault the log lost (Gemini CLI).
+checks (and the loops made of them) of an agent whose log keeps neither a command's output
+nor its exit status (aider's suggested commands), and the end of a run whose fatal provider
+fault the log lost (Gemini CLI).
 Which agent keeps what is measured on its fixtures (:mod:`tests.lab.report`).
 """
 
@@ -153,7 +154,8 @@ def check_fixture(fixture: Fixture, scenario: Scenario, seen: Seen | None = None
         records.get(_FATAL_COLUMN.get(_fatal_status(scenario), ""), "") == "lost")
 
     def add(step: int | None, check: str, passed: bool, detail: str = "") -> None:
-        observable = not (blind and step is not None) and not (
+        # a blind log keeps no step's failure, so no loop of them either
+        observable = not (blind and (step is not None or check in ("loop", "no_loop"))) and not (
             fatal_lost and check in ("ended", "ended_kind"))
         checks.append(Check(agent, name, step, check, passed, detail, observable))
 

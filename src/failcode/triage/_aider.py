@@ -31,7 +31,11 @@ Rules (about the format and the tool):
   ``BadRequestError: litellm.BadRequestError: ...``); the lines that repeat it (the raw body,
   ``Retrying in N seconds...``) count as repeats of that one failure. Another
   ``Unexpected error:`` is aider's own failure.
-- Aider does not record how a session ended.
+- How a session ended (aider writes no end record): on the last thing after the last prompt.
+  A reply of the model (text that is not aider's ``> `` output) is the agent's answer
+  (``submitted``); a provider error that no reply followed ended it (``provider_error``); a
+  prompt with no reply after it is ``unknown``. Aider's own commands (``/exit``, ``/add``,
+  ``/run``, any ``#### /...`` or ``#### !...``) are not prompts and change nothing.
 """
 
 from __future__ import annotations
@@ -91,6 +95,8 @@ class _Session:
         self.in_lint = False
         self.provider: ErrorText | None = None
         self.test_failed = False
+        self.end = "unknown"
+        self.ended_by: ErrorText | None = None
         self.recent: deque[str] = deque(maxlen=_RECENT)
         """aider's own output lines since the last other line (a test run's output)."""
 
@@ -122,7 +128,8 @@ class AiderReader:
             if start is not None or session is None:
                 if session is not None:
                     yield from self._close_step(session)
-                    yield SessionEnd(session.step + 1, "unknown", session.name)
+                    yield SessionEnd(session.step + 1, session.end, session.name,
+                                     session.ended_by)
                 if start is not None:
                     when = start.group(1)
                     session = _Session(when, datetime.fromisoformat(when).timestamp())
@@ -134,13 +141,15 @@ class AiderReader:
             yield from self._line(session, line)
         if session is not None:
             yield from self._close_step(session)
-            yield SessionEnd(session.step + 1, "unknown", session.name)
+            yield SessionEnd(session.step + 1, session.end, session.name, session.ended_by)
 
     def _line(self, session: _Session, line: str) -> Iterator[Event]:
         if line.startswith("#### "):
             yield from self._close_step(session)
             session.step += 1
             session.recent.clear()
+            if not line.startswith(("#### /", "#### !")):
+                session.end, session.ended_by = "unknown", None  # a prompt, not answered yet
             run = _RUN.match(line)
             if run is not None and run.group("bang"):
                 session.command = ("run", run.group("bang"))
@@ -170,9 +179,11 @@ class AiderReader:
             limit = _TOKEN_LIMIT.match(body)
             if limit is not None:
                 yield from self._flush_provider(session)
-                yield ErrorText(session.at(), "provider", "ContextWindowExceededError", body,
-                                evidence=body[:200], timestamp=session.stamp,
-                                context_window=True)
+                error = ErrorText(session.at(), "provider", "ContextWindowExceededError", body,
+                                  evidence=body[:200], timestamp=session.stamp,
+                                  context_window=True)
+                session.end, session.ended_by = "provider_error", error
+                yield error
                 return
             provider = _PROVIDER_LINE.match(body)
             if provider is not None:
@@ -197,6 +208,8 @@ class AiderReader:
                 return
         if session.provider is not None and body and not body.startswith(("{", "}", '"')):
             yield from self._flush_provider(session)
+        if not quoted and body and session.provider is None:
+            session.end, session.ended_by = "submitted", None  # the model's reply
         if session.command is not None or session.lint is not None:
             session.output.append(body)
 
@@ -223,6 +236,7 @@ class AiderReader:
     def _flush_provider(session: _Session) -> Iterator[Event]:
         if session.provider is not None:
             yield session.provider
+            session.end, session.ended_by = "provider_error", session.provider
             session.provider = None
 
     def _close_step(self, session: _Session) -> Iterator[Event]:

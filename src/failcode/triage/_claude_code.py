@@ -30,6 +30,13 @@ versions add fields and record types that are ignored when not named here):
   it is the session's last word the session ended on it. Each ``system`` line of subtype
   ``api_error`` (``error.status``, ``error.message``, ``retryAttempt``) is one failed try of a
   request Claude Code retries: a provider error at the next step, its tries counted as repeats.
+- How a session ended (the transcript has no end record): an ``attachment`` line of type
+  ``max_turns_reached`` is the agent stopped at its turn limit (``limit``); a provider error
+  that is the session's last word ended it (``provider_error``); a last main-chain assistant
+  message that answers in text with no tool call pending (``stop_reason`` ``end_turn`` in 2.x,
+  none in older versions) is the agent's final answer (``submitted``); anything else (a tool
+  result or a prompt never answered, an interrupt) is ``unknown``. Subagent (sidechain) lines
+  and bookkeeping lines (``system``, ``summary``, ``last-prompt``, snapshots) change nothing.
 """
 
 from __future__ import annotations
@@ -97,36 +104,55 @@ class ClaudeCodeReader:
         steps = 0
         uses: dict[str, tuple[str, dict[str, Any]]] = {}
         last_error: ErrorText | None = None
+        end = "unknown"  # how the session ends if nothing follows: see the module's rules
         started = False
         for _, entry in json_objects(stream):
             sid = entry.get("sessionId")
             if isinstance(sid, str) and sid != session:
                 if started:
-                    yield self._end(steps, session, last_error)
+                    yield self._end(steps, session, last_error, end)
                 session, steps, uses, last_error, started = sid, 0, {}, None, True
+                end = "unknown"
                 yield SessionStart(sid)
             elif not started:
                 continue  # a summary or snapshot line before the session's first message
             stamp = iso_time(entry.get("timestamp"))
             message = as_dict(entry.get("message"))
             content = message.get("content")
-            if entry.get("type") == "system" and entry.get("subtype") == "api_error":
+            kind = entry.get("type")
+            if kind == "system" and entry.get("subtype") == "api_error":
                 yield self._retry(steps, entry, stamp)  # one failed try of a retried request
                 continue
-            if entry.get("type") == "assistant":
+            if kind == "attachment" and as_dict(entry.get("attachment")).get(
+                    "type") == "max_turns_reached":
+                last_error, end = ErrorText(None, "agent", "MaxTurnsReached",
+                                            "the agent reached its turn limit",
+                                            timestamp=stamp, limit="turn"), "limit"
+                continue
+            main_chain = not entry.get("isSidechain")
+            if kind == "assistant":
                 if entry.get("isApiErrorMessage"):
                     last_error = self._api_error(steps, _text(content), stamp,
                                                  entry.get("apiErrorStatus"), entry.get("error"))
+                    end = "provider_error"
                     yield last_error
                     continue
                 last_error = None
+                calls = False
                 for block in content if isinstance(content, list) else ():
                     if isinstance(block, dict) and block.get("type") == "tool_use":
+                        calls = True
                         tool_input = block.get("input")
                         uses[str(block.get("id"))] = (
                             str(block.get("name", "")),
                             tool_input if isinstance(tool_input, dict) else {})
-            elif entry.get("type") == "user" and isinstance(content, list):
+                if main_chain:
+                    answered = not calls and bool(_text(content).strip()) and \
+                        message.get("stop_reason") in (None, "end_turn", "stop_sequence")
+                    end = "submitted" if answered else "unknown"
+            elif kind == "user" and main_chain:
+                end = "unknown"  # a prompt or a tool result the agent has not answered yet
+            if kind == "user" and isinstance(content, list):
                 results = [b for b in content
                            if isinstance(b, dict) and b.get("type") == "tool_result"]
                 detail = as_dict(entry.get("toolUseResult")) if len(results) == 1 else {}
@@ -138,7 +164,7 @@ class ClaudeCodeReader:
                         steps += 1
                         last_error = None
         if started:
-            yield self._end(steps, session, last_error)
+            yield self._end(steps, session, last_error, end)
 
     @staticmethod
     def _result(step: int, block: dict[str, Any],
@@ -209,7 +235,9 @@ class ClaudeCodeReader:
                          evidence=first_line(text), timestamp=stamp)
 
     @staticmethod
-    def _end(steps: int, session: str | None, last_error: ErrorText | None) -> SessionEnd:
+    def _end(steps: int, session: str | None, last_error: ErrorText | None,
+             end: str) -> SessionEnd:
         if last_error is not None:
-            return SessionEnd(steps, "provider_error", session, last_error)
-        return SessionEnd(steps, "unknown", session)
+            return SessionEnd(steps, end if end == "limit" else "provider_error", session,
+                              last_error)
+        return SessionEnd(steps, end, session)
