@@ -191,6 +191,29 @@ SCENARIOS: dict[str, tuple[int, Any, dict[str, str]]] = {
     "ge_503": _gemini(503, "UNAVAILABLE", "The model is overloaded. Please try again later."),
     "ge_500": _gemini(500, "INTERNAL", "An internal error has occurred. Please retry or report "
                       "in https://developers.generativeai.google/guide/troubleshooting"),
+    # -- OpenAI-compatible gateways (a LiteLLM proxy, OpenRouter, ngrok's AI gateway): their
+    # configuration errors, in the bodies and statuses they answer with ------------------------
+    "gw_500_credentials": _openai(
+        500, "litellm.InternalServerError: InternalServerError: OpenAIException - Missing "
+        "credentials. Please pass an `api_key`, `workload_identity`, `admin_api_key`, or set "
+        "the `OPENAI_API_KEY` or `OPENAI_ADMIN_KEY` environment variable.", None, "500"),
+    "gw_500_auth": _openai(
+        500, "litellm.AuthenticationError: AuthenticationError: OpenrouterException - "
+        "Error code: 401 - {'error': {'message': 'No auth credentials found', 'code': 401}}",
+        None, "500"),
+    "gw_400_provider": _openai(
+        400, "litellm.BadRequestError: LLM Provider NOT provided. Pass in the LLM provider you "
+        "are trying to call. You passed model=gpt-4o-2024-08-06", None, "400"),
+    "gw_400_model_name": _openai(
+        400, "/chat/completions: Invalid model name passed in model=custom/kimi-k2.7-code. "
+        "Call `/v1/models` to view available models for your key.", "None", "400"),
+    "gw_400_not_available": _openai(
+        400, "Model openai/claude-3-5-sonnet is not available", None, "400"),
+    "gw_404_endpoints": _openai(
+        404, "No endpoints found for deepseek/deepseek-chat-v3.1:free.", None, "404"),
+    "gw_500_no_route": (500, {"status": "error", "error": {
+        "code": "ERR_NGROK_3804", "message": "Unable to route request - no models matched"}},
+                        {}),
     # -- plain HTTP ---------------------------------------------------------------------------
     "http_502": (502, ("<html><head><title>502 Bad Gateway</title></head><body><center><h1>"
                        "502 Bad Gateway</h1></center><hr><center>cloudflare</center></body>"

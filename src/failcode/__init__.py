@@ -134,6 +134,7 @@ if typing.TYPE_CHECKING:
         PURPOSES,
         from_command,
     )
+    from failcode.classification._purpose import infer_purpose
     from failcode.policy._adapters import (
         StaminaHook,
         stamina_hook,
@@ -205,6 +206,7 @@ _LAZY: dict[str, str] = {
     "TemplateClusterer": "failcode.signature._cluster",
     "PURPOSES": "failcode.classification._command",
     "from_command": "failcode.classification._command",
+    "infer_purpose": "failcode.classification._purpose",
     "FAILCODE_SCHEMA": "failcode.policy._config",
     "ConfigError": "failcode.policy._config",
     "FailcodeConfig": "failcode.policy._config",
@@ -364,6 +366,7 @@ __all__ = [
     "find_secrets",
     "from_air_error",
     "from_command",
+    "infer_purpose",
     "load_config",
     "locale_from_env",
     "lookup",

@@ -105,11 +105,20 @@ def test_an_error_raised_from_it_takes_the_commands_classification(tmp_path: Pat
 
 def test_the_message_alone_gives_program_and_status() -> None:
     """classify_text reads str(CalledProcessError): the argv list and the status."""
-    text = str(subprocess.CalledProcessError(2, ["make", "-j4"]))
+    text = str(subprocess.CalledProcessError(2, ["./deploy.sh", "-v"]))
     failure = classify_text("subprocess.CalledProcessError", text)
     assert isinstance(failure, Failure)
     assert failure.code == FC.CMD_FAILED
-    assert (failure.params["program"], failure.params["exit_code"]) == ("make", 2)
+    assert (failure.params["program"], failure.params["exit_code"]) == ("deploy.sh", 2)
+
+
+def test_the_message_gives_the_purpose_its_command_says() -> None:
+    """The argv in the message says what the command was for, by from_command's own rule:
+    ``make -j4`` is a build, so its failure is a build failure, as through triage."""
+    text = str(subprocess.CalledProcessError(2, ["make", "-j4"]))
+    failure = classify_text("subprocess.CalledProcessError", text)
+    assert isinstance(failure, Failure)
+    assert (failure.code, failure.kind) == (FC.BUILD_FAILED, "build_error")
 
 
 def test_a_child_killed_by_a_signal_is_killed() -> None:

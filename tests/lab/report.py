@@ -17,7 +17,9 @@ Every cell is measured on the committed fixtures, never written by hand (a test 
   ``kept`` (the provider's message), ``generic`` (an error, but the provider's text replaced),
   ``lost``;
 - **command timeout**: whether the log says a command was stopped at its time limit
-  (``command-timeout``), or ``n/a`` for agents that cannot set one.
+  (``command-timeout``), or ``n/a`` for agents that cannot set one;
+- **turn limit**: whether the log says the agent stopped at its turn limit (``turn-limit``:
+  any word of a limit after the last command the agent ran, ``echo two``), or ``n/a``.
 """
 
 from __future__ import annotations
@@ -26,13 +28,15 @@ import re
 from typing import TYPE_CHECKING, Final
 
 from tests.lab.runner import FIXTURES
-from tests.lab.score import Fixture, fixtures
+from tests.lab.score import Fixture, error_at_end, fixtures
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 COLUMNS: Final = ("command output", "exit status", "probe's exit 1", "retried 429",
-                  "retried 500", "fatal 500", "fatal 429", "auth 401", "command timeout")
+                  "retried 500", "fatal 500", "fatal 429", "auth 401", "command timeout",
+                  "turn limit")
+_LIMIT_WORDS: Final = re.compile(r"(?i)max[_ ]?turns|turn[_ ]?limit|limit|exceeded|maximum")
 BEGIN: Final = "<!-- lab-records:begin (python -m tests.lab report) -->"
 END: Final = "<!-- lab-records:end -->"
 
@@ -70,10 +74,7 @@ def fault_form(fixture: Fixture | None, status: int) -> str:
     text = fixture.text()
     if f"stub fault {status}" in text:
         return "kept"
-    tail = "\n".join(text.strip().splitlines()[-3:]).lower()
-    if re.search(r'"error"|error:|api error|exception', tail):
-        return "generic"
-    return "lost"
+    return "generic" if error_at_end(text) else "lost"
 
 
 def row(agent_fixtures: dict[str, Fixture]) -> list[str]:
@@ -86,6 +87,7 @@ def row(agent_fixtures: dict[str, Fixture]) -> list[str]:
     probes = text_of("probes-no-output")
     retried = text_of("provider-retried")
     timeout = text_of("command-timeout")
+    limited = text_of("turn-limit")
     return [
         "n/a" if probes is None else ("kept" if "2:beta" in probes else "lost"),
         "n/a" if missing is None else exit_form(missing, 127),
@@ -100,6 +102,8 @@ def row(agent_fixtures: dict[str, Fixture]) -> list[str]:
         "n/a" if timeout is None else (
             "kept" if re.search(r"(?i)timed out|timeout", timeout.split("sleep 30", 1)[-1])
             else "lost"),
+        "n/a" if limited is None else (
+            "kept" if _LIMIT_WORDS.search(limited.rsplit("echo two", 1)[-1]) else "lost"),
     ]
 
 

@@ -26,14 +26,16 @@ The checks, each passed or not:
 
 A check the agent's own log cannot support is counted apart, never in the share: the step
 checks (and the loops made of them) of an agent whose log keeps neither a command's output
-nor its exit status (aider's suggested commands), and the end of a run whose fatal provider
-fault the log lost (Gemini CLI).
+nor its exit status (aider's suggested commands), and the end of a run the log kept no trace
+of: a fatal provider fault or a give-up on a retried one it lost, a turn limit it does not
+write (Gemini CLI).
 Which agent keeps what is measured on its fixtures (:mod:`tests.lab.report`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -152,11 +154,16 @@ def check_fixture(fixture: Fixture, scenario: Scenario, seen: Seen | None = None
     blind = records.get("command output") == "lost" and records.get("exit status") == "lost"
     fatal_lost = scenario.fatal_step is not None and FAULT_MARKER not in fixture.text() and (
         records.get(_FATAL_COLUMN.get(_fatal_status(scenario), ""), "") == "lost")
+    ended = expected_end(fixture, scenario)
+    # a give-up on a retried fault, or a turn limit, that the log kept no trace of
+    gave_up_lost = ended != scenario.ended and fault_lost(fixture)
+    limit_lost = scenario.ended == "limit" and records.get("turn limit") == "lost"
+    end_lost = fatal_lost or gave_up_lost or limit_lost
 
     def add(step: int | None, check: str, passed: bool, detail: str = "") -> None:
         # a blind log keeps no step's failure, so no loop of them either
         observable = not (blind and (step is not None or check in ("loop", "no_loop"))) and not (
-            fatal_lost and check in ("ended", "ended_kind"))
+            end_lost and check in ("ended", "ended_kind"))
         checks.append(Check(agent, name, step, check, passed, detail, observable))
 
     played = fixture.played()
@@ -191,7 +198,6 @@ def check_fixture(fixture: Fixture, scenario: Scenario, seen: Seen | None = None
                 f"want {list(loop)}, got {[sorted(x) for x in seen.loops]}")
     if scenario.loops_declared and not scenario.loops:
         add(None, "no_loop", not seen.loops, f"got {[sorted(x) for x in seen.loops]}")
-    ended = expected_end(fixture, scenario)
     add(None, "ended", seen.status == ended, f"want {ended}, got {seen.status}")
     if scenario.ended_kind:
         add(None, "ended_kind", seen.ended_kind == scenario.ended_kind,
@@ -208,6 +214,18 @@ _FATAL_COLUMN = {500: "fatal 500", 429: "fatal 429", 401: "auth 401"}
 def _fatal_status(scenario: Scenario) -> int:
     step = scenario.steps[scenario.fatal_step or 0]
     return next(fault.status for fault in step.faults if fault.fatal)
+
+
+def error_at_end(text: str) -> bool:
+    """Whether a log's last lines hold an error (a fault kept, its provider's text or not)."""
+    tail = "\n".join(text.strip().splitlines()[-3:]).lower()
+    return re.search(r'"error"|error:|api error|exception', tail) is not None
+
+
+def fault_lost(fixture: Fixture) -> bool:
+    """The log kept no trace of a fault the stub answered: no marker, no error at its end."""
+    text = fixture.text()
+    return FAULT_MARKER not in text and not error_at_end(text)
 
 
 def expected_end(fixture: Fixture, scenario: Scenario) -> str:

@@ -71,3 +71,53 @@ def test_an_agent_folder_named_itself_gives_its_logs_only(tmp_path: Path) -> Non
     result = triage([home / ".claude", home / ".gemini"])
     assert [(item.format, item.error_code) for item in result.inputs] == [
         ("claude-code", None), ("gemini-cli", None)]
+
+
+def _copilot_session(home: Path) -> Path:
+    """A Copilot CLI session where the model's bash call fails (shapes: tests/triage/
+    test_copilot.py, from the format's published events)."""
+    from tests.triage.test_copilot import START, _answer, _bash, _prompt, _shell_result, _write
+
+    records = [START, _prompt(), *_bash("c1", "pytest -q"),
+               _shell_result("c1", "1 failed, 2 passed in 0.1s\n", 1), *_answer()]
+    return _write(home / ".copilot", records)
+
+
+def test_walking_a_home_finds_copilot_sessions(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    path = _copilot_session(home)
+    (home / ".copilot" / "config.json").write_text("{}")  # its settings: not a session
+    found = [p for p, _ in expand([home])]
+    assert path in found
+    assert home / ".copilot" / "config.json" not in found
+
+
+def test_home_logs_reads_every_agents_default_location(tmp_path: Path) -> None:
+    """``triage --home``: each agent's documented location under a user's home, honouring the
+    variables that move them; aider's history from the current directory."""
+    from failcode.triage._discover import default_locations, home_logs
+
+    home = _home(tmp_path)
+    _copilot_session(home)
+    mini = tmp_path / "mini-config"
+    mini.mkdir()
+    shutil.copy(FIXTURES / "mini-swe-agent" / "missing-program" / "session" / "runs"
+                / "lab.traj.json", mini / "last_mini_run.traj.json")
+    moved = tmp_path / "codex-home"
+    shutil.move(home / ".codex", moved)
+    env = {"MSWEA_GLOBAL_CONFIG_DIR": str(mini), "CODEX_HOME": str(moved)}
+    found, looked = home_logs(default_locations(env=env, home=home, cwd=home / "project"))
+    assert len(looked) == 7
+    result = triage(found)
+    assert sorted(item.format or "" for item in result.inputs) == [
+        "aider", "claude-code", "codex", "copilot-cli", "gemini-cli", "mini-swe-agent",
+        "openhands"]
+    assert [item.error_code for item in result.inputs] == [None] * 7
+
+
+def test_home_logs_with_nothing_there_finds_nothing(tmp_path: Path) -> None:
+    from failcode.triage._discover import default_locations, home_logs
+
+    found, looked = home_logs(default_locations(env={}, home=tmp_path, cwd=tmp_path))
+    assert found == []
+    assert tmp_path / ".claude" / "projects" in looked

@@ -109,11 +109,13 @@ def test_a_tool_error_is_a_rejected_action(tmp_path: Path) -> None:
     assert [type(e.outcome).__name__ for e in session.outcomes] == ["RejectedAction"]
 
 
-def test_a_cancelled_call_is_nothing(tmp_path: Path) -> None:
-    """A cancelled call never ran: no failure, no outcome, still a step."""
+def test_a_cancelled_call_is_a_cancelled_outcome(tmp_path: Path) -> None:
+    """A cancelled call never ran: no failure, a cancelled outcome, still a step."""
     cancelled = {**_shell("rm -rf build", "Output: (empty)\nExit Code: 1"), "status": "cancelled"}
     session = _one(_write(tmp_path, [_model("m1", [cancelled])]))
-    assert (session.failures, session.outcomes, session.steps) == ([], [], 1)
+    assert (session.failures, session.steps) == ([], 1)
+    assert [(e.step, type(e.outcome).__name__, e.evidence) for e in session.outcomes] == [
+        (0, "Cancelled", "rm -rf build")]
 
 
 def test_an_error_record_naming_an_api_error_ends_on_the_provider(tmp_path: Path) -> None:

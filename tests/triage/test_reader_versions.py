@@ -47,6 +47,11 @@ def _rejected(session: SessionResult) -> list[int | None]:
             if type(entry.outcome).__name__ == "RejectedAction"]
 
 
+def _cancelled(session: SessionResult) -> list[int | None]:
+    return [entry.step for entry in session.outcomes
+            if type(entry.outcome).__name__ == "Cancelled"]
+
+
 def _write(path: Path, value: Any) -> Path:
     path.write_text(json.dumps(value, indent=2))
     return path
@@ -302,18 +307,24 @@ def test_openhands_v1_terminal_timeout_is_a_timeout(tmp_path: Path) -> None:
 
 def test_openhands_v1_rejections_are_rejected_actions(tmp_path: Path) -> None:
     """OpenHands V1 UserRejectObservation (rejection_reason; a person or a hook) and an
-    AgentErrorEvent validating the tool call are fed back as tool results."""
+    AgentErrorEvent validating the tool call are fed back as tool results: a hook's refusal
+    and the validation are rejected actions, a person's rejection a cancelled call."""
     stamp = "2025-10-01T10:00:02"
     events = [_v1_action("a1", "c1", "rm -rf /"),
               {"kind": "UserRejectObservation", "id": "r", "timestamp": stamp,
                "source": "user", "tool_name": "terminal", "tool_call_id": "c1",
                "action_id": "a1", "rejection_reason": "User rejected the action",
                "rejection_source": "user"},
+              _v1_action("a2", "c2", "git push"),
+              {"kind": "UserRejectObservation", "id": "h", "timestamp": stamp,
+               "source": "environment", "tool_name": "terminal", "tool_call_id": "c2",
+               "action_id": "a2", "rejection_reason": "blocked by a PreToolUse hook",
+               "rejection_source": "hook"},
               {"kind": "AgentErrorEvent", "id": "e", "timestamp": stamp, "source": "agent",
-               "tool_name": "file_editor", "tool_call_id": "c2",
+               "tool_name": "file_editor", "tool_call_id": "c3",
                "error": "Error validating args for tool file_editor: missing path"}]
     session = _one(_write(tmp_path / "events.json", events))
-    assert (_rejected(session), session.failures) == ([0, 1], [])
+    assert (_cancelled(session), _rejected(session), session.failures) == ([0], [1, 2], [])
 
 
 def test_openhands_v1_record_with_iteration_limit_ends_as_limit(tmp_path: Path) -> None:
@@ -345,13 +356,14 @@ def test_openhands_v0_timeout_observation_is_a_timeout(tmp_path: Path) -> None:
     assert ([e.evidence for e in session.failures], _timeouts(session)) == (["npm install"], [0])
 
 
-def test_openhands_v0_user_rejected_is_a_rejected_action(tmp_path: Path) -> None:
-    """OpenHands v0 UserRejectObservation (observation 'user_rejected') in confirmation mode."""
+def test_openhands_v0_user_rejected_is_cancelled(tmp_path: Path) -> None:
+    """OpenHands v0 UserRejectObservation (observation 'user_rejected') in confirmation mode:
+    the person declined, the command never ran."""
     events = _v0([{"action": "run", "args": {"command": "rm -rf build"}},
                   {"observation": "user_rejected", "cause": 0, "extras": {},
                    "content": "Action has been rejected by the user! Waiting for further input."}])
     session = _one(_write(tmp_path / "events.json", events))
-    assert (_rejected(session), session.failures) == ([0], [])
+    assert (_cancelled(session), _rejected(session), session.failures) == ([0], [], [])
 
 
 def test_openhands_v0_error_state_reason_ends_the_session(tmp_path: Path) -> None:
@@ -462,17 +474,27 @@ def test_claude_code_bash_timeout_is_a_timeout(tmp_path: Path, result: str) -> N
     assert _timeouts(session) == [0]
 
 
+def test_claude_code_hook_block_is_a_rejected_action(tmp_path: Path) -> None:
+    """Claude Code feeds a PreToolUse hook's block (exit 2, stderr as the reason) back as the
+    tool result: a refusal of the action, fed to the model."""
+    session = _one(_lines(tmp_path / "t.jsonl", _bash(
+        "t1", "git push",
+        "PreToolUse:Bash hook returned blocking error: BLOCKED: git push is not allowed")))
+    assert (_rejected(session), session.failures) == ([0], [])
+
+
 @pytest.mark.parametrize("result", [
     ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if "
     "it was a file edit, the new_string was NOT written to the file). STOP what you are doing"),
-    "PreToolUse:Bash hook returned blocking error: BLOCKED: git push is not allowed",
+    "[Request interrupted by user for tool use]",
+    # parallel calls beside one that failed (anthropics/claude-code issue #22264)
+    "<tool_use_error>Sibling tool call errored</tool_use_error>",
 ])
-def test_claude_code_refused_bash_call_is_a_rejected_action(tmp_path: Path,
-                                                            result: str) -> None:
-    """Claude Code feeds a person's rejection and a PreToolUse hook's block (exit 2, stderr as
-    the reason) back as the tool result: the command never ran."""
+def test_claude_code_call_never_run_is_cancelled(tmp_path: Path, result: str) -> None:
+    """A person's rejection, an interrupt, and the calls Claude Code cancels when a sibling
+    failed: the command never ran, so no failure, no rejected action, no loop."""
     session = _one(_lines(tmp_path / "t.jsonl", _bash("t1", "git push", result)))
-    assert (_rejected(session), session.failures) == ([0], [])
+    assert (_cancelled(session), _rejected(session), session.failures) == ([0], [], [])
 
 
 def test_claude_code_error_without_exit_code_is_a_failed_command(tmp_path: Path) -> None:

@@ -54,7 +54,17 @@ retryability come from the code, see ``failcode explain CODE``):
 - FileNotFoundError, ENOENT, ENOTDIR: ``file_not_found``, ``FC.OS_FILE_NOT_FOUND``
 - ENOSPC, EDQUOT: ``disk_full``, ``FC.OS_DISK_FULL``
 - MemoryError, ENOMEM: ``out_of_memory``, ``FC.OS_OUT_OF_MEMORY``
-- ModuleNotFoundError: ``missing_module``, ``FC.CMD_MISSING_MODULE``
+- ModuleNotFoundError: ``missing_module``, ``FC.CMD_MISSING_MODULE``; a module the project
+  itself would provide (named like its tests: ``tests``, ``tests.x``, ``conftest``,
+  ``test_x``; a submodule ``pkg.sub`` of a package ``pkg`` the traceback shows outside installed
+  libraries, unless the submodule is private, ``_x``, a compiled extension not built; the
+  package the importing file lives in) is ``FC.CMD_LOCAL_MODULE_MISSING`` (task: the code
+  imports what the project lacks). Both keep the name in ``params["module"]``; a caller that
+  knows the repository applies :func:`~failcode.classification._command.as_local_module`
+- ImportError ``cannot import name 'X' from 'Y' (path)`` with the path in an installed library
+  or the standard library (``site-packages``, ``dist-packages``, ``lib/pythonX.Y``, a venv):
+  ``incompatible_dependency``, ``FC.CMD_INCOMPATIBLE_DEPENDENCY`` (``module`` Y, ``name`` X);
+  with the path in the project, an unknown location or a circular import: ``FC.SYS_UNKNOWN``
 - subprocess.CalledProcessError: the command, exit status and captured output classified by
   :func:`~failcode.from_command` (purpose ``general``); a status no step rule calls a failure
   (a probe that found nothing) is ``FC.CMD_FAILED`` with ``program`` and ``exit_code``
@@ -66,7 +76,12 @@ retryability come from the code, see ``failcode explain CODE``):
 
 Order of evidence: structured fields first (HTTP status, provider ``code``/``type``/
 ``error_code``, Google ``ErrorInfo.reason``/``QuotaFailure``/``RetryInfo``, errno), message
-phrases only as an anchored fallback (see :mod:`failcode.classification._providers`).
+phrases only as an anchored fallback (see :mod:`failcode.classification._providers`). A
+gateway's configuration errors are configuration whatever status carries them: missing
+credentials (``Missing credentials``, ``No API key``, an ``AuthenticationError`` inside a 500
+body) are ``FC.PROV_AUTH``; an unknown model id, ``Invalid model name``, litellm's ``LLM
+Provider NOT provided``, a model a gateway cannot route are ``FC.PROV_MODEL_NOT_FOUND`` (never
+transient, never a defect).
 
 Chains: the chain (``__cause__``, else ``__context__`` unless suppressed; at most
 :data:`~failcode.MAX_CAUSE_DEPTH` links, cycle-safe) is read outermost first, and the first
@@ -96,7 +111,8 @@ dotted parts is ``output``, ``parse``, ``tool_call``, ``tool_args`` or ``structu
 
 Location: the innermost traceback frame inside the current working directory (not under
 ``site-packages``), relative to it, found by walking ``tb_next`` (never
-``traceback.extract_tb``, which reads source files); never a line number.
+``traceback.extract_tb``, which reads source files); never a line number, never a temporary
+directory (a frame under ``cwd/tmpab12cd_3/`` is located inside it, ``pkg/x.py``).
 
 None of the entry points raises, whatever the input: a ``__str__`` that raises, a cause cycle,
 a 10 MB message, a body of any shape. Anything unexpected degrades to ``FC.SYS_UNKNOWN``.
@@ -115,6 +131,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 import msgspec
 
 from failcode.classification._command import from_command
+from failcode.classification._parsers import import_from_library, is_local_module
 from failcode.classification._providers import (
     PROVIDER_NAMES,
     ErrorFields,
@@ -134,6 +151,7 @@ from failcode.codes._catalog import FC
 from failcode.record._failure import MAX_CAUSE_DEPTH, Failure, FailureError
 from failcode.record._frozen import FrozenDict
 from failcode.record._outcomes import Cancelled, RejectedAction
+from failcode.signature._normalize import strip_temp_dir
 from failcode.signature._redact import redact_cut
 
 if TYPE_CHECKING:
@@ -239,6 +257,7 @@ RULES: Final[Mapping[str, Rule]] = {
     "IOError": Rule("oserror"),
     "EnvironmentError": Rule("oserror"),
     "ModuleNotFoundError": Rule("module"),
+    "ImportError": Rule("import"),
     "json.JSONDecodeError": _JSON,
     "pydantic.ValidationError": Rule("validation"),
     # -- openai ------------------------------------------------------------------------------
@@ -509,7 +528,7 @@ def _relative(filename: str, cwd: str) -> str | None:
     if (rel.startswith("..") or any(part in "/" + rel for part in _VENDORED)
             or _SURFACE_BAD.search(rel)):
         return None
-    return rel
+    return strip_temp_dir(rel)  # a temp directory under cwd never reaches a location
 
 
 def _cwd() -> str:
@@ -803,7 +822,8 @@ def _os_params(code: FC, exc: BaseException | None, text: str) -> dict[str, Scal
         path = str(path)[:1000]
         cwd = _loc_cwd[0] or _cwd()
         if cwd != "/" and path.startswith(cwd + "/"):
-            path = path[len(cwd) + 1:]  # the same file in another checkout or temp dir
+            # the same file in another checkout or temp dir, and under a temp dir of cwd
+            path = strip_temp_dir(path[len(cwd) + 1:]) or path
         return {"path": path}
     return {}
 
@@ -928,6 +948,17 @@ def _plan(  # noqa: PLR0917, PLR0915 - one branch per rule action, the table in 
             found = match.group(1) if match else None
         return _Plan(3, FC.CMD_MISSING_MODULE, {"module": found} if found else {},
                      {"rule": "type:module"}, None)
+    if action == "import":
+        # "cannot import name 'X' from 'Y' (path)": an installed library (or the standard
+        # library) without the name is an incompatible dependency; the project's own module
+        # without it is the code's own mistake, unclassified as before
+        library = import_from_library(text)
+        if library is not None:
+            return _Plan(3, FC.CMD_INCOMPATIBLE_DEPENDENCY,
+                         {"module": library[0], "name": library[1]},
+                         {"rule": "type:import+library"}, None)
+        return _Plan(0, FC.SYS_UNKNOWN, _unknown_params(type_name, text), {"rule": "none"},
+                     None)
     if action == "validation":
         problem, title = _validation_problem(exc, text)
         if surface is not None and is_model_output_surface(surface):
@@ -1329,6 +1360,7 @@ def _classify(
         if best.code is FC.SYS_UNKNOWN:
             best = best._replace(params=_unknown_params(_type_name(cls), text))
     best = _credentials_file(best, text)
+    best = _local_module(best, [frame[0] for frame in _frames_of_tb(exc.__traceback__)])
     return _build(best, surface, best.location or location, exc, context, detail=best.detail)
 
 
@@ -1388,6 +1420,7 @@ def classify_text(
             rule = _HTTP
         plan = _credentials_file(_plan(rule, family, None, name, text, clean_surface, None),
                                  text)
+        plan = _local_module(plan, [frame[0] for frame in _frames_of_text(traceback)])
         cwd = _cwd()
         location = _text_location(traceback, cwd)
         if rule.action == "unknown":
@@ -1474,3 +1507,17 @@ def _shape_family(body: object, headers: Mapping[str, str] | None) -> str:
                 and type(error.get("code")) is int:
             return "google.genai"
     return ""
+
+
+def _local_module(plan: _Plan, frames: list[str]) -> _Plan:
+    """A missing module the project itself would provide is the code's mistake, not a package
+    to install: ``FC.CMD_LOCAL_MODULE_MISSING`` (the rule: ``is_local_module``, from the name
+    and the traceback's files alone)."""
+    if plan.code is not FC.CMD_MISSING_MODULE:
+        return plan
+    module = plan.params.get("module")
+    if not isinstance(module, str) or not is_local_module(module, frames):
+        return plan
+    return plan._replace(code=FC.CMD_LOCAL_MODULE_MISSING, params={"module": module},
+                         metadata={**plan.metadata, "rule": "type:module+local"})
+

@@ -10,8 +10,14 @@ debug, merge, general). The order of the checks is the contract:
    exiting 1 with no output; the last program of the last pipeline decides) ->
    :class:`~failcode.NoMatch`;
 5. a missing program (exit 127, "command not found", make's "Error 127") -> FC.CMD_NOT_FOUND;
-6. killed by signal 9 (exit 137 or -9) -> FC.OS_KILLED;
-7. otherwise the output is parsed (the ``_parsers`` module) and the purpose picks the code,
+6. a file the shell would not run (exit 126), or a path refused to a command with no other
+   purpose (``cat: x: Permission denied``) -> FC.OS_PERMISSION_DENIED;
+7. a git remote that does not exist or cannot be reached (``does not appear to be a git
+   repository``, ``Could not read from remote repository``, ``unable to access``) ->
+   FC.GIT_REMOTE_UNREACHABLE, an environment failure whatever the purpose; a rejected push
+   (``! [rejected]``) is a merge failure of the workspace;
+8. killed by signal 9 (exit 137 or -9) -> FC.OS_KILLED;
+9. otherwise the output is parsed (the ``_parsers`` module) and the purpose picks the code,
    with the parsed class, the location relative to ``cwd`` and the tool's diagnostic code;
    a package manager's own verdict on an install (a package not found, not installable, its
    sources unreachable) is a dependency or environment failure in every purpose.
@@ -23,30 +29,33 @@ import importlib
 import os
 import posixpath
 import re
-import shlex
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from failcode.classification._lex import split as split_words
 from failcode.classification._parsers import (
     INSTALL_CLASSES,
     Diagnostic,
     cap_text,
     find_diagnostics,
+    is_local_module,
     strip_ansi,
 )
+from failcode.classification._purpose import infer_purpose
 from failcode.codes._catalog import FC
 from failcode.record._failure import Failure, InvalidFailureError
 from failcode.record._outcomes import Cancelled, NoMatch
+from failcode.signature._normalize import strip_temp_dir
 from failcode.signature._redact import redact_cut, redact_slice
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
     from failcode.record._frozen import Scalar
     from failcode.record._outcomes import NonErrorOutcome
 
-__all__ = ["PURPOSES", "from_command", "parse_invocation"]
+__all__ = ["PURPOSES", "as_local_module", "from_command", "parse_invocation"]
 
 PURPOSES: Final = ("build", "test", "static_analysis", "doctor", "debug", "merge", "general")
 """The purposes a command may have."""
@@ -108,6 +117,14 @@ class Invocation:
     """Every program of the script, in order (for the surface)."""
 
 
+# Runs of characters the lexer below appends one by one in its last branch, per quoting state.
+# Backticks, ``<`` and ``>`` stay single: the lexer counts backticks among the pieces and looks
+# at the piece before ``&`` (``2>&1``).
+_PLAIN_RUN: Final = re.compile(r"[^\\'\"#$`<>\n();&|]+")
+_SINGLE_RUN: Final = re.compile(r"[^'`]+")
+_DOUBLE_RUN: Final = re.compile(r'[^"\\`]+')
+
+
 def _segments(script: str) -> list[str]:  # noqa: PLR0915 - one lexer loop, one branch per char
     """Simple commands of a shell script, in order: separators, heredoc bodies and comments gone.
 
@@ -129,6 +146,14 @@ def _segments(script: str) -> list[str]:  # noqa: PLR0915 - one lexer loop, one 
 
     while i < n:
         c = script[i]
+        # a run of characters no branch below treats specially is one append, not one per
+        # character (each of those characters would take the last branch)
+        run = (_PLAIN_RUN if quote is None else _SINGLE_RUN if quote == "'" else
+               _DOUBLE_RUN).match(script, i)
+        if run is not None:
+            current.append(run.group())
+            i = run.end()
+            continue
         if quote == "'":
             current.append(c)
             if c == "'":
@@ -216,7 +241,7 @@ def _skip_heredocs(script: str, i: int, heredocs: list[tuple[str, bool]]) -> int
 
 def _words(segment: str) -> list[str]:
     try:
-        words = shlex.split(segment)
+        words = split_words(segment)  # shlex.split's words, without its per-character loop
     except ValueError:
         words = segment.split()
     cleaned: list[str] = []
@@ -519,6 +544,7 @@ _PHRASES: Final = {
     "no_rule_to_make_target": "no rule to make target {}",
     "patch_conflict": "conflict in {}",
     "missing_script": "missing script {}",
+    "unbound_variable": "variable '{}' is not set",
 }  # fmt: skip
 
 
@@ -664,7 +690,7 @@ def from_command(
     stdout: str | bytes = "",
     stderr: str | bytes = "",
     *,
-    purpose: str = "general",
+    purpose: str | None = None,
     cwd: str | os.PathLike[str] | None = None,
     surface: str | None = None,
     timed_out: bool = False,
@@ -681,7 +707,10 @@ def from_command(
         stdout: the standard output, ``str`` or ``bytes`` (decoded as UTF-8, errors
             replaced); only its first and last 64 KiB are scanned.
         stderr: the standard error, read like ``stdout``.
-        purpose: one of :data:`PURPOSES`; picks the kind and code.
+        purpose: one of :data:`PURPOSES`; picks the kind and code. None (the default) infers
+            it from the command and then its output with :func:`failcode.infer_purpose`, the
+            rule ``failcode triage`` uses, so the same failing command is the same failure
+            through both.
         cwd: the command's working directory; locations are made relative to it.
         surface: the record's surface; by default the tool and purpose, e.g. ``cpp.build``,
             ``python.test``, ``git.merge``, ``shell.run``.
@@ -696,7 +725,7 @@ def from_command(
         ValueError: ``purpose`` is not one of :data:`PURPOSES`, or ``surface`` holds white
             space or ``:``. Nothing else raises: unknown output gives a generic code.
     """
-    if purpose not in PURPOSES:
+    if purpose is not None and purpose not in PURPOSES:
         msg = f"from_command: purpose={purpose!r} is not allowed; expected one of " + (
             ", ".join(PURPOSES))
         raise ValueError(msg)
@@ -707,6 +736,8 @@ def from_command(
     if raw_exit == 0 and not timed_out:
         return None
     out, err = _decode(stdout), _decode(stderr)
+    if purpose is None:
+        purpose = infer_purpose(argv, err + "\n" + out if err and out else err or out)
     invocation = parse_invocation(argv if isinstance(argv, str) else list(argv))
     status = _normalize_exit(raw_exit)
     base = os.fspath(cwd) if cwd is not None else None
@@ -753,7 +784,21 @@ def from_command(
         missing = redact_cut(posixpath.basename(missing or program), 64) or program
         return _make(FC.CMD_NOT_FOUND, piece("shell" if lang in (None, "shell") else lang,
                                              detail), params={"program": missing})
-    # 6. killed
+    # 6. the shell refused to run a file (126: found, not executable), or a command that
+    # says nothing else was refused a path: the user's environment, in every purpose
+    denied = next((d for d in diagnostics if d.error_class == "permission_denied"), None)
+    if status == 126 or (denied is not None and primary is denied and purpose == "general"):
+        path = redact_cut(denied.path, 200) if denied is not None and denied.path else None
+        return _make(FC.OS_PERMISSION_DENIED, piece("shell", detail),
+                     params={"path": path} if path else {})
+    # 7. a git remote that does not exist or cannot be reached, in every purpose
+    remote = next((d for d in diagnostics if d.error_class == "remote_unreachable"), None)
+    if remote is not None and not any(d.error_class in INSTALL_CLASSES for d in diagnostics):
+        name = redact_cut(remote.subject, 200) if remote.subject else None
+        return _make(FC.GIT_REMOTE_UNREACHABLE,
+                     piece("git", _excerpt(text, remote.start, remote.end)),
+                     params={"remote": name} if name else {})
+    # 8. killed
     if status == 137 or raw_exit == -9:
         return _make(FC.OS_KILLED, piece(None, detail), params={"program": program, "signal": 9})
 
@@ -761,7 +806,8 @@ def from_command(
                        signal=signal, diagnostics=diagnostics)
 
 
-_RUNNER_MISSING: Final = re.compile(r"python[\d.]*: No module named ")
+_RUNNER_MISSING: Final = re.compile(
+    r"python[\d.]*: (?:No module named |Error while finding module specification for )")
 
 
 def _install_failure(primary: Diagnostic, diagnostics: Sequence[Diagnostic], piece: _Build,
@@ -801,6 +847,17 @@ def _install_failure(primary: Diagnostic, diagnostics: Sequence[Diagnostic], pie
 def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: str | None, *,
                 status: int | None, signal: int | None,
                 diagnostics: Sequence[Diagnostic] = ()) -> Failure:
+    """The code for a parsed diagnostic: the rules that hold in every purpose first, then
+    the purpose's code.
+
+    In every purpose: a package manager's verdict on an install; a ``set -u`` variable that is
+    not set (``FC.CMD_DIAGNOSTIC`` naming the variable, so FOO and BAR are two signatures);
+    outside test collection, a missing module: ``FC.CMD_LOCAL_MODULE_MISSING`` when the project
+    itself would provide it (:func:`~failcode.classification._parsers.is_local_module`), else
+    ``FC.CMD_MISSING_MODULE``; a Python traceback the exception rules call a missing module,
+    a missing program or an incompatible dependency (``cannot import name`` from an installed
+    library). The location and a subject naming a file never hold a temporary directory.
+    """
     crash: dict[str, Scalar] | None = None
     if signal is not None and status is not None and status > 128:
         crash = {"signal": signal}
@@ -817,8 +874,8 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
             error_class = "check_failed"
         return _make(code, piece, error_class=error_class, extra=crash)
 
-    location = _location(primary, cwd)
-    subject = _subject(primary)
+    location = _temp_free(_location(primary, cwd))
+    subject = _temp_free_subject(_subject(primary))
     error_class = primary.error_class
     diagnostic = primary.code or primary.exc_type
     phrase = _PHRASES.get(error_class)
@@ -835,9 +892,23 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
     if error_class in INSTALL_CLASSES:
         return _install_failure(primary, diagnostics or (primary,), piece, location)
 
-    # a missing module outside test collection is a dependency problem in every purpose
+    # `set -u` stopped the script at a variable that is not set, before the command it would
+    # have run: in every purpose it is that variable (FOO and BAR are two failures)
+    if error_class == "unbound_variable" and subject:
+        return _make(FC.CMD_DIAGNOSTIC, piece, params={"program": piece.program,
+                                                       "problem": _PHRASES[error_class].format(
+                                                           subject)},
+                     location=location, error_class=error_class, diagnostic=diagnostic)
+
+    # a missing module outside test collection is a dependency problem in every purpose, unless
+    # the project itself would provide it (its tests, a submodule of its own package): then the
+    # code imports what the project does not have, the agent's to fix
     if error_class == "missing_module" and primary.family in ("python", "node", "go") \
             and subject and not collecting and not subject.startswith("."):
+        if primary.family == "python" and is_local_module(subject, primary.frames):
+            return _make(FC.CMD_LOCAL_MODULE_MISSING, piece, params={"module": subject},
+                         location=location, diagnostic=diagnostic,
+                         extra={"rule": "local-module:text"})
         return _make(FC.CMD_MISSING_MODULE, piece, params={"module": subject},
                      location=location, diagnostic=diagnostic)
 
@@ -845,7 +916,8 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
         classified = _classify_traceback(primary, piece.surface)
         if classified.code != FC.SYS_UNKNOWN:
             if purpose in ("general", "debug", "doctor") or classified.code in (
-                    FC.CMD_MISSING_MODULE, FC.CMD_NOT_FOUND):
+                    FC.CMD_MISSING_MODULE, FC.CMD_NOT_FOUND, FC.CMD_INCOMPATIBLE_DEPENDENCY,
+                    FC.CMD_LOCAL_MODULE_MISSING):
                 return _rebuild(classified, piece, location, diagnostic)
             error_class = classified.error_class
 
@@ -909,3 +981,57 @@ def _target_code(primary: Diagnostic) -> str | None:
     if primary.family in ("git", "patch") and primary.error_class == "patch_conflict":
         return "merge"
     return None
+
+
+def _temp_free(location: str | None) -> str | None:
+    """A location without the temporary directory it passes through (``tmpab12cd_3/x.py`` is
+    ``x.py``): a temp directory never reaches a record's location, nor so its signature."""
+    return strip_temp_dir(location) if location else None
+
+
+def _temp_free_subject(subject: str | None) -> str | None:
+    """A subject naming a file (a test's node id ``tmpab12cd_3/test_a.py::test_x``, a header)
+    without the temporary directory it passes through."""
+    if not subject or "/" not in subject:
+        return subject
+    head, sep, tail = subject.partition("::")
+    stripped = strip_temp_dir(head)
+    return stripped + sep + tail if stripped else subject
+
+
+def as_local_module(failure: Failure, provided: Collection[str]) -> Failure:
+    """``failure`` as the project's own missing module when the session says the project
+    provides it; else ``failure`` unchanged. Pure: the caller supplies what the session knows.
+
+    The classifier alone cannot know the repository: a missing module whose name says nothing
+    (``testapp``, listed in a Django settings file the agent wrote) is ``FC-CMD-002``, a package
+    to install. A caller that knows the session's repository passes the module names it
+    provides in ``provided``: the top-level packages and modules of the repository (a directory
+    with an ``__init__.py``, a ``*.py`` file at its root or under ``src/``), the modules the
+    agent created or listed (an entry of ``INSTALLED_APPS``). When ``params["module"]``, or one
+    of its dotted prefixes, is among them, the record becomes ``FC-CMD-014`` (command_error,
+    task: the code imports what the project does not have) with the same surface, location,
+    detail and metadata (``metadata["rule"]`` is ``local-module:session``).
+
+    Args:
+        failure: a record of any code; only ``FC-CMD-002`` with a ``module`` param changes.
+        provided: dotted module names the session's repository provides.
+    """
+    if failure.code != FC.CMD_MISSING_MODULE.value:
+        return failure
+    module = failure.params.get("module")
+    if not isinstance(module, str) or not module:
+        return failure
+    parts = module.split(".")
+    names = {name for name in provided if isinstance(name, str)}
+    if not any(".".join(parts[:end]) in names for end in range(1, len(parts) + 1)):
+        return failure
+    metadata: dict[str, Scalar] = {**failure.metadata, "rule": "local-module:session"}
+    try:
+        return FC.CMD_LOCAL_MODULE_MISSING.failure(
+            surface=failure.surface, params={"module": module}, location=failure.location,
+            detail=failure.detail, cause=failure.cause, context=failure.context,
+            metadata=metadata, cause_refs=failure.cause_refs,
+            evidence_refs=failure.evidence_refs)
+    except (InvalidFailureError, KeyError):
+        return failure

@@ -39,6 +39,9 @@ __all__ = [
     "PythonTraceback",
     "cap_text",
     "find_diagnostics",
+    "import_from_library",
+    "is_library_path",
+    "is_local_module",
     "package_name",
     "parse_python_traceback",
     "strip_ansi",
@@ -59,7 +62,8 @@ EXTRA_CLASSES: Final = (
     "compile_error", "link_error", "test_exception", "test_setup_error", "uncaught_exception",
     "file_not_found", "corrupt_patch", "dirty_worktree", "git_error", "recipe_failed",
     "npm_error", "missing_script", "package_not_found", "package_build_failed",
-    "dependency_conflict", "package_source_unreachable",
+    "dependency_conflict", "package_source_unreachable", "remote_unreachable", "push_rejected",
+    "permission_denied", "unbound_variable",
 )  # fmt: skip
 """Finer classes a parser may report when no core class fits (also public, documented)."""
 
@@ -498,6 +502,12 @@ def _git_overwritten(match: re.Match[str], text: str) -> Diagnostic | None:
     return Diagnostic("git", "dirty_worktree", match.start(), match.end(),
                       path=first.group(1).strip() if first else None,
                       message=match.group(0).strip())
+
+
+def _git_remote(match: re.Match[str], _text: str) -> Diagnostic | None:
+    remote = match.group("remote") or match.group("url") or match.group("repo")
+    return Diagnostic("git", "remote_unreachable", match.start(), match.end(),
+                      subject=remote, message=match.group(0).strip())
 
 
 def _simple(family: str, error_class: str, *, subject: str | None = None,
@@ -1036,6 +1046,8 @@ _INSTALL_RULES: Final[tuple[Rule, ...]] = (
 
 
 _PATH = r"(?P<path>[^\s:()'\"][^:\n()'\"]*?)"
+# a shell variable as `set -u` names it: FOO, arr[0], m[key], $1
+_SHELL_VAR = r"(?P<var>\$?[A-Za-z_][A-Za-z0-9_]{0,127}(?:\[[^\]\n]{0,100}\])?|\$?\d{1,4})"
 RULES: Final[tuple[Rule, ...]] = (
     # missing programs (a shell, sudo, env, xargs, timeout, zsh, make)
     Rule("shell", "not found", re.compile(
@@ -1048,6 +1060,14 @@ RULES: Final[tuple[Rule, ...]] = (
         r"command not found$"), _command_not_found),
     Rule("shell", "Unknown command:", re.compile(
         r"(?m)^fish: Unknown command:? (?P<prog>[^\s]+)$"), _command_not_found),
+    # `set -u`: a variable the script expands is not set (bash, dash, zsh, ksh); the variable
+    # is the identity (FOO and BAR are two failures)
+    Rule("shell", "unbound variable", re.compile(
+        r"(?m)^[^\s:][^\n:]*?(?::\d+)?: (?:line \d+: |\d+: )?" + _SHELL_VAR
+        + r": unbound variable$"), _simple("shell", "unbound_variable", subject="var")),
+    Rule("shell", "parameter not set", re.compile(
+        r"(?m)^[^\s:][^\n:]*?(?::\d+)?: (?:line \d+: |\d+: )?" + _SHELL_VAR
+        + r": parameter not set$"), _simple("shell", "unbound_variable", subject="var")),
     # gcc / g++ / clang diagnostics, and mypy's (same shape; told apart by the file extension)
     Rule("cpp", "error:", re.compile(
         r"(?m)^" + _PATH + r":\d+:(?:\d+:)? (?:fatal )?error: (?P<msg>[^\n]*?)"
@@ -1130,6 +1150,15 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule("git", "would be overwritten by", re.compile(
         r"(?m)^error: Your local changes to the following files would be overwritten by "
         r"[^\n]*$"), _git_overwritten),
+    # a remote that does not exist, cannot be reached or refuses the credentials
+    Rule("git", "fatal: ", re.compile(
+        r"(?m)^fatal: (?:[`'\u2018\"](?P<remote>[^\n'\u2019\"]+)[`'\u2019\"] does not appear "
+        r"to be a git repository|Could not read from remote repository\.?|unable to access "
+        r"[`'\u2018\"](?P<url>[^\n'\u2019\"]+)[`'\u2019\"]: [^\n]+|repository "
+        r"[`'\u2018\"](?P<repo>[^\n'\u2019\"]+)[`'\u2019\"] not found|No configured push "
+        r"destination\.?|Authentication failed for [^\n]+)$"), _git_remote),
+    Rule("git", "[rejected]", re.compile(
+        r"(?m)^ ! \[(?:remote )?rejected\] [^\n]+$"), _simple("git", "push_rejected")),
     Rule("git", "fatal: ", re.compile(r"(?m)^fatal: (?P<msg>[^\n]+)$"),
          _simple("git", "git_error")),
     # GNU patch
@@ -1152,6 +1181,16 @@ RULES: Final[tuple[Rule, ...]] = (
         r"['\u2019\"]: \[Errno 2\][^\n]*$"), _python_missing_script),
     Rule("python", "No module named", re.compile(
         r"(?m)^[^\s:]*python[\d.]*: No module named (?P<mod>[\w.]+)$"), _python_no_module),
+    # python -m pkg.mod whose package is missing: the interpreter names the missing part
+    Rule("python", "Error while finding module specification", re.compile(
+        r"(?m)^[^\s:]*python[\d.]*: Error while finding module specification for "
+        r"'[\w.]+' \(ModuleNotFoundError: No module named '(?P<mod>[\w.]+)'\)$"),
+        _python_no_module),
+    # the shell refusing to run a file (no execute bit: exit 126), or a tool refused a path
+    Rule("shell", "Permission denied", re.compile(
+        r"(?m)^(?:[^\s:]+: )?(?:line \d+: |\d+: )?(?:(?:cannot open|cannot access|cannot "
+        r"create[\w ]*) )?[`'\u2018\"]?(?P<path>[^\s:'\u2019\"][^\n:'\u2019\"]*?)[`'\u2019\"]?: "
+        r"Permission denied$"), _simple("shell", "permission_denied", path="path")),
     # coreutils and friends: a file operand that does not exist
     Rule("shell", "No such file or directory", re.compile(
         r"(?m)^(?P<prog>[\w.+-]+): (?:cannot (?:stat|access|open|remove) )?"
@@ -1259,6 +1298,70 @@ def _python_diagnostic(text: str) -> Diagnostic | None:
     return Diagnostic("python", error_class, tb.start, tb.end, subject=subject,
                       message=f"{tb.exc_type}: {tb.message}" if tb.message else tb.exc_type,
                       frames=tb.frames, exc_type=tb.exc_type, traceback=tb.text)
+
+
+# -- where a Python module comes from ------------------------------------------------------
+# A file of an installed library or of the interpreter itself: site-packages, dist-packages, a
+# virtual environment, node_modules, the standard library (lib/pythonX.Y, Windows' PythonXY\Lib)
+# or a module frozen into the interpreter.
+_LIBRARY_PATH: Final = re.compile(
+    r"(?i)(?:^|[/\\])(?:site-packages|dist-packages|\.venv|node_modules)[/\\]"
+    r"|[/\\]lib(?:64)?[/\\]python\d+(?:\.\d+)?t?[/\\]|[/\\]python\d+[/\\]lib[/\\]|^<frozen ")
+_OWN_TEST_MODULES: Final = frozenset({"tests", "conftest"})
+
+
+def is_library_path(path: str) -> bool:
+    """Whether ``path`` is a file of an installed library or of the interpreter's standard
+    library (``site-packages``, ``dist-packages``, ``.venv``, ``node_modules``,
+    ``lib/pythonX.Y``, ``<frozen os>``), not of the project."""
+    return _LIBRARY_PATH.search(path) is not None
+
+
+def is_local_module(module: str, frames: tuple[str, ...] | list[str] = ()) -> bool:
+    """Whether a missing module is one the project itself would provide, from the text alone.
+
+    - a module named like the project's own tests: ``tests``, ``tests.x``, ``conftest``,
+      ``test_x``;
+    - a submodule ``pkg.sub`` of a package ``pkg`` that the traceback shows in the project (a
+      frame's file under a ``pkg/`` directory outside installed libraries), unless its last
+      part is private (``astropy.table._column_mixins``: a compiled extension not built, which
+      stays a missing dependency);
+    - a top-level module ``pkg`` while the importing file (the innermost project frame) lies
+      inside a ``pkg/`` directory: the code runs from inside the package it cannot import.
+
+    ``frames`` are the traceback's file paths, outermost first.
+    """
+    parts = module.split(".")
+    top = parts[0]
+    if not top:
+        return False
+    if top in _OWN_TEST_MODULES or top.startswith("test_"):
+        return True
+    if len(parts) > 1 and parts[-1].startswith("_"):
+        return False
+    project = ["/" + frame.replace("\\", "/") for frame in frames
+               if frame and not frame.startswith("<") and not is_library_path(frame)]
+    directory = f"/{top}/"
+    if len(parts) > 1:
+        return any(directory in frame for frame in project)
+    return bool(project) and directory in project[-1]
+
+
+# ImportError's "cannot import name 'X' from 'Y' (path)": the path says where Y was found
+_IMPORT_NAME_RE: Final = re.compile(
+    r"cannot import name ['\"]?(?P<name>[\w.]{1,200})['\"]? from ['\"]?(?P<module>[\w.]{1,200})"
+    r"['\"]? \((?P<path>[^()\n]{1,1000})\)")
+
+
+def import_from_library(message: str) -> tuple[str, str] | None:
+    """``(module, name)`` when an ImportError's message says an installed library (or the
+    standard library) lacks a name: ``cannot import name 'X' from 'Y' (.../site-packages/Y/...)``.
+    None for a module of the project, a namespace package (``unknown location``) or a circular
+    import (``partially initialized module``)."""
+    found = _IMPORT_NAME_RE.search(message[:8192])
+    if found is None or not is_library_path(found.group("path")):
+        return None
+    return found.group("module"), found.group("name")
 
 
 _KEPT_PER_RULE: Final = 3

@@ -12,6 +12,15 @@ fallback, each an anchored regular expression (word boundaries that treat ``_`` 
 word, so ``_litellm_rate_limit_descriptors`` is no rate limit), and a bare number in a message is
 never read as a status: only ``Error code: 429``, ``status 429``, ``HTTP 429`` or a leading
 ``429 RESOURCE_EXHAUSTED.`` are.
+
+Configuration is never an outage: gateways (a LiteLLM proxy, OpenRouter, an AI gateway) answer
+a request they could not send with any status. Missing credentials (``Missing credentials``,
+``No API key``, ``api_key client option must be set``, an ``AuthenticationError`` inside a 500
+body) are ``FC.PROV_AUTH`` under a 4xx or a 5xx; a model the provider does not know or the
+gateway cannot route (``The model `x` does not exist``, ``Invalid model name passed in
+model=x``, ``LLM Provider NOT provided``, ``No endpoints found for x``, ``Unable to route
+request``) is ``FC.PROV_MODEL_NOT_FOUND``. Under a 5xx only the unambiguous words count
+("model x is not available" there may be a passing outage).
 """
 
 from __future__ import annotations
@@ -342,8 +351,28 @@ _OVERLOADED_RE: Final = _phrase(r"overloaded", r"over capacity", r"at capacity")
 _AUTH_RE: Final = _phrase(
     r"invalid[ _]api[ _]key", r"incorrect api key", r"api key not valid", r"invalid x-api-key",
     r"invalid authentication", r"api[ _]key client option must be set",
-    r"could not resolve authentication method", r"missing (?:an? )?api[ _]key",
-    r"unauthori[sz]ed", r"authentication[ _]error",
+    r"could not resolve authentication method", r"missing (?:an? )?(?:[\w-]+ ){0,2}api[ _]key",
+    r"unauthori[sz]ed", r"authentication[ _]?error",
+    # credentials that were never sent (the SDKs' and gateways' own words)
+    r"missing credentials", r"no (?:auth(?:entication)? )?credentials (?:were )?(?:found|provided)",
+    r"no api[ _]key (?:was )?(?:found|provided|set|configured)",
+    r"api[ _]key (?:is )?(?:missing|required|not (?:set|provided|found|configured))",
+    r"you didn't provide an api key", r"x-api-key header is required",
+)
+# A model the provider or gateway does not know or cannot route: a setting to fix (the model
+# id, its provider prefix, the gateway's model list), whatever status carries it. Under a 5xx
+# only these words count; "model x is not available" there may be a passing outage.
+_MODEL_UNKNOWN_STRONG: Final = (
+    r"model[ _]not[ _]found", r"the model .{1,120}? does not exist",
+    r"invalid model(?:[ _](?:name|id|identifier))?", r"unknown model", r"no such model",
+    r"llm provider not provided",
+    r"(?:unable to|cannot|can't|could not|failed to) route (?:the )?(?:request|model)",
+    r"no route (?:found )?for (?:the )?model",
+)
+_MODEL_UNKNOWN_5XX_RE: Final = _phrase(*_MODEL_UNKNOWN_STRONG)
+_MODEL_UNKNOWN_RE: Final = _phrase(
+    *_MODEL_UNKNOWN_STRONG, r"model .{1,160}? (?:is not available|not found|does not exist)",
+    r"no endpoints found for",
 )
 _PERMISSION_RE: Final = _phrase(
     r"permission[ _]denied", r"permission[ _]error", r"does not have permission",
@@ -353,6 +382,10 @@ _MODEL_NOT_FOUND_RE: Final = _phrase(
     r"model[ _]not[ _]found", r"the model .{1,120} does not exist", r"model: \S{1,120}",
     r"models/\S{1,120} is not found", r"unknown model", r"no such model",
     r"model .{1,120} (?:not found|does not exist)",
+    r"invalid model(?:[ _](?:name|id|identifier))?", r"model .{1,160}? is not available",
+    r"llm provider not provided", r"no endpoints found for",
+    r"(?:unable to|cannot|can't|could not|failed to) route (?:the )?(?:request|model)",
+    r"no route (?:found )?for (?:the )?model",
 )
 _MODEL_WORD_RE: Final = _phrase(r"models?")
 _TOOLS_RE: Final = _phrase(
@@ -378,6 +411,11 @@ _RETRY_IN_RE: Final = re.compile(
 _MODEL_PATTERNS: Final = (
     re.compile(r"""(?:the )?model [`'"]([^`'"\s]{1,120})[`'"]""", re.IGNORECASE),
     re.compile(r"(?<![\w-])model: ?([A-Za-z0-9][\w.:/@-]{0,119})"),
+    # litellm: "You passed model=x", "Invalid model name passed in model=x"
+    re.compile(r"(?<![\w-])model=['\"]?([A-Za-z0-9][\w.:/@-]{0,119})"),
+    re.compile(r"(?i)no endpoints found for ([A-Za-z0-9][\w.:/@-]{0,119})"),
+    re.compile(r"(?i)(?<![\w-])model ([A-Za-z0-9][\w.:/@-]{0,119}) (?:is not available|not "
+               r"found|does not exist)"),
     re.compile(r"(?<![\w-])models/([A-Za-z0-9][\w.@-]{0,119})"),
     re.compile(r"""["']model["']\s*:\s*["']([^"'\s]{1,120})["']"""),
     re.compile(r"context window of ([A-Za-z0-9][\w.:/@-]{0,119})"),
@@ -422,7 +460,8 @@ _AUTH_CODES: Final = frozenset({
     "invalid_api_key", "authentication_error", "API_KEY_INVALID", "API_KEY_EXPIRED",
     "UNAUTHENTICATED", "ACCESS_TOKEN_EXPIRED", "ACCESS_TOKEN_TYPE_UNSUPPORTED",
     "CREDENTIALS_MISSING", "invalid_client", "invalid_token", "invalid_grant", "unauthorized",
-    "invalid_authentication", "expired_api_key",
+    "invalid_authentication", "expired_api_key", "auth_missing", "missing_api_key",
+    "no_api_key", "api_key_missing", "missing_credentials", "no_provider_key",
 })
 _PERMISSION_CODES: Final = frozenset({
     "permission_error", "permission_denied", "PERMISSION_DENIED", "SERVICE_DISABLED",
@@ -445,7 +484,10 @@ _CONTEXT_CODES: Final = frozenset({
     "context_length_exceeded", "string_above_max_length", "request_too_large",
     "context_window_exceeded", "prompt_too_long",
 })
-_MODEL_CODES: Final = frozenset({"model_not_found", "model_not_available"})
+_MODEL_CODES: Final = frozenset({
+    "model_not_found", "model_not_available", "model_not_supported", "invalid_model",
+    "unknown_model", "invalid_model_name",
+})
 _CONTENT_CODES: Final = frozenset({
     "content_filter", "content_policy_violation", "ResponsibleAIPolicyViolation",
     "content_filtered", "SAFETY", "PROHIBITED_CONTENT",
@@ -534,7 +576,11 @@ def _by_status(
     if status == 403:
         return HttpVerdict(FC.PROV_PERMISSION, "status:403")
     if status == 404:
-        if _MODEL_WORD_RE.search(text[:8192]) or fields.param == "model":
+        window = text[:8192]
+        if _TOOLS_RE.search(window):  # OpenRouter: "No endpoints found that support tool use"
+            return HttpVerdict(FC.PROV_TOOL_USE_UNSUPPORTED, "status:404+tools_phrase")
+        if (_MODEL_WORD_RE.search(window) or fields.param == "model"
+                or _MODEL_UNKNOWN_RE.search(window)):
             return HttpVerdict(FC.PROV_MODEL_NOT_FOUND, "status:404+model")
         return HttpVerdict(FC.PROV_BAD_REQUEST, "status:404")
     if status in {408, 504}:
@@ -550,7 +596,14 @@ def _by_status(
     if status == 529:
         return HttpVerdict(FC.PROV_OVERLOADED, "status:529")
     if status >= 500:
-        if status == 503 and (_OVERLOADED_RE.search(text[:8192]) or codes & _OVERLOADED_CODES):
+        window = text[:8192]
+        # a gateway reporting, as a server error, what it could not send: no credentials, a
+        # model it does not know or cannot route; configuration, never a transient failure
+        if _AUTH_RE.search(window):
+            return HttpVerdict(FC.PROV_AUTH, "status:5xx+auth_phrase")
+        if _MODEL_UNKNOWN_5XX_RE.search(window):
+            return HttpVerdict(FC.PROV_MODEL_NOT_FOUND, "status:5xx+model_phrase")
+        if status == 503 and (_OVERLOADED_RE.search(window) or codes & _OVERLOADED_CODES):
             return HttpVerdict(FC.PROV_OVERLOADED, "status:503+overloaded")
         return HttpVerdict(FC.PROV_SERVER_ERROR, f"status:{status // 100}xx")
     if status == 409:
@@ -565,6 +618,10 @@ def _by_status(
             return HttpVerdict(FC.PROV_TOOL_USE_UNSUPPORTED, "status:4xx+tools_phrase")
         if _CONTENT_RE.search(window):
             return HttpVerdict(FC.PROV_CONTENT_FILTERED, "status:4xx+content_phrase")
+        if _MODEL_UNKNOWN_RE.search(window):
+            return HttpVerdict(FC.PROV_MODEL_NOT_FOUND, "status:4xx+model_phrase")
+        if _AUTH_RE.search(window):
+            return HttpVerdict(FC.PROV_AUTH, "status:4xx+auth_phrase")
         return HttpVerdict(FC.PROV_BAD_REQUEST, f"status:{status}")
     return _by_phrase(text)
 

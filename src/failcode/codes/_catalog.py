@@ -380,6 +380,29 @@ class FC(CodeEnum):
                "asked for may well exist.",
         example="npm error code ENOTFOUND: getaddrinfo ENOTFOUND registry.npmjs.org.",
         example_params={"program": "npm"}, since="0.2.0")
+    CMD_INCOMPATIBLE_DEPENDENCY = CodeSpec(
+        code="FC-CMD-013", slug="incompatible-dependency", kind=_K.DEPENDENCY_ERROR,
+        category=_C.ENVIRONMENT, error_class="incompatible_dependency",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The installed module {module} does not provide {name}.",
+        remedy="Install the versions the importing code expects (of the package that provides "
+               "{module}, or of Python), or change the import to what the installed {module} "
+               "provides.",
+        impact="Code that imports this name cannot run with the packages installed.",
+        example="ImportError: cannot import name 'formatargspec' from 'inspect' "
+                "(/usr/lib/python3.11/inspect.py): an old wrapt on Python 3.11.",
+        example_params={"module": "inspect", "name": "formatargspec"}, since="0.2.0")
+    CMD_LOCAL_MODULE_MISSING = CodeSpec(
+        code="FC-CMD-014", slug="local-module-missing", kind=_K.COMMAND_ERROR,
+        category=_C.TASK, error_class="missing_module",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The module {module}, which the project itself would provide, does not exist.",
+        remedy="Create {module} in the project, correct the name the code imports, or run from "
+               "the directory that makes the project's packages importable.",
+        impact="Code that imports this module cannot run; installing packages does not help.",
+        example="ModuleNotFoundError: No module named 'tests.helpers' (the project has no "
+                "tests/helpers.py).",
+        example_params={"module": "tests.helpers"}, since="0.2.0")
 
     # -- BUILD, TEST, LINT, GIT -------------------------------------------------------------
     BUILD_FAILED = CodeSpec(
@@ -461,6 +484,20 @@ class FC(CodeEnum):
         impact="The workspaces are not combined; the detail shows what git or patch refused.",
         example="git apply: error: corrupt patch at line 14.",
         example_params={"program": "git"}, since=_V)
+
+    GIT_REMOTE_UNREACHABLE = CodeSpec(
+        code="FC-GIT-004", slug="git-remote-unreachable", kind=_K.ENV_ERROR,
+        category=_C.ENVIRONMENT, error_class="remote_unreachable",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The git remote {remote} does not exist or cannot be reached.",
+        remedy="Check the remote's URL (git remote -v), the network to it, and the "
+               "credentials the agent's user has for it.",
+        optional=("remote",),
+        variants={"message.without.remote": "A git remote does not exist or cannot be "
+                                            "reached."},
+        impact="Nothing is pushed or fetched until the remote is reachable.",
+        example="fatal: 'origin' does not appear to be a git repository.",
+        example_params={"remote": "origin"}, since=_V)
 
     # -- CFG --------------------------------------------------------------------------------
     CFG_INVALID_VALUE = CodeSpec(

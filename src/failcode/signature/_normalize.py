@@ -12,7 +12,14 @@ Volatile, replaced by a named placeholder from ``PLACEHOLDERS``:
 ``<uuid>``      UUIDs
 ``<ip>``        IPv4 and IPv6 addresses (a port after one becomes ``<int>``)
 ``<hex>``       ``0x`` addresses, hex runs of 7+ characters holding a digit
-``<tmp>``       a temp directory prefix only: ``/tmp/tmpab12/x.toml`` -> ``<tmp>/x.toml``
+``<tmp>``       a temp directory prefix only: ``/tmp/tmpab12/x.toml`` -> ``<tmp>/x.toml``;
+                the temp root and the one directory made in it (``/tmp``,
+                ``/var/tmp``, macOS ``/var/folders/../T``, Windows
+                ``AppData\\Local\\Temp`` with either slash, ``%TEMP%``,
+                ``C:\\Windows\\Temp``, ``$TMPDIR``), pytest's
+                ``pytest-of-<user>/pytest-<N>/<test><M>`` under any root, and a
+                directory named at random by Python's tempfile (``tmp`` + 8 of
+                a-z0-9_) or mktemp (``tmp.`` + 10) under any root
 ``<home>``      a home prefix only: ``/home/alice/proj`` -> ``<home>/proj``
 ``<duration>``  ``1.5s``, ``300ms``, ``12 seconds``
 ``<size>``      ``12 MB``, ``4KiB``, ``1024 bytes``
@@ -32,11 +39,17 @@ config path (``src/migrations/0002_auto.py``) and a short table of digit-bearing
 value (``dn228`` -> ``dn<int>``, ``task_12`` -> ``task_<int>``), and a long random
 letter-digit word is ``<id>``.
 
+A location (a path relative to a working directory) loses the temp directory it passes
+through with ``strip_temp_dir``: ``tmpab12cd_3/pkg/x.py`` is ``pkg/x.py``; a relative ``tmp/``
+is the project's own folder and stays.
+
 Word-valued variables (a user or host name without digits) stay: the signature keeps
 those apart on purpose; ``TemplateClusterer`` groups them.
 
 The rules carry the version id ``NORMALIZE_VERSION``; any change to their output is a
-new version, because signatures hash the output.
+new version, because signatures hash the output. (The temp directory families beyond ``/tmp``,
+macOS's and ``AppData\\Local\\Temp`` joined ``n1`` without a new id: before, those messages
+kept a random name, so their signatures never grouped two runs and none is regrouped now.)
 """
 
 from __future__ import annotations
@@ -46,7 +59,14 @@ from typing import Final
 
 from failcode.signature._redact import redact, redact_slice
 
-__all__ = ["CUT_MARKER", "MAX_CHARS", "NORMALIZE_VERSION", "PLACEHOLDERS", "normalize_message"]
+__all__ = [
+    "CUT_MARKER",
+    "MAX_CHARS",
+    "NORMALIZE_VERSION",
+    "PLACEHOLDERS",
+    "normalize_message",
+    "strip_temp_dir",
+]
 
 NORMALIZE_VERSION: Final = "n1"
 """Version id of the normalization rules; part of the signature version."""
@@ -71,22 +91,52 @@ _MAX_BYTES: Final = MAX_CHARS * 4
 # A rule runs only when one of its gate substrings is in the text (a str `in` test costs
 # far less than a regex scan). Group 1, when present, is text to keep before the placeholder.
 _PATH_START = r"(^|[\s'\"`(\[{=:,;])"
+_SEG = r"[^/\s'\"`)\]},;]+"  # one path component
+# the directories above a temp directory; no delimiter inside, so each start scans one word
+_ABOVE = r"[^\s'\"`()\[\]{}=:,;]*/"
+# Names their makers draw at random, wherever TMPDIR points: Python's tempfile (``tmp`` and 8
+# of a-z, 0-9, ``_``) and mktemp's default template (``tmp.`` and 10 letters or digits).
+_RANDOM_TMP = r"tmp(?:[a-z0-9_]{8}|\.[A-Za-z0-9]{10})(?![^/\\\s'\"`)\]},;:])"
+# pytest's base temp: pytest-of-<user>/pytest-<N>/<test><M>/ wherever its root is
+_PYTEST_TMP = rf"(?:{_ABOVE})?pytest-of-{_SEG}(?:/pytest-(?:\d+|current)(?:/{_SEG}(?=/))?)?"
+_VAR_FOLDERS_TMP = rf"(?:/private)?/var/folders/[^/\s]+/[^/\s]+/[A-Z](?:/{_SEG})?"
+_WINDOWS_SEG = r"(?:[\\/][^\\/\s'\"`)\]},;]+)?"
+_TMP_RULES: Final[tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]] = (
+    ("<tmp>", re.compile(_PATH_START + _PYTEST_TMP), ("/pytest-",)),
+    ("<tmp>", re.compile(_PATH_START + _VAR_FOLDERS_TMP), ("/var/folders/",)),
+    (
+        "<tmp>",
+        re.compile(_PATH_START + rf"(?:/private)?/(?:var/)?tmp/{_SEG}"),
+        ("/tmp/",),  # noqa: S108 - a substring to look for, not a file we use
+    ),
+    ("<tmp>", re.compile(_PATH_START + _ABOVE + _RANDOM_TMP), ("/tmp",)),  # noqa: S108
+    (
+        "<tmp>",
+        re.compile(
+            r"(?i)()(?:\b[A-Z]:|(?<![\w.])/[A-Z](?=/))?[\\/]Users[\\/][^\\/\s]+[\\/]AppData"
+            r"[\\/]Local[\\/]Temp" + _WINDOWS_SEG
+        ),
+        ("\\AppData\\", "\\APPDATA\\", "\\appdata\\", "/AppData/", "/APPDATA/", "/appdata/"),
+    ),
+    (
+        "<tmp>",
+        re.compile(
+            r"(?i)()(?:%(?:TEMP|TMP)%|%LOCALAPPDATA%[\\/]Temp|\$env:(?:TEMP|TMP)|\$\{?TMPDIR\}?"
+            r"|\b[A-Z]:[\\/]Windows[\\/]Temp|~[\\/]AppData[\\/]Local[\\/]Temp)(?=[\\/])"
+            + _WINDOWS_SEG
+        ),
+        ("%TEMP%\\", "%TEMP%/", "%TMP%\\", "%TMP%/", "%temp%\\", "%tmp%\\",
+         "%LOCALAPPDATA%\\", "%LOCALAPPDATA%/", "$env:TEMP\\", "$env:TMP\\", "TMPDIR/",
+         "TMPDIR}/", "\\Windows\\Temp", "\\WINDOWS\\Temp", "\\WINDOWS\\TEMP", "\\windows\\temp",
+         "/Windows/Temp", "~\\AppData\\", "~/AppData/"),
+    ),
+)
+"""The temporary directories: a temp root and the one directory made in it (``/tmp/tmpab12``,
+``/var/folders/xy/z/T/tmpq1``, ``C:\\Users\\u\\AppData\\Local\\Temp\\tmpz9``, ``%TEMP%\\x``,
+``$TMPDIR/x``), pytest's ``pytest-of-<user>/pytest-<N>/<test><M>`` and a directory named at
+random by Python's tempfile or mktemp under any root."""
 _TEXT_RULES: Final[tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]] = (
-    (
-        "<tmp>",
-        re.compile(
-            _PATH_START + r"(?:(?:/private)?/var/folders/[^/\s]+/[^/\s]+/[A-Z]"
-            r"(?:/[^/\s'\"`)\]},;]+)?|(?:/private)?/(?:var/)?tmp/[^/\s'\"`)\]},;]+)"
-        ),
-        ("/tmp/", "/var/folders/"),  # noqa: S108 - a substring to look for, not a file we use
-    ),
-    (
-        "<tmp>",
-        re.compile(
-            r"(?i)()\b[A-Z]:\\Users\\[^\\\s]+\\AppData\\Local\\Temp(?:\\[^\\\s'\"`)\]},;]+)?"
-        ),
-        ("\\AppData\\", "\\APPDATA\\", "\\appdata\\"),
-    ),
+    *_TMP_RULES,
     (
         "<home>",
         re.compile(_PATH_START + r"/(?:home|Users)/[^/\s'\"`)\]},;]+"),
@@ -246,6 +296,32 @@ def _clear_caches() -> None:
     """Forget every memoized word and message (for cold-start benchmarks)."""
     _CACHE.clear()
     _MSG_CACHE.clear()
+
+
+# The temp directories a relative path can pass through (a path relative to a working
+# directory that holds temp directories): pytest's, macOS's and those named at random. A bare
+# ``tmp/`` is not among them: relative, it is a directory of the project.
+_RELATIVE_TMP_RULES: Final = (*(rule[1] for rule in _TMP_RULES[:2]), _TMP_RULES[3][1])
+_TMP_MARK: Final = "<tmp>"
+
+
+def strip_temp_dir(path: str) -> str | None:
+    """``path`` with any temporary directory it passes through removed, for a location.
+
+    A location is a path relative to the command's working directory; when that directory holds
+    temp directories (``/tmp`` itself, pytest's base temp) the relative path starts with one:
+    ``tmpab12cd_3/pkg/x.py`` and ``pytest-of-u/pytest-7/test_a0/test_a.py`` are
+    ``pkg/x.py`` and ``test_a.py`` on any run. A path that is only a temp directory is None;
+    any other path is returned unchanged.
+    """
+    if _TMP_MARK in path:
+        return path
+    probe = "/" + path
+    for rx in _RELATIVE_TMP_RULES:
+        probe = rx.sub(r"\g<1>" + _TMP_MARK, probe)
+    if _TMP_MARK not in probe:
+        return path
+    return probe.rsplit(_TMP_MARK, 1)[1].lstrip("/") or None
 
 
 def normalize_message(text: str | bytes) -> str:

@@ -176,27 +176,8 @@ class AiderReader:
             done = yield from self._test_or_edit(session, body, line)
             if done:
                 return
-            limit = _TOKEN_LIMIT.match(body)
-            if limit is not None:
-                yield from self._flush_provider(session)
-                error = ErrorText(session.at(), "provider", "ContextWindowExceededError", body,
-                                  evidence=body[:200], timestamp=session.stamp,
-                                  context_window=True)
-                session.end, session.ended_by = "provider_error", error
-                yield error
-                return
-            provider = _PROVIDER_LINE.match(body)
-            if provider is not None:
-                if session.provider is not None:
-                    session.provider = _again(session.provider)
-                else:
-                    session.provider = ErrorText(
-                        session.at(), "provider", provider.group("type"),
-                        (provider.group("msg") or "").strip(), evidence=body[:200],
-                        timestamp=session.stamp)
-                return
-            if _RETRY.match(body) and session.provider is not None:
-                session.provider = _again(session.provider)
+            done = yield from self._provider(session, body)
+            if done:
                 return
             other = _OTHER_ERROR.match(body)
             if other is not None:
@@ -212,6 +193,31 @@ class AiderReader:
             session.end, session.ended_by = "submitted", None  # the model's reply
         if session.command is not None or session.lint is not None:
             session.output.append(body)
+
+    def _provider(self, session: _Session, body: str) -> Generator[Event, None, bool]:
+        """A provider error (or a repeat of one) in aider's output; True when consumed."""
+        if _TOKEN_LIMIT.match(body) is not None:
+            yield from self._flush_provider(session)
+            error = ErrorText(session.at(), "provider", "ContextWindowExceededError", body,
+                              evidence=body[:200], timestamp=session.stamp,
+                              context_window=True)
+            session.end, session.ended_by = "provider_error", error
+            yield error
+            return True
+        provider = _PROVIDER_LINE.match(body)
+        if provider is not None:
+            if session.provider is not None:
+                session.provider = _again(session.provider)
+            else:
+                session.provider = ErrorText(
+                    session.at(), "provider", provider.group("type"),
+                    (provider.group("msg") or "").strip(), evidence=body[:200],
+                    timestamp=session.stamp)
+            return True
+        if _RETRY.match(body) and session.provider is not None:
+            session.provider = _again(session.provider)
+            return True
+        return False
 
     @staticmethod
     def _test_or_edit(session: _Session, body: str, line: str) -> Generator[Event, None, bool]:

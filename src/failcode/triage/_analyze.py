@@ -2,27 +2,28 @@
 
 Rules (about failures, whatever the format):
 
-- A command is classified by :func:`failcode.from_command` with its purpose inferred from the
-  command (:func:`infer_purpose`); exit 0 is no failure, a probe that found nothing or a
-  cancellation is an outcome, a command still running is nothing yet.
+- A command is classified by :func:`failcode.from_command` with its purpose inferred by the
+  API's own rule (:func:`failcode.infer_purpose`: the command, then its output); exit 0 is
+  no failure, a probe that found nothing or a cancellation is an outcome, a command still
+  running is nothing yet.
 - An exception known only as text goes through :func:`failcode.classify_text`: provider
   errors as provider errors; the harness's failures as ``FC-SYS-003`` unless they name a
   system condition (disk full, out of memory...); the agent reaching a limit as
   ``FC-LIFE-009``.
 - The same failure (same signature) logged more than once for one step is one failure whose
   ``repeats`` counts the logs.
-- A loop is a signature that fails at three or more steps of one session, or at two
-  consecutive steps.
+- A loop is a root cause that fails again and again (:mod:`failcode.triage._loops`): the
+  same signature at three or more steps of one session or at two consecutive steps, or the
+  same cause (a timeout whatever the command, a missing module or program whatever its name,
+  one error class at one location whatever the message, else the signature) at three or more
+  steps or two consecutive steps with no step between them failing of another cause only.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import re
-import shlex
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from failcode import (
@@ -34,6 +35,7 @@ from failcode import (
     from_command,
     redact,
 )
+from failcode.classification._purpose import infer_purpose
 from failcode.triage._events import (
     Command,
     ErrorText,
@@ -44,7 +46,8 @@ from failcode.triage._events import (
     SessionEnd,
     SessionStart,
 )
-from failcode.triage._masking import masked_failure, output_purpose
+from failcode.triage._loops import find_loops
+from failcode.triage._masking import masked_failure
 from failcode.triage._readers import FORMATS, HEAD_BYTES, detect
 from failcode.triage._result import (
     FailureEntry,
@@ -63,111 +66,7 @@ __all__ = ["infer_purpose", "triage"]
 
 EVIDENCE_CHARS: Final = 200
 
-_TEST: Final = frozenset({
-    "pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "ctest", "rspec",
-    "phpunit", "runtests.py", "unittest", "trial", "nosetests", "ava", "karma",
-})  # fmt: skip
-_BUILD: Final = frozenset({
-    "make", "gmake", "cmake", "ninja", "gcc", "g++", "cc", "c++", "clang", "clang++",
-    "rustc", "javac", "mvn", "gradle", "tsc", "meson", "bazel", "msbuild", "dotnet", "ld",
-})  # fmt: skip
-_LINT: Final = frozenset({
-    "ruff", "mypy", "flake8", "pylint", "pyright", "eslint", "shellcheck", "pyflakes",
-    "pycodestyle", "black", "isort", "clippy-driver", "golangci-lint", "tslint", "stylelint",
-})  # fmt: skip
-_MERGE: Final = frozenset({"merge", "rebase", "cherry-pick", "pull", "am", "revert"})
-_SUBCOMMANDS: Final[dict[str, dict[str, str | None]]] = {
-    "cargo": {"test": "test", "build": "build", "check": "build", "run": "build",
-              "clippy": "static_analysis"},
-    "go": {"test": "test", "build": "build", "vet": "static_analysis"},
-    "npm": {"test": "test", "run": None}, "yarn": {"test": "test"}, "pnpm": {"test": "test"},
-    "dotnet": {"test": "test", "build": "build"},
-    "django": {"test": "test"}, "django-admin": {"test": "test"},
-}  # fmt: skip
-# a package.json script run by name (npm run test:unit, yarn lint): its name says its purpose
-_SCRIPT_RUNNERS: Final = frozenset({"npm", "yarn", "pnpm", "bun"})
-_SCRIPT_PURPOSES: Final = (("test", "test"), ("build", "build"), ("lint", "static_analysis"),
-                           ("typecheck", "static_analysis"), ("type-check", "static_analysis"))
-_SEPARATORS: Final = re.compile(r"\|\||&&|[;|&\n]")
-_WRAPPERS: Final = frozenset({"sudo", "env", "time", "nohup", "timeout", "exec", "uv",
-                              "poetry", "pipenv", "pdm", "hatch", "npx", "xargs", "stdbuf"})
 _SYSTEM_KINDS: Final = frozenset({Kind.SYSTEM_ERROR, Kind.ENV_ERROR, Kind.PERMISSION_ERROR})
-
-
-def _words(segment: str) -> list[str]:
-    try:
-        return shlex.split(segment, comments=True)
-    except ValueError:
-        return segment.split()
-
-
-def _segment_purpose(words: list[str]) -> str | None:
-    while words and (("=" in words[0] and not words[0].startswith("=")) or
-                     words[0] in _WRAPPERS or words[0] in {"run", "-m"} or
-                     (words[0].startswith("-") and len(words) > 1)):
-        words = words[1:]
-        if words and words[0].isdigit():  # timeout 60 cmd
-            words = words[1:]
-    if not words:
-        return None
-    program = PurePosixPath(words[0]).name
-    args = words[1:]
-    if re.match(r"^python\d*(?:\.\d+)?$", program):
-        if len(args) >= 2 and args[0] == "-m":
-            program, args = args[1], args[2:]
-        elif args:
-            script = PurePosixPath(args[0]).name
-            # a script the agent wrote (``python test_bug.py``) is not a test runner
-            if script in {"runtests.py", "run_tests.py"}:
-                return "test"
-            if script == "manage.py" and "test" in args[1:2]:
-                return "test"
-            if script == "setup.py" and args[1:2] and args[1] in {"build", "build_ext"}:
-                return "build"
-            return None
-    if program in _TEST:
-        return "test"
-    if program in _LINT:
-        return "static_analysis"
-    if program == "git":
-        rest = list(args)
-        while rest and rest[0].startswith("-"):  # git -C dir -c key=value merge ...
-            rest = rest[2:] if rest[0] in {"-C", "-c"} else rest[1:]
-        return "merge" if rest and rest[0] in _MERGE else None
-    if program in _SCRIPT_RUNNERS:
-        names = [a for a in args if not a.startswith("-")]
-        if names[:1] == ["run"]:
-            names = names[1:]
-        script = names[0] if names else ""
-        return next((purpose for prefix, purpose in _SCRIPT_PURPOSES
-                     if script == prefix or script.startswith((prefix + ":", prefix + "-"))),
-                    _SUBCOMMANDS.get(program, {}).get(script))
-    if program in _SUBCOMMANDS:
-        sub = next((a for a in args if not a.startswith("-")), None)
-        return _SUBCOMMANDS[program].get(sub or "")
-    if program in {"make", "gmake"} and any(a in {"test", "check"} for a in args):
-        return "test"
-    if program in _BUILD:
-        return "build"
-    return None
-
-
-def infer_purpose(command: str) -> str:
-    """The purpose of a shell command for :func:`failcode.from_command`.
-
-    The last segment (of ``&&``, ``||``, ``;``, ``|``) that runs a known tool decides: test
-    runners (``pytest``, ``python -m django test``, ``manage.py test``, ``cargo test``...) ->
-    ``test``; compilers and build tools -> ``build``; linters and type checkers ->
-    ``static_analysis``; ``git merge``/``rebase``/``cherry-pick``/``pull`` -> ``merge``; a
-    package.json script run by npm, yarn, pnpm or bun by its name (``test``, ``test:unit``,
-    ``build``, ``lint``, ``typecheck``); anything else -> ``general``.
-    """
-    purpose = "general"
-    for segment in _SEPARATORS.split(command[:8192]):
-        found = _segment_purpose(_words(segment.strip()))
-        if found is not None:
-            purpose = found
-    return purpose
 
 
 def _evidence(text: str) -> str:
@@ -233,9 +132,9 @@ class _Session:
             self.add_failure(event.step, "harness", evidence, failure, repeats=1,
                              timestamp=event.timestamp)
             return
-        purpose = event.purpose or infer_purpose(event.command)
+        # no purpose from the format: from_command infers it (the API's rule, the same here)
         result = from_command(event.command or "sh", event.exit_code, event.output,
-                              purpose=purpose, timed_out=event.timed_out)
+                              purpose=event.purpose, timed_out=event.timed_out)
         if result is None:
             return
         if isinstance(result, Failure):
@@ -250,9 +149,7 @@ class _Session:
         if found is None:
             return
         inner, status = found
-        purpose = event.purpose or infer_purpose(inner)
-        if purpose == "general":
-            purpose = output_purpose(event.output)
+        purpose = event.purpose or infer_purpose(inner, event.output)
         result = from_command(event.command or "sh", status, event.output, purpose=purpose)
         if isinstance(result, Failure):
             self.add_failure(event.step, event.source, _evidence(event.command), result,
@@ -282,17 +179,8 @@ class _Session:
 
 
 def _loops(failures: Iterable[FailureEntry]) -> list[Loop]:
-    steps: dict[str, list[int]] = {}
-    for entry in failures:
-        if entry.step is not None:
-            steps.setdefault(entry.failure.signature, []).append(entry.step)
-    loops = []
-    for signature, found in steps.items():
-        ordered = sorted(set(found))
-        consecutive = any(b - a == 1 for a, b in itertools.pairwise(ordered))
-        if len(ordered) >= 3 or consecutive:
-            loops.append(Loop(signature, tuple(ordered)))
-    return sorted(loops, key=lambda loop: loop.steps[0])
+    """The session's loops by root cause (the rules: :mod:`failcode.triage._loops`)."""
+    return find_loops(failures)
 
 
 class _Counting:
@@ -501,6 +389,7 @@ AGENT_LOGS: Final = {
     ".codex": "sessions/**/rollout-*.jsonl",
     ".gemini": "tmp/*/chats/session-*.json*",
     ".openhands": "conversations/*",
+    ".copilot": "session-state/*/events.jsonl",
 }
 """The hidden folders agents keep their logs in (under a project or HOME), and where in each
 the session logs are: walking a folder looks there and nowhere else in them (their other
@@ -553,21 +442,26 @@ def expand(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]],
 
 
 def triage(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
-           progress: Callable[[int], None] | None = None) -> TriageResult:
+           progress: Callable[[int], None] | None = None, jobs: int = 1) -> TriageResult:
     """Triage files and directories; see the module docstring for the rules.
 
     Args:
         paths: files or directories (walked recursively), or ``(path, label)`` pairs.
-        progress: called with the number of bytes read, as reading goes.
+        progress: called with the number of bytes read, as reading goes (per file when
+            files are read in parallel).
+        jobs: how many processes read the files (``failcode.triage._run``); the result is
+            the same whatever the number. 1 (the default) reads them in this process.
 
     Returns:
         A :class:`TriageResult`; inputs that could not be read carry their FC code.
     """
+    from failcode.triage._run import FileResults  # noqa: PLC0415 - it imports this module
+
     result = TriageResult()
-    for path, label in expand(paths):
-        item, sessions = triage_file(path, label, progress=progress)
-        result.inputs.append(item)
-        result.sessions.extend(sessions)
+    with FileResults(expand(paths), jobs=jobs, progress=progress) as results:
+        for item, sessions in results:
+            result.inputs.append(item)
+            result.sessions.extend(sessions)
     return result
 
 

@@ -21,10 +21,13 @@ versions add fields and record types that are ignored when not named here):
   a failure. An error result without the exit-code line is a failed command (exit 1 unless
   its output says 127).
 - Claude Code's own refusals (``<tool_use_error>...``: a file not read before writing, an
-  unknown parameter), a person rejecting the call ("The user doesn't want to proceed with this
-  tool use"), a ``PreToolUse`` hook blocking it (``PreToolUse:Bash hook returned blocking
-  error``) and other tools' errors (a string to replace not found) are fed back to the model:
-  rejected actions. A user interrupt (``[Request interrupted by user...``) is not a failure.
+  unknown parameter), a ``PreToolUse`` hook blocking it (``PreToolUse:Bash hook returned
+  blocking error``) and other tools' errors (a string to replace not found) are fed back to
+  the model: rejected actions. A call that never ran or was stopped is cancelled, neither a
+  failure nor part of a loop: Claude Code cancels the parallel calls beside one that failed
+  (``<tool_use_error>Sibling tool call errored</tool_use_error>``), a person rejected it
+  ("The user doesn't want to proceed with this tool use") or interrupted it (``[Request
+  interrupted by user...``).
 - An assistant line marked ``isApiErrorMessage`` (text ``API Error: ...``; newer versions add
   ``apiErrorStatus`` and an ``error`` code such as ``rate_limit``) is a provider error; when
   it is the session's last word the session ended on it. Each ``system`` line of subtype
@@ -51,6 +54,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    cancelled,
 )
 from failcode.triage._lines import json_objects
 from failcode.triage._swe_agent import shell_failed
@@ -74,6 +78,7 @@ _USER_REJECTED: Final = ("The user doesn't want to proceed with this tool use",
 _INTERRUPTED: Final = "[Request interrupted by user"
 _HOOK: Final = re.compile(r"^(?:Error: )?(?:PreToolUse|PermissionRequest):\S+ hook "
                           r"(?:returned blocking error|error|blocked)")
+_SIBLING: Final = re.compile(r"(?i)^sibling tool call errored")
 _REFUSAL: Final = re.compile(r"<tool_use_error>(.*?)</tool_use_error>", re.DOTALL)
 _NO_OUTPUT: Final = re.compile(r"^\((?:Bash )?completed with no output\)\s*$")
 _API_ERROR: Final = re.compile(r"API Error:?\s*(?:(\d{3})\s*)?(.*)", re.DOTALL)
@@ -138,17 +143,8 @@ class ClaudeCodeReader:
                     yield last_error
                     continue
                 last_error = None
-                calls = False
-                for block in content if isinstance(content, list) else ():
-                    if isinstance(block, dict) and block.get("type") == "tool_use":
-                        calls = True
-                        tool_input = block.get("input")
-                        uses[str(block.get("id"))] = (
-                            str(block.get("name", "")),
-                            tool_input if isinstance(tool_input, dict) else {})
+                answered = self._calls(content, uses, message.get("stop_reason"))
                 if main_chain:
-                    answered = not calls and bool(_text(content).strip()) and \
-                        message.get("stop_reason") in (None, "end_turn", "stop_sequence")
                     end = "submitted" if answered else "unknown"
             elif kind == "user" and main_chain:
                 end = "unknown"  # a prompt or a tool result the agent has not answered yet
@@ -167,20 +163,37 @@ class ClaudeCodeReader:
             yield self._end(steps, session, last_error, end)
 
     @staticmethod
+    def _calls(content: object, uses: dict[str, tuple[str, dict[str, Any]]],
+               stop_reason: object) -> bool:
+        """Record an assistant message's tool calls in ``uses``; True when it is an answer
+        in text with no call pending (see the module's rules on how a session ended)."""
+        calls = False
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                calls = True
+                tool_input = block.get("input")
+                uses[str(block.get("id"))] = (str(block.get("name", "")),
+                                              tool_input if isinstance(tool_input, dict) else {})
+        return not calls and bool(_text(content).strip()) and stop_reason in (
+            None, "end_turn", "stop_sequence")
+
+    @staticmethod
     def _result(step: int, block: dict[str, Any],
                 uses: dict[str, tuple[str, dict[str, Any]]], stamp: float | None,
                 detail: dict[str, Any] | None = None) -> Event | None:
         name, tool_input = uses.get(str(block.get("tool_use_id")), ("", {}))
         text = _text(block.get("content"))
+        command = as_str(tool_input.get("command"))
         refusal = _REFUSAL.search(text)
         if refusal is not None:
+            if _SIBLING.match(refusal.group(1).strip()):
+                return cancelled(step, command or name, "a sibling call failed", stamp)
             return Rejected(step, name, first_line(refusal.group(1)), stamp)
-        command = as_str(tool_input.get("command"))
         head = text.lstrip()
         if head.startswith(_USER_REJECTED):
-            return Rejected(step, command or name, "the user rejected the tool use", stamp)
+            return cancelled(step, command or name, "the user rejected the tool use", stamp)
         if head.startswith(_INTERRUPTED):
-            return None  # a person stopped it: no failure
+            return cancelled(step, command or name, "interrupted by the user", stamp)
         if _HOOK.match(head):
             return Rejected(step, command or name, first_line(head), stamp)
         if name == "Bash" or command:

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import json
+import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from failcode.triage._result import TriageResult
+
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     from failcode.store import Store
-    from failcode.triage._result import TriageResult
 
 __all__ = ["report_command", "triage_command"]
 
@@ -34,8 +35,12 @@ __all__ = ["report_command", "triage_command"]
               help="Also record every failure and outcome as events in this store, each "
                    "once however often the same input is triaged "
                    "(e.g. --store sqlite:///failcode.db).")
-def triage_command(paths: tuple[Path, ...], as_json: bool, html_file: Path | None,
-                   top: int, store_url: str | None) -> None:
+@click.option("--jobs", "-j", type=click.IntRange(1, 1024), metavar="N",
+              help="Triage files in N processes; default: the number of CPU cores. The "
+                   "output is the same whatever N (e.g. --jobs 1 for one process).")
+def triage_command(  # noqa: PLR0917 - click passes each option by name; the signature is click's
+        paths: tuple[Path, ...], as_json: bool, html_file: Path | None, top: int,
+        store_url: str | None, jobs: int | None) -> None:
     """Read agent session logs and report why they fail.
 
     PATHS are files or directories (walked recursively); the format of each file is detected
@@ -45,22 +50,53 @@ def triage_command(paths: tuple[Path, ...], as_json: bool, html_file: Path | Non
     read, 2 when any input could not be read or has an unknown format (the others are still
     triaged).
     """
-    from failcode.triage._analyze import expand, triage  # noqa: PLC0415 - CLI start-up cost
-    from failcode.triage._report import Progress, sample_paths  # noqa: PLC0415
+    from failcode.triage._analyze import expand  # noqa: PLC0415 - CLI start-up cost
+    from failcode.triage._report import Progress, render_summary, sample_paths  # noqa: PLC0415
+    from failcode.triage._run import FileResults, default_jobs  # noqa: PLC0415
+    from failcode.triage._stream import JsonDocument, Summary  # noqa: PLC0415
 
     inputs: list[Path | tuple[Path, str]] = list(paths) if paths else list(sample_paths())
-    total = sum(_size(path) for path, _ in expand(inputs))
-    with Progress(total, enabled=sys.stderr.isatty() and not as_json) as progress:
-        result = triage(inputs, progress=progress.advance)
-    if store_url is not None:
-        from failcode.triage._record import record  # noqa: PLC0415
+    files = expand(inputs)
+    # each input's sessions go to the outputs as the input is read, then are let go; only
+    # --html keeps them all
+    summary = Summary(top)
+    held = TriageResult() if html_file is not None else None
+    document = JsonDocument(lambda text: click.echo(text, nl=False)) if as_json else None
+    with contextlib.ExitStack() as stack:
+        recorder = None
+        if store_url is not None:
+            from failcode.triage._record import Recorder  # noqa: PLC0415
 
-        with _open(store_url) as store:
-            new, known = record(result, store)
-        click.echo(f"recorded {new} new events in {store.url} ({known} already there)",
-                   err=True)
-    _render(result, as_json=as_json, html_file=html_file, top=top)
-    if not result.ok:
+            recorder = Recorder(stack.enter_context(_open(store_url)))
+        bar = Progress(sum(_size(path) for path, _ in files),
+                       enabled=sys.stderr.isatty() and not as_json)
+        results = stack.enter_context(FileResults(
+            files, jobs=default_jobs() if jobs is None else jobs, progress=bar.advance))
+        with bar:
+            for item, sessions in results:
+                for session in sessions:
+                    summary.add(session)
+                    if document is not None:
+                        document.session(session)
+                    if recorder is not None:
+                        recorder.add(session)
+                summary.add_input(item)
+                if held is not None:
+                    held.inputs.append(item)
+                    held.sessions.extend(sessions)
+        if recorder is not None:
+            new, known = recorder.close()
+            click.echo(f"recorded {new} new events in {recorder.store.url} ({known} already "
+                       "there)", err=True)
+    if html_file is not None and held is not None:
+        from failcode.triage._html import render_html  # noqa: PLC0415
+
+        html_file.write_text(render_html(held), encoding="utf-8")
+    if document is not None:
+        document.close(summary.inputs, summary.tables)
+    else:
+        render_summary(summary, top=top)
+    if not summary.ok:
         sys.exit(2)
 
 
@@ -112,7 +148,9 @@ def _render(result: TriageResult, *, as_json: bool, html_file: Path | None,
 
         html_file.write_text(render_html(result), encoding="utf-8")
     if as_json:
-        click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+        from failcode.triage._stream import JsonDocument  # noqa: PLC0415
+
+        JsonDocument.write_result(result, lambda text: click.echo(text, nl=False))
     else:
         render_summary(result, top=top)
 

@@ -34,6 +34,7 @@ __all__ = [
     "Rejected",
     "SessionEnd",
     "SessionStart",
+    "cancelled",
 ]
 
 SOURCES: Final = ("command", "provider", "tool", "agent", "harness")
@@ -145,6 +146,16 @@ class SessionEnd:
 
 
 Event = SessionStart | Command | ErrorText | Rejected | Recorded | RecordedOutcome | SessionEnd
+
+
+def cancelled(step: int | None, action: str, reason: str,
+              timestamp: float | None = None) -> RecordedOutcome:
+    """A call that never ran or was stopped: a person rejected or interrupted it, or the
+    agent cancelled it because a sibling call failed (an outcome, never a failure)."""
+    from failcode import Cancelled  # noqa: PLC0415 - the record layer, loaded with triage
+
+    return RecordedOutcome(step, "tool", action[:200] or "tool call", Cancelled(reason=reason),
+                           timestamp)
 
 
 class InputError(Exception):

@@ -22,7 +22,7 @@ messages}``):
   (``(empty)`` is none), or ``Stdout:`` and ``Stderr:`` in older versions.
 - Any other tool whose call has ``status: "error"`` (a string to replace not found, a file to
   read that does not exist, arguments the tool refused) was fed back to the model: a rejected
-  action. A ``cancelled`` call never ran: no failure.
+  action. A ``cancelled`` call never ran: a cancelled outcome, no failure.
 - An ``error`` record names what went wrong outside a tool (a provider error after Gemini CLI
   gave up retrying, in versions that record it): a provider error when it names an API error
   or an HTTP status, and the session ended on it when nothing followed. A session whose last
@@ -44,6 +44,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    cancelled,
 )
 from failcode.triage._jsonstream import JsonStream
 from failcode.triage._lines import json_objects
@@ -207,7 +208,8 @@ class GeminiCliReader:
         status = as_str(call.get("status"))
         text = _response_text(call)
         if status == "cancelled":
-            return None
+            command = as_str(as_dict(call.get("args")).get("command"))
+            return cancelled(step, command or name, "cancelled before it ran", stamp)
         if name in _SHELL:
             command = as_str(as_dict(call.get("args")).get("command"))
             parts = _sections(text)

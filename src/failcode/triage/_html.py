@@ -106,7 +106,7 @@ def _session(session: SessionResult) -> str:
         f"<tr><td>{'' if o.step is None else o.step}</td>"
         f"<td>{escape(o.outcome.__struct_config__.tag)}</td>"  # type: ignore[arg-type]
         f"<td><code>{escape(o.evidence)}</code></td></tr>" for o in session.outcomes)
-    loops = "".join(f"<li><code>{escape(loop.signature)}</code> at steps "
+    loops = "".join(f"<li><code>{escape(loop.cause or loop.signature)}</code> at steps "
                     f"{', '.join(map(str, loop.steps))}</li>" for loop in session.loops)
     return (
         f'<details class="session"><summary>{escape(session.session)} '

@@ -28,6 +28,8 @@ _CHUNK: Final = 1024 * 1024
 _WS: Final = re.compile(r"[ \t\n\r]*")
 _DECODER: Final = json.JSONDecoder()
 _MALFORMED: Final = "FC-DATA-003"
+_LONGEST_CUT: Final = 10
+"""How far before the window's end a value cut there can fail (``-Infinity`` less one)."""
 
 
 class JsonStream:
@@ -113,7 +115,11 @@ class JsonStream:
 
     def _more(self, exc: json.JSONDecodeError, size: int) -> bool:
         """Read more when the value may be incomplete rather than wrong; False if not."""
-        near_end = exc.pos >= len(self._buf) - 2 or exc.msg.startswith("Unterminated string")
+        # a value cut at the window's end fails near the end, or where the cut item began: a
+        # string ("Unterminated"), a literal (``tru``: "Expecting value" at its first letter,
+        # up to len("-Infinity") - 1 characters before the end) or an escape (``\u12``)
+        near_end = exc.pos >= len(self._buf) - _LONGEST_CUT or exc.msg.startswith(
+            "Unterminated string")
         if not near_end or self._eof:
             return False
         if len(self._buf) - self._pos > self.max_value:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Final
 from failcode.triage._events import InputError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from typing import BinaryIO
 
 __all__ = ["MAX_LINE", "json_objects", "lines"]
@@ -22,40 +22,64 @@ def lines(stream: BinaryIO, *, max_line: int = MAX_LINE, strict: bool = True,
           ) -> Iterator[tuple[int, str]]:
     """Yield ``(line number from 1, text without the line break)``.
 
+    The input is read in chunks of 1 MiB and each chunk's whole lines are decoded at once
+    (a line break is one byte that no UTF-8 sequence contains, so decoding a chunk is decoding
+    its lines one by one); a line is held whole only while it is being gathered.
+
     Raises:
-        InputError: FC-DATA-003 for a line longer than ``max_line`` bytes, or (``strict``)
-            one that is not UTF-8.
+        InputError: FC-DATA-003 for a line longer than ``max_line`` bytes (or 1 MiB, whichever
+            is more), or (``strict``) one that is not UTF-8; the lines before it are yielded
+            first.
     """
+    limit = max(max_line, _CHUNK)
+    errors = "strict" if strict else "replace"
     number = 0
+    carry = b""
     while True:
-        raw = stream.readline(_CHUNK)
-        if not raw:
+        data = stream.read(_CHUNK)
+        if data:
+            end = data.rfind(b"\n")
+            if end < 0:  # no line ends in this chunk: gather it
+                carry += data
+                if len(carry) > limit:
+                    raise _too_long(number + 1, max_line)
+                continue
+            block, carry = carry + data[:end], data[end + 1:]
+        elif carry:
+            block, carry = carry, b""  # the last line, with no line break
+        else:
             return
-        number += 1
-        if not raw.endswith(b"\n") and len(raw) == _CHUNK:
-            # a long line: gather it in pieces, so a line that never ends costs at most
-            # max_line bytes (one readline(max_line) would hold it twice while joining)
-            parts, size = [raw], len(raw)
-            while not parts[-1].endswith(b"\n"):
-                piece = stream.readline(_CHUNK)
-                if not piece:
-                    break
-                size += len(piece)
-                if size > max_line:
-                    msg = (f"line {number} is longer than {max_line // (1024 * 1024)} MiB; "
-                           "expected text lines")
-                    raise InputError("FC-DATA-003", msg)
-                parts.append(piece)
-            raw = b"".join(parts)
-            del parts
+        first = block.find(b"\n")  # only the first line can be longer than a chunk
+        if (len(block) if first < 0 else first) + (1 if data else 0) > limit:
+            raise _too_long(number + 1, max_line)
         try:
-            text = raw.decode("utf-8", "strict" if strict else "replace")
+            found: Iterable[str] = block.decode("utf-8", errors).split("\n")
+        except UnicodeDecodeError:
+            found = _decoded(block, number, ended=bool(data))  # the lines before the bad one
+        for line in found:
+            number += 1
+            if number == 1 and line.startswith("\ufeff"):
+                yield number, line[1:].rstrip("\r")
+            else:
+                yield number, line.rstrip("\r")
+
+
+def _decoded(block: bytes, number: int, *, ended: bool) -> Iterator[str]:
+    """The lines of ``block`` (after line ``number``; each ``ended`` by a line break) up to the
+    first one that is not UTF-8; then FC-DATA-003 naming it (the line decoded with its break,
+    as a line reader sees it)."""
+    for part in block.split(b"\n"):
+        number += 1
+        try:
+            yield (part + b"\n").decode("utf-8")[:-1] if ended else part.decode("utf-8")
         except UnicodeDecodeError as exc:
             msg = f"line {number} is not UTF-8 ({exc.reason} at byte {exc.start})"
             raise InputError("FC-DATA-003", msg) from None
-        if number == 1 and text.startswith("\ufeff"):
-            text = text[1:]
-        yield number, text.rstrip("\r\n")
+
+
+def _too_long(number: int, max_line: int) -> InputError:
+    msg = f"line {number} is longer than {max_line // (1024 * 1024)} MiB; expected text lines"
+    return InputError("FC-DATA-003", msg)
 
 
 def json_objects(stream: BinaryIO) -> Iterator[tuple[int, dict[str, Any]]]:

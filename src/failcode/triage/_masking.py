@@ -59,28 +59,43 @@ _EXCEPTION_END: Final = re.compile(
 _NO_MODULE: Final = re.compile(r"No module named \S+")
 
 
+_SPECIAL: Final = re.compile(r"['\"\\|;&]")
+_IN_DOUBLE: Final = re.compile(r'["\\]')
+
+
 def _operators(command: str) -> list[tuple[int, str]]:
-    """The top-level ``|``, ``||``, ``;`` and ``&&`` of a shell command (outside quotes)."""
+    """The top-level ``|``, ``||``, ``;`` and ``&&`` of a shell command (outside quotes).
+
+    One regular-expression jump from one quote, backslash or operator character to the next
+    (a command line can be a script of thousands of characters).
+    """
     found: list[tuple[int, str]] = []
-    quote = ""
     index = 0
-    while index < len(command):
+    while (special := _SPECIAL.search(command, index)) is not None:
+        index = special.start()
         char = command[index]
-        if quote:
-            if char == "\\" and quote == '"':
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char == "\\":
+        if char == "'":
+            index = command.find("'", index + 1) + 1
+            if not index:
+                break  # the quote never closes
+        elif char == '"':
             index += 1
+            while (inner := _IN_DOUBLE.search(command, index)) is not None and (
+                    command[inner.start()] == "\\"):
+                index = inner.start() + 2  # an escaped character inside double quotes
+            if inner is None:
+                break
+            index = inner.start() + 1
+        elif char == "\\":
+            index += 2
         elif command.startswith(("||", "&&"), index):
             found.append((index, command[index:index + 2]))
+            index += 2
+        elif char == "&":
             index += 1
-        elif char in "|;":
+        else:
             found.append((index, char))
-        index += 1
+            index += 1
     return found
 
 

@@ -18,11 +18,12 @@ observations, 2.x tool calls with ``role=tool`` observations carrying ``extra``,
 - The exit status is ``extra.returncode``, else the ``<returncode>`` tag. 2.x reports -1 with
   ``extra.exception_info`` when the command could not finish: a timeout when the exception
   is a time-out (``extra.exception_type`` ``TimeoutExpired``/``TimeoutError``, or the text
-  says "timed out"); "action was not executed" (an action after the one that submitted) is
-  nothing; any other exception is the environment failing to run it (the harness).
+  says "timed out"); "action was not executed" (an action after the one that submitted) is a
+  cancelled call, never run; any other exception is the environment failing to run it (the harness).
 - A format error fed back to the model (1.x "Please always provide EXACTLY ONE action", 2.x
   ``extra.interrupt_type: FormatError``) is a rejected action, outside the command steps.
-- ``info.exit_status`` (2.x: else the exit message's ``extra.exit_status``) says how the
+- ``info.exit_status`` (2.x: else the exit message's ``extra.exit_status``; its
+  ``exception_str`` and ``traceback`` where ``info`` has none) says how the
   session ended: ``Submitted`` is submitted; ``LimitsExceeded`` (step or cost limit) and
   ``TimeExceeded`` (wall-clock limit) are limits; ``ContextWindowExceeded`` (and litellm's
   ``ContextWindowExceededError``) is the model's context window; ``UserInterruption`` /
@@ -46,6 +47,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    cancelled,
 )
 from failcode.triage._jsonstream import JsonStream
 from failcode.triage._text import (
@@ -222,8 +224,9 @@ class MiniSweAgentReader:
         timestamp = float(stamp) if isinstance(stamp, (int, float)) else None
         info = str(extra.get("exception_info") or "")
         if info and code == -1:
-            if info.strip() == _NOT_EXECUTED:
-                return None  # an action after the one that submitted: never run
+            if info.strip() == _NOT_EXECUTED:  # an action after the one that submitted
+                return cancelled(step, command, "never run: the agent had submitted",
+                                 timestamp)
             timed_out = ("timed out" in info or "timeout" in info.lower()
                          or extra.get("exception_type") in _TIMEOUT_TYPES)
             if not timed_out:
@@ -238,12 +241,12 @@ class MiniSweAgentReader:
         status = info.get("exit_status")
         exception_str = info.get("exception_str")
         traceback = info.get("traceback")
-        if not isinstance(status, str) and exit_message is not None:
-            extra = exit_message.get("extra")
-            if isinstance(extra, dict):
+        extra = exit_message.get("extra") if exit_message is not None else None
+        if isinstance(extra, dict):  # 2.x: the exit message also holds what info may lack
+            if not isinstance(status, str):
                 status = extra.get("exit_status")
-                exception_str = exception_str or extra.get("exception_str")
-                traceback = traceback or extra.get("traceback")
+            exception_str = exception_str or extra.get("exception_str")
+            traceback = traceback or extra.get("traceback")
         if not isinstance(status, str) or not status:
             return SessionEnd(steps, "unknown", name)
         if status.lower() == "submitted":

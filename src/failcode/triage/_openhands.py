@@ -16,7 +16,8 @@ Rules (about the format and the tool):
   (``extras.metadata.exit_code``, older files ``extras.exit_code``); -1 means the command was
   still running when observed (the no-output timeout), which is not a failure, unless the note
   (``metadata.suffix``) says it timed out. A ``timeout`` observation is the action running past
-  its time limit. A ``user_rejected`` observation, an editor observation starting ``ERROR:`` (no
+  its time limit. A ``user_rejected`` observation (the call declined when confirmation was
+  asked: it never ran) is a cancelled call; an editor observation starting ``ERROR:`` (no
   replacement performed, an invalid parameter) and an ``error`` observation that only
   validates the tool call's arguments are rejected actions; an ``error`` observation naming an
   exception is the agent's (``Agent...``), the runtime's (``Runtime...``, ``Sandbox...``) or the
@@ -28,8 +29,9 @@ Rules (about the format and the tool):
   ``metadata.exit_code``, -1 still running unless ``metadata.suffix`` says the command timed
   out at the limit its call set, ``timeout: true`` a timeout; any other observation
   with ``is_error`` is a refused tool call), ``AgentErrorEvent`` (``error``: an exception's
-  failure, else a refused tool call) and ``UserRejectObservation`` (rejected, by a person or a
-  hook). ``ConversationErrorEvent`` (``code``, ``detail``: the exception the detail names, as
+  failure, else a refused tool call) and ``UserRejectObservation`` (declined by a person before
+  it ran: cancelled; ``rejection_source: hook``, a hook's refusal: a rejected action). ``ConversationErrorEvent`` (``code``, ``detail``: the
+  exception the detail names, as
   ``litellm.AuthenticationError: ...``, wins over the CLI's own ``code`` such as
   ``LLMServiceUnavailableError``), ``ConversationIterationLimitEvent``
   and ``ConversationStateUpdateEvent`` (``execution_status`` ``finished``, ``error``,
@@ -69,6 +71,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    cancelled,
 )
 from failcode.triage._jsonstream import JsonStream
 from failcode.triage._lines import json_objects, lines
@@ -194,9 +197,9 @@ class _Stream:
             return Command(step, command, code, content, stamp)
         if kind == "timeout":  # TimeoutObservation: the action ran past its time limit
             return Command(step, command, None, content, stamp, timed_out=True)
-        if kind == "user_rejected":
-            return Rejected(step, command or "action", first_line(content) or "rejected",
-                            stamp)
+        if kind == "user_rejected":  # declined when asked to confirm: it never ran
+            return cancelled(step, command or "action", first_line(content) or "rejected",
+                             stamp)
         if kind in {"edit", "read", "write"} and content.startswith("ERROR:"):
             reason = first_line(content[len("ERROR:"):])
             return Rejected(step, f"{kind} {extras.get('path', '')}".strip(), reason, stamp)
@@ -254,8 +257,10 @@ class _Stream:
         command = self.commands.get(as_key(event.get("action_id"))) or self.commands.get(
             as_key(event.get("tool_call_id")), "")
         if kind == "UserRejectObservation" or "rejection_reason" in event:
-            return Rejected(step, command or tool,
-                            as_str(event.get("rejection_reason")) or "rejected", stamp)
+            reason = as_str(event.get("rejection_reason")) or "rejected"
+            if event.get("rejection_source") == "hook":  # a policy refusal fed to the model
+                return Rejected(step, command or tool, reason, stamp)
+            return cancelled(step, command or tool, reason, stamp)
         if kind == "AgentErrorEvent" or ("error" in event and "observation" not in event):
             return _error_step(step, as_str(event.get("error")), tool, stamp)
         observation = as_dict(event.get("observation"))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Final
 from failcode.triage._aider import AiderReader
 from failcode.triage._claude_code import ClaudeCodeReader
 from failcode.triage._codex import CodexReader
+from failcode.triage._copilot import CopilotCliReader
 from failcode.triage._failcode_events import FailcodeEventsReader
 from failcode.triage._gemini import GeminiCliReader
 from failcode.triage._mini_swe_agent import MiniSweAgentReader
@@ -31,6 +32,7 @@ READERS: Final[tuple[Reader, ...]] = (
     SweAgentReader(),
     OpenHandsReader(),
     GeminiCliReader(),  # before Claude Code: its records also carry sessionId and type
+    CopilotCliReader(),  # before Claude Code: its session.start carries sessionId
     ClaudeCodeReader(),
     CodexReader(),
     AiderReader(),

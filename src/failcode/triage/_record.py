@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from failcode.store import Store
     from failcode.triage._result import SessionResult
 
-__all__ = ["record", "result_events", "result_from_store"]
+__all__ = ["Recorder", "record", "result_events", "result_from_store"]
 
 _ALPHABET: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _EVENT_NAME: Final = {"command": "command.failed", "tool": "tool.failed",
@@ -108,12 +108,39 @@ def result_events(result: TriageResult) -> Iterator[Event]:
 
 def record(result: TriageResult, store: Store) -> tuple[int, int]:
     """Append every failure and outcome of ``result`` to ``store``: (new, already stored)."""
-    new = total = 0
-    events = result_events(result)
-    while page := list(itertools.islice(events, _PAGE)):  # one transaction per page
-        new += store.append(page)
-        total += len(page)
-    return new, total - new
+    recorder = Recorder(store)
+    for session in result.sessions:
+        recorder.add(session)
+    return recorder.close()
+
+
+class Recorder:
+    """Record sessions as they come: their events go to the store in pages of the same
+    size and order as :func:`record` of all of them, one transaction per page."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._page: list[Event] = []
+        self._new = self._total = 0
+
+    def add(self, session: SessionResult) -> None:
+        """Record one session's failures and outcomes (sessions in report order)."""
+        events = result_events(TriageResult(sessions=[session]))
+        while more := list(itertools.islice(events, _PAGE - len(self._page))):
+            self._page.extend(more)
+            if len(self._page) >= _PAGE:
+                self._append()
+
+    def _append(self) -> None:
+        if self._page:
+            self._new += self.store.append(self._page)
+            self._total += len(self._page)
+            self._page = []
+
+    def close(self) -> tuple[int, int]:
+        """Record what is left: (new events, events already stored) of every session."""
+        self._append()
+        return self._new, self._total - self._new
 
 
 def _stored_events(store: Store) -> Iterator[Event]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +10,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from failcode.triage._result import TriageResult
+    from failcode.triage._stream import Summary
 
 __all__ = ["Progress", "render_summary", "sample_paths"]
 
@@ -18,6 +18,8 @@ __all__ = ["Progress", "render_summary", "sample_paths"]
 def sample_paths() -> list[tuple[Path, str]]:
     """The sessions shipped with failcode (``failcode/triage/data``), labelled
     ``sample/<name>``, for a first look."""
+    from importlib import resources  # noqa: PLC0415 - only with no PATHS: start-up cost
+
     root = resources.files("failcode.triage") / "data"
     return sorted((Path(str(item)), f"sample/{item.name}") for item in root.iterdir()
                   if item.is_file() and not item.name.startswith((".", "_")))
@@ -64,34 +66,38 @@ def _bar(count: int, largest: int, width: int = 30) -> str:
     return "█" * filled
 
 
-def render_summary(result: TriageResult, *, top: int = 10, file: Any = None) -> None:
-    """Print the summary: inputs, top signatures, blame bars, loops, outcomes."""
+def render_summary(result: TriageResult | Summary, *, top: int = 10, file: Any = None,
+                   ) -> None:
+    """Print the summary: inputs, top signatures, blame bars, loops, outcomes.
+
+    ``result`` is a whole result, or the :class:`~failcode.triage._stream.Summary` a streamed
+    run added its sessions to (built with at least ``top``).
+    """
     from rich.console import Console  # noqa: PLC0415 - rich loads only to render
     from rich.table import Table  # noqa: PLC0415
 
+    from failcode.triage._stream import Summary  # noqa: PLC0415
+
+    summary = result if isinstance(result, Summary) else Summary.of(result, top=top)
     console = Console(file=file or sys.stdout, highlight=False)
-    sessions = result.sessions
-    failures = sum(len(s.failures) for s in sessions)
-    console.print(f"[bold]failcode triage[/]: {len(result.inputs)} inputs, {len(sessions)} "
-                  f"sessions, {sum(s.steps for s in sessions)} steps, {failures} failing steps")
+    console.print(f"[bold]failcode triage[/]: {len(summary.inputs)} inputs, {summary.sessions} "
+                  f"sessions, {summary.steps} steps, {summary.failures} failing steps")
 
     inputs = Table(title="Inputs", title_justify="left", show_edge=False)
     inputs.add_column("input", overflow="fold")
     for column in ("format", "sessions", "failing steps"):
         inputs.add_column(column, justify="left" if column == "format" else "right")
-    per_input: dict[str, int] = {}
-    for session in sessions:
-        per_input[session.path] = per_input.get(session.path, 0) + len(session.failures)
-    for item in result.inputs:
+    per_input = summary.per_input
+    for item in summary.inputs:
         inputs.add_row(item.path, item.format or "-", str(item.sessions),
                        str(per_input.get(item.path, 0)))
     console.print(inputs)
-    for item in result.inputs:
+    for item in summary.inputs:
         if item.error_code:
             console.print(f"[red]error[/] {item.error_code}: {item.error_message}",
                           soft_wrap=True)
 
-    signatures = result.signatures()
+    signatures = summary.tables.signatures()
     table = Table(title=f"Top signatures ({min(top, len(signatures))} of {len(signatures)})",
                   title_justify="left", show_edge=False)
     table.add_column("count", justify="right")
@@ -102,7 +108,7 @@ def render_summary(result: TriageResult, *, top: int = 10, file: Any = None) -> 
         table.add_row(str(row["count"]), str(row["sessions"]), row["code"], row["signature"])
     console.print(table)
 
-    blame = result.blame()
+    blame = summary.tables.blame()
     largest = max((row["count"] for row in blame), default=1)
     bars = Table(title="Blame (category x kind)", title_justify="left", show_edge=False)
     for column in ("category", "kind", "count", ""):
@@ -112,21 +118,17 @@ def render_summary(result: TriageResult, *, top: int = 10, file: Any = None) -> 
                      f"[cyan]{_bar(row['count'], largest)}[/]")
     console.print(bars)
 
-    looping = [s for s in sessions if s.loops]
-    console.print(f"[bold]Loops[/]: {sum(len(s.loops) for s in looping)} in "
-                  f"{len(looping)} of {len(sessions)} sessions")
-    for session in sorted(looping, key=lambda s: -len(s.loops))[:top]:
+    console.print(f"[bold]Loops[/]: {summary.loops} in "
+                  f"{summary.looping} of {summary.sessions} sessions")
+    for session in summary.top_looping()[:top]:
         longest = max(session.loops, key=lambda loop: len(loop.steps))
         console.print(f"  {session.session} ({session.format}): {len(session.loops)} loops, "
-                      f"longest {len(longest.steps)} steps of {longest.signature}")
-    counts = result.outcome_counts()
+                      f"longest {len(longest.steps)} steps of {longest.cause or longest.signature}")
+    counts = summary.tables.outcome_counts()
     console.print("[bold]Outcomes, not failures[/]: "
                   f"{counts.get('no_match', 0)} probes that found nothing, "
                   f"{counts.get('rejected_action', 0)} rejected actions"
                   + "".join(f", {n} {t}" for t, n in counts.items()
                             if t not in {"no_match", "rejected_action"}))
-    ended: dict[str, int] = {}
-    for session in sessions:
-        ended[session.status] = ended.get(session.status, 0) + 1
     console.print("[bold]Ended[/]: " + ", ".join(f"{n} {status}"
-                                                 for status, n in sorted(ended.items())))
+                                                 for status, n in sorted(summary.ended.items())))

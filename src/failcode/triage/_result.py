@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from failcode import Failure, NonErrorOutcome
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "Loop",
     "OutcomeEntry",
     "SessionResult",
+    "Tables",
     "TriageResult",
 ]
 
@@ -65,10 +68,21 @@ class OutcomeEntry:
 
 @dataclass(frozen=True, slots=True)
 class Loop:
-    """A signature failing at three or more steps of a session, or at two consecutive ones."""
+    """One root cause failing again and again in a session (the rule: ``_loops``)."""
 
     signature: str
+    """The signature failing at the loop's first step."""
     steps: tuple[int, ...]
+    cause: str = ""
+    """The cause key the loop's failures share (``timeout:*``, ``missing_dependency:*``,
+    ``<class>:<location>``, or the signature); empty: the signature."""
+    signatures: tuple[str, ...] = ()
+    """Every signature failing at the loop's steps, first seen first; empty: ``signature``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"signature": self.signature, "steps": list(self.steps),
+                "cause": self.cause or self.signature,
+                "signatures": list(self.signatures or (self.signature,))}
 
 
 @dataclass(slots=True)
@@ -92,8 +106,7 @@ class SessionResult:
             "steps": self.steps, "ended": {"status": self.status, "failure": ended},
             "failures": [entry.to_dict() for entry in self.failures],
             "outcomes": [entry.to_dict() for entry in self.outcomes],
-            "loops": [{"signature": loop.signature, "steps": list(loop.steps)}
-                      for loop in self.loops],
+            "loops": [loop.to_dict() for loop in self.loops],
         }
 
 
@@ -129,45 +142,83 @@ class TriageResult:
 
     def signatures(self) -> list[dict[str, Any]]:
         """Per signature: code, kind, category, count of failing steps, sessions; most first."""
-        rows: dict[str, dict[str, Any]] = {}
-        seen: dict[str, set[int]] = {}
-        for index, session in enumerate(self.sessions):
-            for entry in session.failures:
-                failure = entry.failure
-                row = rows.setdefault(failure.signature, {
-                    "signature": failure.signature, "code": failure.code,
-                    "kind": str(failure.kind), "category": str(failure.category),
-                    "count": 0, "sessions": 0, "message": failure.message})
-                row["count"] += 1
-                seen.setdefault(failure.signature, set()).add(index)
-        for signature, row in rows.items():
-            row["sessions"] = len(seen[signature])
-        return sorted(rows.values(), key=lambda r: (-r["count"], -r["sessions"],
-                                                    r["signature"]))
+        return Tables.of(self.sessions).signatures()
 
     def blame(self) -> list[dict[str, Any]]:
         """Failing steps per (category, kind), most first."""
-        counts: Counter[tuple[str, str]] = Counter(
-            (str(entry.failure.category), str(entry.failure.kind))
-            for session in self.sessions for entry in session.failures)
-        return [{"category": category, "kind": kind, "count": count}
-                for (category, kind), count in sorted(
-                    counts.items(), key=lambda item: (-item[1], item[0]))]
+        return Tables.of(self.sessions).blame()
 
     def outcome_counts(self) -> dict[str, int]:
         """Outcomes by type (no_match, rejected_action...)."""
-        counts: Counter[str] = Counter(
-            entry.outcome.__struct_config__.tag  # type: ignore[misc]
-            for session in self.sessions for entry in session.outcomes)
-        return dict(sorted(counts.items()))
+        return Tables.of(self.sessions).outcome_counts()
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` document (``docs/triage.schema.json``)."""
+        tables = Tables.of(self.sessions)
         return {
             "format_version": FORMAT_VERSION,
             "inputs": [item.to_dict() for item in self.inputs],
             "sessions": [session.to_dict() for session in self.sessions],
-            "signatures": self.signatures(),
-            "blame": self.blame(),
-            "outcomes": self.outcome_counts(),
+            "signatures": tables.signatures(),
+            "blame": tables.blame(),
+            "outcomes": tables.outcome_counts(),
         }
+
+
+class Tables:
+    """The tables over sessions (signatures, blame, outcomes), built one session at a time.
+
+    :class:`TriageResult` computes its tables with it, and a run that writes each session as it
+    is read (``failcode triage``) adds them here and lets them go: the same tables, without
+    holding the sessions.
+    """
+
+    __slots__ = ("_blame", "_outcomes", "_rows")
+
+    def __init__(self) -> None:
+        self._rows: dict[str, dict[str, Any]] = {}
+        self._blame: Counter[tuple[str, str]] = Counter()
+        self._outcomes: Counter[str] = Counter()
+
+    @classmethod
+    def of(cls, sessions: Iterable[SessionResult]) -> Tables:
+        """The tables over ``sessions``."""
+        tables = cls()
+        for session in sessions:
+            tables.add(session)
+        return tables
+
+    def add(self, session: SessionResult) -> None:
+        """Count one more session (sessions are added in their report order)."""
+        seen: set[str] = set()
+        for entry in session.failures:
+            failure = entry.failure
+            signature = failure.signature
+            row = self._rows.get(signature)
+            if row is None:  # the first failure of a signature describes its row
+                row = self._rows[signature] = {
+                    "signature": signature, "code": failure.code, "kind": str(failure.kind),
+                    "category": str(failure.category), "count": 0, "sessions": 0,
+                    "message": failure.message}
+            row["count"] += 1
+            if signature not in seen:
+                seen.add(signature)
+                row["sessions"] += 1
+            self._blame[(str(failure.category), str(failure.kind))] += 1
+        for outcome in session.outcomes:
+            self._outcomes[str(outcome.outcome.__struct_config__.tag)] += 1
+
+    def signatures(self) -> list[dict[str, Any]]:
+        """Per signature: code, kind, category, count of failing steps, sessions; most first."""
+        return sorted((dict(row) for row in self._rows.values()),
+                      key=lambda r: (-r["count"], -r["sessions"], r["signature"]))
+
+    def blame(self) -> list[dict[str, Any]]:
+        """Failing steps per (category, kind), most first."""
+        return [{"category": category, "kind": kind, "count": count}
+                for (category, kind), count in sorted(
+                    self._blame.items(), key=lambda item: (-item[1], item[0]))]
+
+    def outcome_counts(self) -> dict[str, int]:
+        """Outcomes by type (no_match, rejected_action...)."""
+        return dict(sorted(self._outcomes.items()))

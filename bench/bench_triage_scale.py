@@ -1,0 +1,379 @@
+"""failcode triage at scale: throughput per core, --jobs, peak memory and start-up, in one run.
+
+1. Throughput per core beside ``json.loads`` of the same bytes (interleaved rounds, in one
+   process): the real sessions of ../shared/data/agent-sessions that are JSON (every format
+   but aider's Markdown; the peer decodes a JSON document whole and JSON lines line by line),
+   aider's history on its own (its peer: splitting the bytes into lines), and a generated
+   mini-swe-agent trajectory (``--big-mb``, default 100). Ratio = json.loads time / triage
+   time (goal >= 0.3x).
+2. ``failcode triage --json`` with ``--jobs 2`` beside ``--jobs 1`` on a generated folder (the
+   real sessions copied ``--copies`` times, default 4), fresh processes, interleaved; speedup
+   = jobs-1 wall / jobs-2 wall.
+3. Peak RSS (``ru_maxrss`` of the child) of ``failcode triage --json`` and of the terminal
+   summary on a generated mini-swe-agent trajectory of ``--rss-mb`` (default 256; the issue's
+   figure is ``--rss-mb 1024``), beside the same triage holding its whole result and building
+   the whole ``--json`` document (what the command did before streaming). Goal < 256 MB.
+4. Start-up: ``failcode triage FILE`` on one small real file beside ``python -c pass``, fresh
+   processes with bytecode cached (as an installed package has it; the cache goes to a temp
+   dir, never into the repository), medians of ``--rounds`` interleaved runs. Goal < 0.2 s.
+
+The generated trajectories are real mini-swe-agent steps: the messages of the real
+trajectories one after another, again and again; from the second pass on, each observation
+starts with a line naming the pass, so no two outputs are the same (the commands are: agents
+run the same commands again). Everything generated goes to a temp dir.
+
+    python bench/bench_triage_scale.py [--big-mb 100] [--rss-mb 256] [--copies 4] [--rounds 5]
+    python bench/bench_triage_scale.py --profile   # add a cProfile of the real sessions
+    python bench/bench_triage_scale.py --only memory --rss-mb 1024   # the issue's 1 GB file
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _timing import interleaved, median_ratio
+from failcode.triage import triage
+from failcode.triage._analyze import triage_file
+
+DATA = Path(__file__).parents[1] / ".." / "shared" / "data" / "agent-sessions"
+
+
+def _files() -> list[Path]:
+    return sorted(p for p in DATA.rglob("*") if p.is_file() and p.name != "SOURCES.md")
+
+
+def _json_floor(data: bytes) -> object:
+    """json.loads of the same bytes: the document whole, else JSON lines one by one."""
+    try:
+        return json.loads(data)
+    except ValueError:
+        return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        _json_floor(data)
+    except ValueError:
+        return False
+    return True
+
+
+def _lines_floor(data: bytes) -> object:
+    return data.decode("utf-8", "replace").split("\n")
+
+
+def _steps() -> tuple[list[Any], dict[str, Any]]:
+    """The messages after the task of every real mini-swe-agent trajectory, and one's info."""
+    messages: list[Any] = []
+    info: dict[str, Any] = {}
+    for path in sorted((DATA / "mini-swe-agent").rglob("*.traj.json")):
+        document = json.loads(path.read_bytes())
+        messages.extend(document.get("messages", [])[2:])
+        info = info or document.get("info", {})
+    return [m for m in messages if m.get("role") != "exit"], info
+
+
+def _vary(message: dict[str, Any], rep: int) -> dict[str, Any]:
+    if rep == 0 or message.get("role") not in {"tool", "user"}:
+        return message
+    varied = dict(message)
+    content = varied.get("content")
+    if isinstance(content, str):
+        varied["content"] = content.replace("<output>", f"<output>pass {rep}\n", 1) if (
+            "<output>" in content) else f"pass {rep}\n{content}"
+    extra = varied.get("extra")
+    if isinstance(extra, dict) and isinstance(extra.get("raw_output"), str):
+        varied["extra"] = {**extra, "raw_output": f"pass {rep}\n{extra['raw_output']}"}
+    return varied
+
+
+def make_trajectory(path: Path, target: int) -> int:
+    """Write a mini-swe-agent trajectory of about ``target`` bytes; its size."""
+    steps, info = _steps()
+    first = json.loads(next((DATA / "mini-swe-agent").rglob("*.traj.json")).read_bytes())
+    with path.open("w", encoding="utf-8") as out:
+        out.write('{"info": ' + json.dumps(info) + ', "messages": [')
+        out.write(", ".join(json.dumps(m) for m in first["messages"][:2]))
+        size, rep = 0, 0
+        while size < target:
+            for message in steps:
+                chunk = ", " + json.dumps(_vary(message, rep))
+                out.write(chunk)
+                size += len(chunk)
+                if size >= target:
+                    break
+            rep += 1
+        out.write('], "trajectory_format": "mini-swe-agent-1.1", "instance_id": "big"}')
+    return path.stat().st_size
+
+
+def _mb(size: float) -> str:
+    return f"{size / 1e6:.1f} MB"
+
+
+def throughput(big_mb: int, rounds: int, tmp: Path) -> None:
+    files = [p for p in _files() if triage_file(p, str(p))[0].format is not None]
+    json_files = [p for p in files if _is_json(p.read_bytes())]
+    text_files = [p for p in files if p not in json_files]
+    big = tmp / "big.traj.json"
+    make_trajectory(big, big_mb * 1024 * 1024)
+    print("1. throughput per core (in one process; json.loads of the same bytes as the peer)")
+    for name, paths, floor in (("real JSON sessions", json_files, _json_floor),
+                               ("real text logs (aider, OpenHands logs; peer: lines)",
+                                text_files, _lines_floor),
+                               ("generated mini-swe-agent trajectory", [big], _json_floor)):
+        blobs = [p.read_bytes() for p in paths]
+        size = sum(len(b) for b in blobs)
+        runs = interleaved({"triage": lambda paths=paths: triage(paths),
+                            "peer": lambda blobs=blobs, floor=floor: [floor(b) for b in blobs]},
+                           rounds=rounds)
+        t, j = statistics.median(runs["triage"]), statistics.median(runs["peer"])
+        print(f"   {name}: {len(paths)} files, {_mb(size)}; triage {size / 1e6 / t:.1f} MB/s, "
+              f"peer {size / 1e6 / j:.1f} MB/s; triage / peer throughput = "
+              f"{median_ratio(runs, 'peer', 'triage'):.2f}x (goal >= 0.3x)")
+
+
+_LAUNCH = """
+import json, os, subprocess, sys, time
+argv, report = json.loads(sys.argv[1]), sys.argv[2]
+start = time.perf_counter()
+child = subprocess.Popen(argv)
+_, status, usage = os.wait4(child.pid, 0)
+wall = time.perf_counter() - start
+with open(report, "w") as out:
+    json.dump({"wall": wall, "rss": usage.ru_maxrss * 1024,
+               "status": os.waitstatus_to_exitcode(status)}, out)
+"""
+
+
+def _measured(argv: list[str], *, env: dict[str, str] | None = None,
+              stdout: Any = subprocess.DEVNULL) -> tuple[float, int]:
+    """Wall seconds and peak RSS (bytes) of ``argv`` in a fresh process.
+
+    A small launcher process starts it: the peak RSS of a child counts the process it was
+    forked from until it execs, and this benchmark's own process holds large inputs.
+    """
+    with tempfile.NamedTemporaryFile(suffix=".json") as report:
+        subprocess.run([sys.executable, "-c", _LAUNCH, json.dumps(argv), report.name],
+                       stdout=stdout, stderr=subprocess.DEVNULL, env=env, check=True)
+        found = json.loads(Path(report.name).read_text())
+    if found["status"] not in (0, 2):
+        sys.exit(f"{' '.join(argv)} exited {found['status']}")
+    return found["wall"], found["rss"]
+
+
+def _cli(*args: str, env: dict[str, str] | None = None, stdout: Any = subprocess.DEVNULL,
+         ) -> tuple[float, int]:
+    """Wall seconds and peak RSS (bytes) of ``python -m failcode ARGS`` in a fresh process."""
+    return _measured([sys.executable, "-m", "failcode", *args], env=env, stdout=stdout)
+
+
+def jobs(copies: int, rounds: int, tmp: Path) -> None:
+    folder = tmp / "corpus"
+    for index in range(copies):
+        shutil.copytree(DATA, folder / f"copy{index}")
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    count = sum(1 for p in folder.rglob("*") if p.is_file())
+    out1, out2 = tmp / "jobs1.json", tmp / "jobs2.json"
+
+    def run(jobs: str, out: Path) -> None:
+        with out.open("w") as handle:
+            _cli("triage", "--json", "--jobs", jobs, str(folder), stdout=handle)
+
+    load = os.getloadavg()[0]
+    runs = interleaved({"jobs 1": lambda: run("1", out1), "jobs 2": lambda: run("2", out2)},
+                       rounds=rounds)
+    load = max(load, os.getloadavg()[0])
+    same = _masked(out1.read_text()) == _masked(out2.read_text())
+    one, two = statistics.median(runs["jobs 1"]), statistics.median(runs["jobs 2"])
+    print(f"2. --jobs on {count} files, {_mb(size)} (the real sessions x{copies}), fresh "
+          f"processes: --jobs 1 {one:.2f} s, --jobs 2 {two:.2f} s; speedup "
+          f"{median_ratio(runs, 'jobs 1', 'jobs 2'):.2f}x on {os.cpu_count()} cores (load "
+          f"average up to {load:.1f} before and after: other work shares the cores); "
+          f"documents identical (error ids masked): {same}")
+
+
+def _masked(text: str) -> str:
+    return re.sub(r'"error_id": "fc-[0-9a-f]+-[0-9a-f]+"', '"error_id": ""', text)
+
+
+_HOLD_ALL = """
+import json, sys
+from failcode.triage import triage
+result = triage([sys.argv[1]])
+sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\\n")
+"""
+
+
+def memory(rss_mb: int, tmp: Path) -> None:
+    big = tmp / "rss.traj.json"
+    size = make_trajectory(big, rss_mb * 1024 * 1024)
+    wall, streamed = _cli("triage", "--json", str(big))
+    _, summary = _cli("triage", str(big))
+    held_wall, held = _measured([sys.executable, "-c", _HOLD_ALL, str(big)])
+    print(f"3. peak RSS on a {_mb(size)} mini-swe-agent trajectory (one session): "
+          f"`triage --json` {streamed / 2**20:.0f} MiB in {wall:.1f} s, the "
+          f"summary {summary / 2**20:.0f} MiB; holding the result and the whole document "
+          f"(before) {held / 2**20:.0f} MiB in {held_wall:.1f} s (goal < 256 MB)")
+
+
+def startup(rounds: int, tmp: Path) -> None:
+    small = min((p for p in _files() if p.suffix in {".traj", ".json"}),
+                key=lambda p: p.stat().st_size)
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(tmp / "pycache"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    floor_env = dict(env)
+    _cli("triage", str(small), env=env)  # write the bytecode cache once
+
+    walls: dict[str, list[float]] = {"pass": [], "triage": []}
+    candidates = {"pass": lambda: [sys.executable, "-c", "pass"],
+                  "triage": lambda: [sys.executable, "-m", "failcode", "triage", str(small)]}
+    interleaved({name: lambda name=name: walls[name].append(
+        _measured(candidates[name](), env=floor_env if name == "pass" else env)[0])
+        for name in candidates}, rounds=max(rounds, 9), warmup=0)
+    t, p = statistics.median(walls["triage"]), statistics.median(walls["pass"])
+    print(f"4. start-up: `failcode triage {small.name}` ({small.stat().st_size // 1024} KiB) "
+          f"{t * 1000:.0f} ms, `python -c pass` {p * 1000:.0f} ms (median of "
+          f"{max(rounds, 9)}, bytecode cached; goal < 200 ms)")
+
+
+def _old_lines(stream: Any, *, max_line: int = 32 << 20, strict: bool = True) -> Any:
+    """The line reader before chunks: one ``readline`` per line."""
+    from failcode.triage._events import InputError
+
+    number = 0
+    while raw := stream.readline(1 << 20):
+        number += 1
+        if not raw.endswith(b"\n") and len(raw) == 1 << 20:
+            parts, size = [raw], len(raw)
+            while not parts[-1].endswith(b"\n"):
+                piece = stream.readline(1 << 20)
+                if not piece:
+                    break
+                size += len(piece)
+                if size > max_line:
+                    raise InputError("FC-DATA-003", f"line {number} is too long")
+                parts.append(piece)
+            raw = b"".join(parts)
+        try:
+            text = raw.decode("utf-8", "strict" if strict else "replace")
+        except UnicodeDecodeError:
+            raise InputError("FC-DATA-003", f"line {number} is not UTF-8") from None
+        if number == 1 and text.startswith("\ufeff"):
+            text = text[1:]
+        yield number, text.rstrip("\r\n")
+
+
+def _old_operators(command: str) -> list[tuple[int, str]]:
+    """The operator scan before the regular expression: one character at a time."""
+    found: list[tuple[int, str]] = []
+    quote, index = "", 0
+    while index < len(command):
+        char = command[index]
+        if quote:
+            if char == "\\" and quote == '"':
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "\\":
+            index += 1
+        elif command.startswith(("||", "&&"), index):
+            found.append((index, command[index:index + 2]))
+            index += 1
+        elif char in "|;":
+            found.append((index, char))
+        index += 1
+    return found
+
+
+def changes(rounds: int) -> None:
+    """This change's reading and lexing beside the code before it, in the same run: the
+    same triage with the old line reader, operator scan and shlex lexing patched back in."""
+    import shlex
+
+    from failcode.classification import _command, _lex
+    from failcode.triage import _aider, _lines, _masking, _openhands
+
+    files = [p for p in _files() if triage_file(p, str(p))[0].format is not None]
+    size = sum(p.stat().st_size for p in files)
+    new = (_lines.lines, _aider.lines, _openhands.lines, _masking._operators, _command.split_words)
+    old = (_old_lines, _old_lines, _old_lines, _old_operators, shlex.split)
+
+    def run(chosen: tuple[Any, ...]) -> None:
+        (_lines.lines, _aider.lines, _openhands.lines, _masking._operators,
+         _command.split_words) = chosen
+        _lex._split.cache_clear()
+        triage(files)
+
+    try:
+        runs = interleaved({"before": lambda: run(old), "after": lambda: run(new)},
+                           rounds=rounds)
+    finally:
+        run(new)
+    before, after = statistics.median(runs["before"]), statistics.median(runs["after"])
+    print(f"5. this change's reading and lexing, same run, all {len(files)} real sessions "
+          f"({_mb(size)}): before {before * 1000:.0f} ms ({size / 1e6 / before:.1f} MB/s), "
+          f"after {after * 1000:.0f} ms ({size / 1e6 / after:.1f} MB/s); "
+          f"{median_ratio(runs, 'before', 'after'):.2f}x")
+
+
+def profile() -> None:
+    files = _files()
+    triage(files)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    triage(files)
+    profiler.disable()
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(25)
+    print("profile of triage of the real sessions (tottime):")
+    print(text.getvalue())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--big-mb", type=int, default=100)
+    parser.add_argument("--rss-mb", type=int, default=256)
+    parser.add_argument("--copies", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--only", default="throughput,jobs,memory,startup,changes",
+                        help="the sections to run, comma-separated")
+    args = parser.parse_args()
+    only = set(args.only.split(","))
+    if not _files():
+        sys.exit(f"no data under {DATA}")
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        if "throughput" in only:
+            throughput(args.big_mb, args.rounds, tmp)
+        if "jobs" in only:
+            jobs(args.copies, args.rounds, tmp)
+        if "memory" in only:
+            memory(args.rss_mb, tmp)
+        if "startup" in only:
+            startup(args.rounds, tmp)
+        if "changes" in only:
+            changes(args.rounds)
+    if args.profile:
+        profile()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""Where each supported agent keeps its session logs for the current user (``triage --home``).
+
+Rules (each agent's documented default location, and the environment variable it honours):
+
+- Claude Code: ``$CLAUDE_CONFIG_DIR/projects``, else ``~/.claude/projects``: ``*.jsonl``
+  transcripts, one folder per project (subagent transcripts below them).
+- Codex CLI: ``$CODEX_HOME/sessions``, else ``~/.codex/sessions``: ``YYYY/MM/DD/rollout-*.jsonl``.
+- Gemini CLI: ``$GEMINI_CLI_HOME/.gemini/tmp``, else ``~/.gemini/tmp``:
+  ``<project hash>/chats/session-*.json`` (and ``.jsonl``).
+- GitHub Copilot CLI: ``~/.copilot/session-state/<session id>/events.jsonl``.
+- OpenHands CLI: ``$OPENHANDS_CONVERSATIONS_DIR``, else
+  ``$OPENHANDS_PERSISTENCE_DIR/conversations``, else ``~/.openhands/conversations``: one
+  conversation folder each.
+- mini-swe-agent: ``$MSWEA_GLOBAL_CONFIG_DIR``, else the user config directory
+  (``platformdirs.user_config_dir("mini-swe-agent")``: ``~/.config/mini-swe-agent`` on Linux):
+  ``*.traj.json`` (``last_mini_run.traj.json`` is where ``mini`` writes by default).
+- aider writes ``.aider.chat.history.md`` into the project it runs in, not under HOME: the
+  current directory's history is read when there is one.
+
+A location that does not exist is skipped; none existing is an error (FC-DATA-005) naming
+every place looked in.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["Location", "default_locations", "home_logs"]
+
+
+class Location(NamedTuple):
+    """One agent's log folder and the pattern of its session logs inside it."""
+
+    agent: str
+    folder: Path
+    pattern: str
+
+
+_CONVERSATION: Final = "*"
+
+
+def _config_dir(env: Mapping[str, str], home: Path) -> Path:
+    explicit = env.get("MSWEA_GLOBAL_CONFIG_DIR")
+    if explicit:
+        return Path(explicit)
+    if env is os.environ and home == Path.home():
+        import platformdirs  # noqa: PLC0415 - only --home needs it
+
+        return Path(platformdirs.user_config_dir("mini-swe-agent"))
+    base = env.get("XDG_CONFIG_HOME")
+    return (Path(base) if base else home / ".config") / "mini-swe-agent"
+
+
+def default_locations(env: Mapping[str, str] | None = None, home: Path | None = None,
+                      cwd: Path | None = None) -> list[Location]:
+    """Every agent's documented log location for this user (existing or not), in a fixed
+    order; ``env``, ``home`` and ``cwd`` default to the process's."""
+    env = os.environ if env is None else env
+    home = Path.home() if home is None else home
+    cwd = Path.cwd() if cwd is None else cwd
+    claude = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
+    codex = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
+    gemini = (Path(env["GEMINI_CLI_HOME"]) if env.get("GEMINI_CLI_HOME") else home) / ".gemini"
+    persistence = (Path(env["OPENHANDS_PERSISTENCE_DIR"]) if env.get("OPENHANDS_PERSISTENCE_DIR")
+                   else home / ".openhands")
+    conversations = (Path(env["OPENHANDS_CONVERSATIONS_DIR"])
+                     if env.get("OPENHANDS_CONVERSATIONS_DIR") else persistence / "conversations")
+    return [
+        Location("claude-code", claude / "projects", "**/*.jsonl"),
+        Location("codex", codex / "sessions", "**/rollout-*.jsonl"),
+        Location("gemini-cli", gemini / "tmp", "*/chats/session-*.json*"),
+        Location("copilot-cli", home / ".copilot" / "session-state", "*/events.jsonl"),
+        Location("openhands", conversations, _CONVERSATION),
+        Location("mini-swe-agent", _config_dir(env, home), "*.traj.json"),
+        Location("aider", cwd, ".aider.chat.history.md"),
+    ]
+
+
+def home_logs(locations: list[Location] | None = None) -> tuple[list[Path], list[Path]]:
+    """``(logs found, folders looked in)``: every session log at the default locations, in
+    sorted order per location (an OpenHands conversation folder is one log)."""
+    from failcode.triage._analyze import is_conversation  # noqa: PLC0415 - no import cycle
+
+    found: list[Path] = []
+    looked: list[Path] = []
+    for location in locations if locations is not None else default_locations():
+        looked.append(location.folder)
+        if not location.folder.is_dir():
+            continue
+        for path in sorted(location.folder.glob(location.pattern)):
+            if location.pattern == _CONVERSATION:
+                if path.is_dir() and is_conversation(path):
+                    found.append(path)
+            elif path.is_file():
+                found.append(path)
+    return found, looked

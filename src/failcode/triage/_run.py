@@ -1,0 +1,145 @@
+"""Triage many files: each file's row and sessions in input order, in parallel processes.
+
+Rules:
+
+- :class:`FileResults` yields ``(InputResult, sessions)`` per input, in the order of the
+  inputs, whatever the number of processes: a report built from them (terminal, ``--json``,
+  ``--html``, ``--store``) is the same as a serial run's.
+- ``jobs`` 1, a single input, or inputs of less than :data:`PARALLEL_MIN_BYTES` in all are read
+  in this process: starting worker processes costs more than such a run.
+- Otherwise ``min(jobs, inputs)`` worker processes read one file each at a time (forked on
+  Linux, so they start with failcode already imported); at most :data:`AHEAD` files per worker
+  are handed out beyond the next one to yield, so the results waiting behind a slow file stay
+  bounded. Each worker ignores SIGINT: Ctrl-C stops the parent, which stops the workers.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import deque
+from typing import TYPE_CHECKING, Final
+
+from failcode.triage._analyze import triage_file
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from pathlib import Path
+    from types import TracebackType
+    from typing import TypeAlias
+
+    from failcode.triage._result import InputResult, SessionResult
+
+    Triaged: TypeAlias = tuple[InputResult, list[SessionResult]]
+
+__all__ = ["AHEAD", "PARALLEL_MIN_BYTES", "FileResults", "default_jobs"]
+
+PARALLEL_MIN_BYTES: Final = 1024 * 1024
+"""Inputs smaller than this in all are triaged in this process whatever ``jobs`` says."""
+AHEAD: Final = 4
+"""Files handed out per worker beyond the next one to yield."""
+
+
+def default_jobs() -> int:
+    """The number of CPU cores this process may use (at least 1)."""
+    count = getattr(os, "process_cpu_count", None)
+    found = count() if count is not None else None
+    if found is None:
+        try:
+            found = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            found = os.cpu_count()
+    return max(1, found or 1)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _ignore_interrupts() -> None:  # pragma: no cover - runs in the workers
+    import signal  # noqa: PLC0415 - only in a worker
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _triage_one(path: Path, label: str) -> Triaged:  # pragma: no cover - runs in the workers
+    return triage_file(path, label)
+
+
+class FileResults:
+    """The files' results in input order; a context manager (it owns the worker processes).
+
+    Worker processes start when it is created (before a caller starts threads of its own,
+    such as a progress bar's), so a forked worker inherits no running thread.
+    """
+
+    def __init__(self, inputs: Sequence[tuple[Path, str]], *, jobs: int = 1,
+                 progress: Callable[[int], None] | None = None) -> None:
+        self._inputs = list(inputs)
+        self._progress = progress
+        self._pool: ProcessPoolExecutor | None = None
+        self._pending: deque[Future[Triaged]] = deque()
+        self._next = 0
+        workers = min(jobs, len(self._inputs))
+        self._serial = workers < 2 or sum(
+            _size(path) for path, _ in self._inputs) < PARALLEL_MIN_BYTES
+        if not self._serial:
+            self._start(workers)
+
+    @property
+    def parallel(self) -> bool:
+        """True when the files are read by worker processes."""
+        return not self._serial
+
+    def _start(self, workers: int) -> None:
+        import multiprocessing  # noqa: PLC0415 - only a parallel run needs these
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+
+        context = multiprocessing.get_context("fork") if sys.platform.startswith(
+            "linux") else None
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                         initializer=_ignore_interrupts)
+        for _ in range(workers * (AHEAD + 1)):
+            if not self._submit():
+                break
+
+    def _submit(self) -> bool:
+        if self._pool is None or self._next >= len(self._inputs):
+            return False
+        path, label = self._inputs[self._next]
+        self._next += 1
+        self._pending.append(self._pool.submit(_triage_one, path, label))
+        return True
+
+    def __iter__(self) -> Iterator[Triaged]:
+        if self._serial:
+            for path, label in self._inputs:
+                yield triage_file(path, label, progress=self._progress)
+            return
+        try:
+            while self._pending:
+                item, sessions = self._pending.popleft().result()
+                self._submit()
+                if self._progress is not None and item.size:
+                    self._progress(item.size)
+                yield item, sessions
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the workers (files not yet read are dropped)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+            self._pending.clear()
+
+    def __enter__(self) -> FileResults:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()

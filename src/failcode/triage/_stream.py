@@ -1,0 +1,152 @@
+"""Triage's outputs written as the inputs are read, so memory does not grow with them.
+
+``failcode triage`` hands each input's sessions, in input order, to the outputs asked for
+and lets them go: the ``--json`` document (:class:`JsonDocument`), the store
+(:class:`~failcode.triage._record.Recorder`) and the terminal summary's tables
+(:class:`Summary`). Only ``--html`` holds every session (its plots come before its tables).
+
+The ``--json`` document is written as it is produced: ``format_version``, then ``sessions``
+one by one as each input is read, then ``inputs`` and the tables over the sessions
+(``signatures``, ``blame``, ``outcomes``). Its content is :meth:`TriageResult.to_dict`'s;
+only the order of the top-level keys differs, which JSON does not count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Final
+
+from failcode.triage._result import FORMAT_VERSION, Tables
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from failcode.triage._result import InputResult, SessionResult, TriageResult
+
+__all__ = ["JsonDocument", "Summary"]
+
+_FLUSH: Final = 1024 * 1024
+_FAILURES: Final = "\x00failcode-triage:failures\x00"
+_OUTCOMES: Final = "\x00failcode-triage:outcomes\x00"
+_FAILURES_JSON: Final = json.dumps(_FAILURES)
+_OUTCOMES_JSON: Final = json.dumps(_OUTCOMES)
+
+
+class Summary:
+    """What the terminal summary shows, added one session at a time.
+
+    Counts, the inputs, the tables, and the ``top`` sessions with the most loops (without their
+    failures and outcomes); ties keep the sessions' order, as a stable sort would.
+    """
+
+    def __init__(self, top: int = 10) -> None:
+        self.top = top
+        self.inputs: list[InputResult] = []
+        self.per_input: dict[str, int] = {}
+        """Failing steps per input path."""
+        self.sessions = 0
+        self.steps = 0
+        self.failures = 0
+        self.loops = 0
+        self.looping = 0
+        """Sessions with at least one loop."""
+        self.ended: dict[str, int] = {}
+        self.tables = Tables()
+        self._looping: list[tuple[int, int, SessionResult]] = []
+
+    @classmethod
+    def of(cls, result: TriageResult, *, top: int = 10) -> Summary:
+        """The summary of a whole result."""
+        summary = cls(top)
+        for session in result.sessions:
+            summary.add(session)
+        for item in result.inputs:
+            summary.add_input(item)
+        return summary
+
+    def add_input(self, item: InputResult) -> None:
+        """One more input row (in input order)."""
+        self.inputs.append(item)
+
+    def add(self, session: SessionResult) -> None:
+        """One more session (in report order)."""
+        index = self.sessions
+        failures = len(session.failures)
+        self.sessions += 1
+        self.steps += session.steps
+        self.failures += failures
+        self.per_input[session.path] = self.per_input.get(session.path, 0) + failures
+        self.ended[session.status] = self.ended.get(session.status, 0) + 1
+        self.tables.add(session)
+        if session.loops:
+            self.loops += len(session.loops)
+            self.looping += 1
+            slim = dataclasses.replace(session, failures=[], outcomes=[], ended_failure=None)
+            self._looping.append((-len(session.loops), index, slim))
+            if len(self._looping) > 2 * self.top:
+                self._looping.sort(key=lambda row: row[:2])
+                del self._looping[self.top:]
+
+    def top_looping(self) -> list[SessionResult]:
+        """The ``top`` sessions with the most loops, most first (then in report order)."""
+        return [row[2] for row in sorted(self._looping, key=lambda row: row[:2])[:self.top]]
+
+    @property
+    def ok(self) -> bool:
+        """True when every input was read in full (exit status 0)."""
+        return all(item.error_code is None for item in self.inputs)
+
+
+class JsonDocument:
+    """The ``--json`` document, written through ``write`` as sessions come."""
+
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self._write = write
+        self._buffer: list[str] = [f'{{"format_version": {FORMAT_VERSION}, "sessions": [']
+        self._size = 0
+        self._first = True
+
+    def _put(self, text: str) -> None:
+        self._buffer.append(text)
+        self._size += len(text)
+        if self._size >= _FLUSH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._buffer:
+            self._write("".join(self._buffer))
+            self._buffer.clear()
+            self._size = 0
+
+    def session(self, session: SessionResult) -> None:
+        """Write one session (in report order), its failures and outcomes one at a time: a
+        session can hold a whole trajectory's failures."""
+        shape = dataclasses.replace(session, failures=[], outcomes=[]).to_dict()
+        shape["failures"], shape["outcomes"] = _FAILURES, _OUTCOMES
+        head, _, rest = json.dumps(shape, ensure_ascii=False).partition(_FAILURES_JSON)
+        middle, _, tail = rest.partition(_OUTCOMES_JSON)
+        self._put(head if self._first else ", " + head)
+        self._first = False
+        for entries, after in ((session.failures, middle), (session.outcomes, tail)):
+            self._put("[")
+            for index, entry in enumerate(entries):
+                text = json.dumps(entry.to_dict(), ensure_ascii=False)
+                self._put(", " + text if index else text)
+            self._put("]" + after)
+
+    def close(self, inputs: list[InputResult], tables: Tables) -> None:
+        """Write the inputs and the tables, and end the document (one line)."""
+        rest = {"inputs": [item.to_dict() for item in inputs],
+                "signatures": tables.signatures(), "blame": tables.blame(),
+                "outcomes": tables.outcome_counts()}
+        self._put("], " + json.dumps(rest, ensure_ascii=False)[1:] + "\n")
+        self._flush()
+
+    @classmethod
+    def write_result(cls, result: TriageResult, write: Callable[[str], None]) -> None:
+        """Write a whole result as the same document."""
+        document = cls(write)
+        for session in result.sessions:
+            document.session(session)
+        document.close(result.inputs, Tables.of(result.sessions))
