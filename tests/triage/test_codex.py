@@ -168,8 +168,9 @@ def test_a_generic_500_text_still_ends_on_a_server_error(tmp_path: Path) -> None
 
 def test_an_interrupted_turn_is_no_failure(tmp_path: Path) -> None:
     """``turn_aborted`` ends the session as unknown, with no failure."""
-    path = _write(tmp_path, [META, _line("event_msg", {"type": "turn_aborted",
-                                                       "reason": "interrupted"})])
+    path = _write(tmp_path, [META, _call("c1", "ls"), _output("c1", "a.py\n"),
+                             _line("event_msg", {"type": "turn_aborted",
+                                                 "reason": "interrupted"})])
     session = _one(path)
     assert session.status == "unknown"
     assert session.failures == []

@@ -441,9 +441,16 @@ def _rule_for_name(type_name: str) -> tuple[Rule, str]:
     rule = RULES.get(_key(family, bare))
     if rule is None and family == "openai":
         rule = RULES.get(f"openai.error.{bare}")
+    if rule is None and family in _SDK_SURFACES:
+        # a log that changed the name's case (aider prints "openai.openaiError")
+        rule = RULES.get(_FOLDED.get(_key(family, bare).lower(), ""))
     if rule is None:
         rule, _ = _BARE.get(bare, (_UNKNOWN, ""))
     return rule, family
+
+
+_FOLDED: Final = {key.lower(): key for key in RULES}
+"""Row keys by their lower case, for text that changed a type name's case."""
 
 
 # -- surfaces -----------------------------------------------------------------------------

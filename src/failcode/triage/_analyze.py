@@ -336,6 +336,7 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult])
     default = Path(label).stem
     current: _Session | None = None
     last_step = -1
+    first = len(out)
     try:
         for event in events:
             if isinstance(event, SessionStart):
@@ -371,6 +372,12 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult])
         if current is not None:  # keep what was read before the damage
             out.append(current.end(SessionEnd(last_step + 1, "unknown"), label, fmt, default))
         raise
+    if not any(s.steps or s.failures or s.outcomes or s.status != "unknown"
+               for s in out[first:]):
+        # the reader's detection matched, but nothing in it is a session of that format
+        del out[first:]
+        raise InputError("FC-DATA-002", f"it looks like a {fmt} log but holds no step of a "
+                                        "session (no command, tool call, failure or end)")
 
 
 def _failed(label: str, fmt: str | None, code: str, problem: str, *, size: int,

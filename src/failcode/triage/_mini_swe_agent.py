@@ -44,6 +44,7 @@ from failcode.triage._events import (
     Command,
     ErrorText,
     Event,
+    RecordedOutcome,
     Rejected,
     SessionEnd,
     SessionStart,
@@ -209,7 +210,7 @@ class MiniSweAgentReader:
         return by_id, actions
 
     @staticmethod
-    def _step(step: int, command: str, message: dict[str, Any]) -> Command | None:
+    def _step(step: int, command: str, message: dict[str, Any]) -> Command | RecordedOutcome | None:
         content = _text(message.get("content"))
         extra = as_dict(message.get("extra"))
         code = extra.get("returncode")

@@ -30,8 +30,8 @@ Rules (about the format and the tool):
   out at the limit its call set, ``timeout: true`` a timeout; any other observation
   with ``is_error`` is a refused tool call), ``AgentErrorEvent`` (``error``: an exception's
   failure, else a refused tool call) and ``UserRejectObservation`` (declined by a person before
-  it ran: cancelled; ``rejection_source: hook``, a hook's refusal: a rejected action). ``ConversationErrorEvent`` (``code``, ``detail``: the
-  exception the detail names, as
+  it ran: cancelled; ``rejection_source: hook``, a hook's refusal: a rejected action).
+  ``ConversationErrorEvent`` (``code``, ``detail``: the exception the detail names, as
   ``litellm.AuthenticationError: ...``, wins over the CLI's own ``code`` such as
   ``LLMServiceUnavailableError``), ``ConversationIterationLimitEvent``
   and ``ConversationStateUpdateEvent`` (``execution_status`` ``finished``, ``error``,
@@ -257,10 +257,7 @@ class _Stream:
         command = self.commands.get(as_key(event.get("action_id"))) or self.commands.get(
             as_key(event.get("tool_call_id")), "")
         if kind == "UserRejectObservation" or "rejection_reason" in event:
-            reason = as_str(event.get("rejection_reason")) or "rejected"
-            if event.get("rejection_source") == "hook":  # a policy refusal fed to the model
-                return Rejected(step, command or tool, reason, stamp)
-            return cancelled(step, command or tool, reason, stamp)
+            return _declined(step, command or tool, event, stamp)
         if kind == "AgentErrorEvent" or ("error" in event and "observation" not in event):
             return _error_step(step, as_str(event.get("error")), tool, stamp)
         observation = as_dict(event.get("observation"))
@@ -559,3 +556,12 @@ class _InferLog:
         return ErrorText(step, "harness", type_name, summary or message, traceback,
                          evidence=f"{type_name}: {summary}"[:200], timestamp=stamp,
                          repeats=max(1, mentions))
+
+
+def _declined(step: int, action: str, event: dict[str, Any], stamp: float | None) -> Event:
+    """A ``UserRejectObservation``: a hook's refusal fed to the model is a rejected action, a
+    person declining the call (it never ran) a cancelled one."""
+    reason = as_str(event.get("rejection_reason")) or "rejected"
+    if event.get("rejection_source") == "hook":
+        return Rejected(step, action, reason, stamp)
+    return cancelled(step, action, reason, stamp)

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from failcode.triage._result import FORMAT_VERSION, Tables
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from failcode.triage._result import InputResult, SessionResult, TriageResult
 
@@ -128,12 +128,15 @@ class JsonDocument:
         middle, _, tail = rest.partition(_OUTCOMES_JSON)
         self._put(head if self._first else ", " + head)
         self._first = False
-        for entries, after in ((session.failures, middle), (session.outcomes, tail)):
-            self._put("[")
-            for index, entry in enumerate(entries):
-                text = json.dumps(entry.to_dict(), ensure_ascii=False)
-                self._put(", " + text if index else text)
-            self._put("]" + after)
+        self._entries((entry.to_dict for entry in session.failures), middle)
+        self._entries((entry.to_dict for entry in session.outcomes), tail)
+
+    def _entries(self, entries: Iterable[Callable[[], dict[str, Any]]], after: str) -> None:
+        self._put("[")
+        for index, entry in enumerate(entries):
+            text = json.dumps(entry(), ensure_ascii=False)
+            self._put(", " + text if index else text)
+        self._put("]" + after)
 
     def close(self, inputs: list[InputResult], tables: Tables) -> None:
         """Write the inputs and the tables, and end the document (one line)."""
