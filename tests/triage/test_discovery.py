@@ -7,15 +7,14 @@ folders hold (settings, prompt histories, caches), which are not sessions.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from failcode.triage import triage
 from failcode.triage._analyze import expand
 from tests.lab.runner import FIXTURES
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 
 def _home(tmp_path: Path) -> Path:
@@ -121,3 +120,81 @@ def test_home_logs_with_nothing_there_finds_nothing(tmp_path: Path) -> None:
     found, looked = home_logs(default_locations(env={}, home=tmp_path, cwd=tmp_path))
     assert found == []
     assert tmp_path / ".claude" / "projects" in looked
+
+
+def _folder_with_notes(tmp_path: Path) -> Path:
+    runs = tmp_path / "runs"
+    shutil.copytree(FIXTURES / "mini-swe-agent" / "pytest-failure" / "session" / "runs", runs)
+    (runs / "README.md").write_text("# what these runs are\n")
+    (runs / "config.yaml").write_text("model: x\n")
+    (runs / "notes.json").write_text('{"not": "a session"}')
+    (runs / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (runs / "empty.log").write_text("")
+    return runs
+
+
+def test_walked_files_that_are_not_logs_are_skipped_and_counted(tmp_path: Path) -> None:
+    runs = _folder_with_notes(tmp_path)
+    result = triage([runs])
+    assert result.ok
+    assert [(Path(i.path).name, i.format) for i in result.inputs] == [
+        ("lab.traj.json", "mini-swe-agent")]
+    assert sorted(Path(p).name for p in result.skipped) == [
+        "README.md", "config.yaml", "empty.log", "image.png", "notes.json"]
+    assert result.to_dict()["skipped"] == result.skipped
+
+
+def test_a_named_file_that_is_not_a_log_is_still_an_error(tmp_path: Path) -> None:
+    runs = _folder_with_notes(tmp_path)
+    result = triage([runs / "README.md"])
+    assert [i.error_code for i in result.inputs] == ["FC-DATA-002"]
+    assert result.skipped == []
+
+
+def test_include_and_exclude_select_walked_files(tmp_path: Path) -> None:
+    runs = _folder_with_notes(tmp_path)
+    (runs / "old").mkdir()
+    shutil.copy(runs / "lab.traj.json", runs / "old" / "a.traj.json")
+    names = [Path(p).relative_to(runs).as_posix() for p, _ in expand([runs])]
+    assert names == ["lab.traj.json", "old/a.traj.json"]
+    assert [Path(p).name for p, _ in expand([runs], exclude=["old/*"])] == ["lab.traj.json"]
+    assert [Path(p).name for p, _ in expand([runs], include=["a.*"])] == ["a.traj.json"]
+
+
+def test_an_empty_folder_is_an_error_naming_it(tmp_path: Path) -> None:
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("todo\n")
+    result = triage([empty])
+    assert not result.ok
+    (item,) = result.inputs
+    assert (item.path, item.error_code) == (str(empty), "FC-DATA-004")
+    assert "holds no session log (1 files in it are not session logs)" in (
+        item.error_message or "")
+
+
+def test_a_fifo_in_a_walked_folder_is_never_opened(tmp_path: Path) -> None:
+    """Opening a FIFO with no writer blocks for ever: walking skips what is not a file."""
+    runs = _folder_with_notes(tmp_path)
+    os.mkfifo(runs / "pipe")
+    found = expand([runs])
+    assert str(runs / "pipe") in found.skipped
+
+
+def test_cli_reports_what_it_skipped(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from failcode.cli import main
+
+    runs = _folder_with_notes(tmp_path)
+    done = CliRunner().invoke(main, ["triage", str(runs), "--json", "--jobs", "1"])
+    assert done.exit_code == 0, done.output
+    document = json.loads(done.output)
+    assert len(document["skipped"]) == 5
+    plain = CliRunner().invoke(main, ["triage", str(runs), "--jobs", "1"])
+    assert "1 inputs (5 files skipped: not session logs)" in plain.output.replace("\n", " ")
+    empty = tmp_path / "none"
+    empty.mkdir()
+    failed = CliRunner().invoke(main, ["triage", str(empty), "--jobs", "1"])
+    assert failed.exit_code == 2
+    assert "holds no session log" in failed.output

@@ -64,8 +64,10 @@ def test_the_lab_conversation_folder_is_one_session() -> None:
 def test_walking_a_parent_finds_the_folder_not_its_files(tmp_path: Path) -> None:
     """A conversation folder under a walked folder is one input; its event files are not."""
     folder = _conversation(tmp_path, _terminal("c1", "ls", 0, "a"))
-    (tmp_path / "notes.traj.json").write_text("{}")
-    assert [path for path, _ in expand([tmp_path])] == [tmp_path / "notes.traj.json", folder]
+    (tmp_path / "notes.traj.json").write_text("{}")  # no session log: skipped, counted
+    found = expand([tmp_path])
+    assert [path for path, _ in found] == [folder]
+    assert found.skipped == [str(tmp_path / "notes.traj.json")]
 
 
 def test_exit_127_beside_is_error_false_is_a_failure(tmp_path: Path) -> None:
@@ -110,7 +112,10 @@ def test_the_state_file_says_how_a_quiet_conversation_ended(tmp_path: Path) -> N
 
 
 def test_an_events_folder_without_a_state_file_is_walked_file_by_file(tmp_path: Path) -> None:
-    """Without ``base_state.json`` the folder is not a conversation: its files are inputs."""
+    """Without ``base_state.json`` the folder is not a conversation: it is walked file by
+    file, and a lone event file is no session log of any format (skipped, counted)."""
     folder = _conversation(tmp_path, _terminal("c1", "ls", 0, "a"))
     (folder / "base_state.json").unlink()
-    assert len(expand([folder])) == 2
+    found = expand([folder])
+    assert len(found) + len(found.skipped) == 2
+    assert list(found) == []

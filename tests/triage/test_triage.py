@@ -325,15 +325,18 @@ def test_unreadable_file_is_fc_data_005(tmp_path: Path) -> None:
 
 
 def test_directory_of_mixed_files_triages_the_good_and_names_the_bad(tmp_path: Path) -> None:
-    """In a directory, readable logs are triaged and the others are listed with a code."""
+    """In a directory, readable logs are triaged and the files that are no session log are
+    skipped and counted; named, the same files are errors with their code."""
     _traj(tmp_path, [("make", 2, "make: *** No rule to make target 'all'.  Stop.")],
           name="good.traj.json")
     (tmp_path / "empty.log").write_bytes(b"")
     (tmp_path / "photo.bin").write_bytes(b"\x00\x01" * 100)
     result = triage([tmp_path])
-    assert _codes(result) == {"empty.log": "FC-DATA-004", "good.traj.json": None,
-                              "photo.bin": "FC-DATA-002"}
+    assert _codes(result) == {"good.traj.json": None}
+    assert sorted(Path(p).name for p in result.skipped) == ["empty.log", "photo.bin"]
     assert len(result.sessions) == 1
+    named = triage([tmp_path / "empty.log", tmp_path / "photo.bin"])
+    assert _codes(named) == {"empty.log": "FC-DATA-004", "photo.bin": "FC-DATA-002"}
 
 
 def test_cli_exits_2_when_any_input_is_bad_and_still_reports_the_rest(tmp_path: Path) -> None:

@@ -36,9 +36,10 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import shlex
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final
+
+from failcode.classification._lex import split
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -140,9 +141,14 @@ _LINT_VIOLATION: Final = re.compile(
 
 def _words(segment: str) -> list[str]:
     try:
-        return shlex.split(segment, comments=True)
+        return split(segment, comments=True)  # shlex.split's words, without its char loop
     except ValueError:
         return segment.split()
+
+
+def _name(word: str) -> str:
+    """The last part of a path (``PurePosixPath(word).name``, without building a path)."""
+    return word.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _name_purpose(name: str) -> str | None:
@@ -164,7 +170,7 @@ def _peel(words: list[str]) -> tuple[list[str], bool]:
     runner = False
     while words:
         first = words[0]
-        name = PurePosixPath(first).name
+        name = _name(first)
         if "=" in first and not first.startswith(("=", "-")):
             words = words[1:]
         elif name in _WRAPPERS:
@@ -189,7 +195,7 @@ def _segment_purpose(words: list[str]) -> str | None:
     words, runner = _peel(words)
     if not words:
         return None
-    program = PurePosixPath(words[0]).name
+    program = _name(words[0])
     args = words[1:]
     if _INTERPRETER.match(program):
         while args and args[0].startswith("-") and args[0] != "-m":
@@ -299,13 +305,13 @@ def command_purpose(command: str | Sequence[str | bytes | os.PathLike[str]]) -> 
     if not isinstance(command, str):  # an argv: str, bytes or path-like items
         words = [os.fsdecode(w) if isinstance(w, (bytes, os.PathLike)) else str(w)
                  for w in command]
-        if len(words) >= 3 and PurePosixPath(words[0]).name in _SHELLS and words[1] == "-c":
+        if len(words) >= 3 and _name(words[0]) in _SHELLS and words[1] == "-c":
             return command_purpose(words[2])
         return _segment_purpose(words) or "general"
     head = command.lstrip()[:6]
     if head.startswith(tuple(_SHELLS)):  # bash -c 'cd x && pytest': the script decides
         words = _words(command)
-        if len(words) >= 3 and PurePosixPath(words[0]).name in _SHELLS and words[1] == "-c":
+        if len(words) >= 3 and _name(words[0]) in _SHELLS and words[1] == "-c":
             return command_purpose(words[2])
     purpose = "general"
     for segment in _SEPARATORS.split(command[:8192]):

@@ -70,6 +70,7 @@ _MARKERS: Final = (b"> Applied edit to", b"to the chat", b"> Tokens:", b"> Aider
 _PROVIDER_LINE: Final = re.compile(
     r"^(?:Unexpected error: )?(?:[A-Za-z]\w*Error: )?(?P<type>litellm(?:\.\w+)+"
     r"|(?:openai|anthropic)\.\w+(?:\.\w+)*)(?::\s?(?P<msg>.*))?$")
+_PROVIDER_NAMES: Final = ("litellm.", "openai.", "anthropic.")  # a cheap gate before the match
 _OTHER_ERROR: Final = re.compile(r"^Unexpected error: (?P<rest>.+)$")
 _RETRY: Final = re.compile(r"^Retrying in [\d.]+ seconds?\.\.\.")
 _RUN: Final = re.compile(r"^#### (?:/(?P<verb>run|test)(?:\s+(?P<cmd>.+?))?|!(?P<bang>.+?))\s*$")
@@ -122,7 +123,7 @@ class AiderReader:
         """One pass over the lines."""
         session: _Session | None = None
         for _, line in lines(stream, strict=False):
-            start = _START.match(line)
+            start = _START.match(line) if line.startswith("# aider chat") else None
             if start is None and session is None and not line.strip():
                 continue  # aider starts each session with a blank line: no session before it
             if start is not None or session is None:
@@ -165,7 +166,7 @@ class AiderReader:
                 yield from self._close_command(session)
                 session.in_lint = True
                 return
-            lint = _LINT_RUN.match(body)
+            lint = _LINT_RUN.match(body) if body.startswith("## Running:") else None
             if lint is not None and session.in_lint:
                 session.lint = lint.group("cmd")
                 session.output = []
@@ -179,7 +180,7 @@ class AiderReader:
             done = yield from self._provider(session, body)
             if done:
                 return
-            other = _OTHER_ERROR.match(body)
+            other = _OTHER_ERROR.match(body) if body.startswith("Unexpected") else None
             if other is not None:
                 yield from self._flush_provider(session)
                 split = split_exception(other.group("rest"))
@@ -196,7 +197,7 @@ class AiderReader:
 
     def _provider(self, session: _Session, body: str) -> Generator[Event, None, bool]:
         """A provider error (or a repeat of one) in aider's output; True when consumed."""
-        if _TOKEN_LIMIT.match(body) is not None:
+        if body.startswith("Model ") and _TOKEN_LIMIT.match(body) is not None:
             yield from self._flush_provider(session)
             error = ErrorText(session.at(), "provider", "ContextWindowExceededError", body,
                               evidence=body[:200], timestamp=session.stamp,
@@ -204,7 +205,8 @@ class AiderReader:
             session.end, session.ended_by = "provider_error", error
             yield error
             return True
-        provider = _PROVIDER_LINE.match(body)
+        provider = _PROVIDER_LINE.match(body) if any(
+            name in body for name in _PROVIDER_NAMES) else None
         if provider is not None:
             if session.provider is not None:
                 session.provider = _again(session.provider)
@@ -214,7 +216,7 @@ class AiderReader:
                     (provider.group("msg") or "").strip(), evidence=body[:200],
                     timestamp=session.stamp)
             return True
-        if _RETRY.match(body) and session.provider is not None:
+        if session.provider is not None and _RETRY.match(body):
             session.provider = _again(session.provider)
             return True
         return False

@@ -21,8 +21,10 @@ Rules (about failures, whatever the format):
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -60,7 +62,7 @@ from failcode.triage._result import (
 from failcode.triage._text import first_line
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
 __all__ = ["infer_purpose", "triage"]
 
@@ -411,45 +413,114 @@ def _agent_logs(folder: Path) -> list[Path]:
                   if p.is_file() or (p.is_dir() and is_conversation(p)))
 
 
-def expand(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]],
-           ) -> list[tuple[Path, str]]:
+class Expanded(list[tuple[Path, str]]):
+    """The inputs :func:`expand` found (``(path, label)`` pairs, a list), and what it left."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skipped: list[str] = []
+        """Files found by walking a folder that are not session logs (not read, counted)."""
+        self.empty: list[str] = []
+        """Folders named that hold no session log."""
+
+
+def _is_log(path: Path) -> bool | None:
+    """Whether a file found by walking is a session log a reader detects: False for anything
+    else (not a regular file, empty, binary, no reader's format); None when it cannot be
+    opened, so that triage reports it (FC-DATA-005) instead of dropping it."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return False  # a FIFO, socket or device is never opened
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except OSError:
+        return None
+    return bool(head.strip()) and not _is_binary(head) and detect(head) is not None
+
+
+def _wanted(relative: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    """``--include``/``--exclude`` globs, matched on the path under the walked folder and on
+    the file's name."""
+    name = relative.rsplit("/", 1)[-1]
+
+    def hit(patterns: Sequence[str]) -> bool:
+        return any(fnmatch.fnmatchcase(relative, g) or fnmatch.fnmatchcase(name, g)
+                   for g in patterns)
+
+    return (not include or hit(include)) and not hit(exclude)
+
+
+def _walk(folder: Path, out: Expanded, include: Sequence[str], exclude: Sequence[str]) -> None:
+    def add(path: Path, *, sniff: bool) -> None:
+        relative = path.relative_to(folder).as_posix()
+        if not _wanted(relative, include, exclude):
+            return
+        if sniff and _is_log(path) is False:
+            out.skipped.append(str(path))
+            return
+        out.append((path, str(path)))
+
+    for root, dirs, files in os.walk(folder):
+        here = Path(root)
+        agent = sorted(d for d in dirs if d in AGENT_LOGS)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in agent:
+            for found in _agent_logs(here / name):
+                add(found, sniff=False)
+        conversations = [d for d in dirs if is_conversation(here / d)]
+        for name in conversations:
+            add(here / name, sniff=False)
+        dirs[:] = [d for d in dirs if d not in conversations]
+        for name in sorted(files):
+            if not name.startswith(".") or name in AGENT_FILES:
+                add(here / name, sniff=True)
+
+
+def expand(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
+           include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Expanded:
     """Files to triage: each path, directories walked in sorted order.
 
-    Hidden names are skipped, except the agents' own logs: :data:`AGENT_FILES`, and in the
+    A file named is always an input (one that is not a log is its error). Walking a folder,
+    hidden names are skipped, except the agents' own logs: :data:`AGENT_FILES`, and in the
     folders of :data:`AGENT_LOGS` (also when one is named itself) the files their pattern
-    names. A ``(path, label)`` pair
-    names a file in reports by ``label`` instead of its path. An OpenHands V1 conversation
-    folder (:func:`is_conversation`) is one input, not walked.
+    names; a file no reader detects (notes, settings, binaries, FIFOs...) is skipped and
+    counted in :attr:`Expanded.skipped`; ``include``/``exclude`` globs select the walked files
+    (on the path under the folder, or the name). A folder that yields no session log is in
+    :attr:`Expanded.empty`. A ``(path, label)`` pair names a file in reports by ``label``
+    instead of its path. An OpenHands V1 conversation folder (:func:`is_conversation`) is one
+    input, not walked.
     """
-    out: list[tuple[Path, str]] = []
+    out = Expanded()
     for raw in paths:
         if isinstance(raw, tuple):
             out.append(raw)
             continue
         path = Path(raw)
+        before = len(out)
         if path.is_dir() and is_conversation(path):
             out.append((path, str(raw)))
         elif path.is_dir() and path.name in AGENT_LOGS:  # ~/.claude named: its logs only
             out.extend((found, str(found)) for found in _agent_logs(path))
         elif path.is_dir():
-            for root, dirs, files in os.walk(path):
-                agent = sorted(d for d in dirs if d in AGENT_LOGS)
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in agent:
-                    out.extend((found, str(found)) for found in _agent_logs(Path(root) / name))
-                conversations = [d for d in dirs if is_conversation(Path(root) / d)]
-                out.extend((Path(root) / d, str(Path(root) / d)) for d in conversations)
-                dirs[:] = [d for d in dirs if d not in conversations]
-                out.extend((Path(root) / name, str(Path(root) / name))
-                           for name in sorted(files)
-                           if not name.startswith(".") or name in AGENT_FILES)
+            _walk(path, out, include, exclude)
         else:
             out.append((path, str(raw)))
+        if path.is_dir() and len(out) == before:
+            out.empty.append(str(raw))
     return out
 
 
+def empty_folder(label: str, skipped: int) -> InputResult:
+    """The input row of a folder named that holds no session log: FC-DATA-004 (an empty
+    input), its message naming the folder and what was skipped in it."""
+    note = f" ({skipped} files in it are not session logs)" if skipped else ""
+    return InputResult(label, None, 0, FC.DATA_EMPTY_INPUT.value,
+                       f"The folder {label[:200]} holds no session log{note}.", 0)
+
+
 def triage(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
-           progress: Callable[[int], None] | None = None, jobs: int = 1) -> TriageResult:
+           progress: Callable[[int], None] | None = None, jobs: int = 1,
+           include: Sequence[str] = (), exclude: Sequence[str] = ()) -> TriageResult:
     """Triage files and directories; see the module docstring for the rules.
 
     Args:
@@ -458,17 +529,27 @@ def triage(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
             files are read in parallel).
         jobs: how many processes read the files (``failcode.triage._run``); the result is
             the same whatever the number. 1 (the default) reads them in this process.
+        include: globs selecting the files found by walking folders (path or name).
+        exclude: globs of walked files to leave out.
 
     Returns:
         A :class:`TriageResult`; inputs that could not be read carry their FC code.
     """
     from failcode.triage._run import FileResults  # noqa: PLC0415 - it imports this module
 
-    result = TriageResult()
-    with FileResults(expand(paths), jobs=jobs, progress=progress) as results:
+    files = expand(paths, include=include, exclude=exclude)
+    result = TriageResult(skipped=list(files.skipped))
+    with FileResults(files, jobs=jobs, progress=progress) as results:
         for item, sessions in results:
             result.inputs.append(item)
             result.sessions.extend(sessions)
+    result.inputs.extend(empty_folder(folder, _skipped_in(folder, files.skipped))
+                         for folder in files.empty)
     return result
+
+
+def _skipped_in(folder: str, skipped: list[str]) -> int:
+    prefix = str(Path(folder)) + os.sep
+    return sum(path.startswith(prefix) for path in skipped)
 
 

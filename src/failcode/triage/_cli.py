@@ -38,9 +38,22 @@ __all__ = ["report_command", "triage_command"]
 @click.option("--jobs", "-j", type=click.IntRange(1, 1024), metavar="N",
               help="Triage files in N processes; default: the number of CPU cores. The "
                    "output is the same whatever N (e.g. --jobs 1 for one process).")
-def triage_command(  # noqa: PLR0917 - click passes each option by name; the signature is click's
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="Walking folders, read only the files whose path under the folder or "
+                   "name matches (repeatable; e.g. --include '*.jsonl').")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="Walking folders, leave out the files whose path under the folder or name "
+                   "matches (repeatable; e.g. --exclude 'archive/*').")
+@click.option("--home", "home", is_flag=True,
+              help="Also read the logs every supported agent keeps for you, where each "
+                   "documents them (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, "
+                   "~/.copilot/session-state, ~/.openhands/conversations, mini-swe-agent's "
+                   "config folder, ./.aider.chat.history.md; CODEX_HOME and the like "
+                   "honoured).")
+def triage_command(  # noqa: PLR0917 - click passes each option by name
         paths: tuple[Path, ...], as_json: bool, html_file: Path | None, top: int,
-        store_url: str | None, jobs: int | None) -> None:
+        store_url: str | None, jobs: int | None, include: tuple[str, ...],
+        exclude: tuple[str, ...], home: bool) -> None:
     """Read agent session logs and report why they fail.
 
     PATHS are files or directories (walked recursively); the format of each file is detected
@@ -50,13 +63,17 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name; the sig
     read, 2 when any input could not be read or has an unknown format (the others are still
     triaged).
     """
-    from failcode.triage._analyze import expand  # noqa: PLC0415 - CLI start-up cost
+    from failcode.triage._analyze import empty_folder, expand  # noqa: PLC0415 - start-up cost
     from failcode.triage._report import Progress, render_summary, sample_paths  # noqa: PLC0415
     from failcode.triage._run import FileResults, default_jobs  # noqa: PLC0415
     from failcode.triage._stream import JsonDocument, Summary  # noqa: PLC0415
 
-    inputs: list[Path | tuple[Path, str]] = list(paths) if paths else list(sample_paths())
-    files = expand(inputs)
+    inputs: list[Path | tuple[Path, str]] = list(paths)
+    if home:
+        inputs += _home_logs()
+    elif not paths:
+        inputs = list(sample_paths())
+    files = expand(inputs, include=include, exclude=exclude)
     # each input's sessions go to the outputs as the input is read, then are let go; only
     # --html keeps them all
     summary = Summary(top)
@@ -84,6 +101,15 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name; the sig
                 if held is not None:
                     held.inputs.append(item)
                     held.sessions.extend(sessions)
+        for folder in files.empty:  # a folder named that holds no session log
+            item = empty_folder(folder, sum(p.startswith(folder.rstrip("/") + "/")
+                                            for p in files.skipped))
+            summary.add_input(item)
+            if held is not None:
+                held.inputs.append(item)
+        summary.skipped = len(files.skipped)
+        if held is not None:
+            held.skipped = list(files.skipped)
         if recorder is not None:
             new, known = recorder.close()
             click.echo(f"recorded {new} new events in {recorder.store.url} ({known} already "
@@ -93,7 +119,7 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name; the sig
 
         html_file.write_text(render_html(held), encoding="utf-8")
     if document is not None:
-        document.close(summary.inputs, summary.tables)
+        document.close(summary.inputs, summary.tables, files.skipped)
     else:
         render_summary(summary, top=top)
     if not summary.ok:
@@ -153,6 +179,18 @@ def _render(result: TriageResult, *, as_json: bool, html_file: Path | None,
         JsonDocument.write_result(result, lambda text: click.echo(text, nl=False))
     else:
         render_summary(result, top=top)
+
+
+def _home_logs() -> list[Path]:
+    """The logs at every agent's default location; none found is an error naming them."""
+    from failcode.triage._discover import home_logs  # noqa: PLC0415
+
+    found, looked = home_logs()
+    if not found:
+        click.echo("error FC-DATA-004: --home found no session log; looked in "
+                   + ", ".join(map(str, looked)), err=True)
+        sys.exit(2)
+    return found
 
 
 def _size(path: Path) -> int:

@@ -134,6 +134,8 @@ class TriageResult:
 
     inputs: list[InputResult] = field(default_factory=list)
     sessions: list[SessionResult] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """Files found by walking folders that are not session logs (not read; no error)."""
 
     @property
     def ok(self) -> bool:
@@ -158,6 +160,7 @@ class TriageResult:
         return {
             "format_version": FORMAT_VERSION,
             "inputs": [item.to_dict() for item in self.inputs],
+            "skipped": list(self.skipped),
             "sessions": [session.to_dict() for session in self.sessions],
             "signatures": tables.signatures(),
             "blame": tables.blame(),

@@ -43,6 +43,8 @@ class Summary:
     def __init__(self, top: int = 10) -> None:
         self.top = top
         self.inputs: list[InputResult] = []
+        self.skipped = 0
+        """Files found by walking that are not session logs."""
         self.per_input: dict[str, int] = {}
         """Failing steps per input path."""
         self.sessions = 0
@@ -63,6 +65,7 @@ class Summary:
             summary.add(session)
         for item in result.inputs:
             summary.add_input(item)
+        summary.skipped = len(result.skipped)
         return summary
 
     def add_input(self, item: InputResult) -> None:
@@ -138,9 +141,10 @@ class JsonDocument:
             self._put(", " + text if index else text)
         self._put("]" + after)
 
-    def close(self, inputs: list[InputResult], tables: Tables) -> None:
-        """Write the inputs and the tables, and end the document (one line)."""
-        rest = {"inputs": [item.to_dict() for item in inputs],
+    def close(self, inputs: list[InputResult], tables: Tables,
+              skipped: list[str] | None = None) -> None:
+        """Write the inputs, the files skipped, the tables, and end the document (one line)."""
+        rest = {"inputs": [item.to_dict() for item in inputs], "skipped": list(skipped or []),
                 "signatures": tables.signatures(), "blame": tables.blame(),
                 "outcomes": tables.outcome_counts()}
         self._put("], " + json.dumps(rest, ensure_ascii=False)[1:] + "\n")
@@ -152,4 +156,4 @@ class JsonDocument:
         document = cls(write)
         for session in result.sessions:
             document.session(session)
-        document.close(result.inputs, Tables.of(result.sessions))
+        document.close(result.inputs, Tables.of(result.sessions), result.skipped)
