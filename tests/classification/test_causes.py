@@ -449,10 +449,6 @@ def test_unbound_variables_under_dash_are_told_apart(tmp_path: Path) -> None:
     assert foo.signature != bar.signature
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bash -c exits 127 on an unbound variable, and from_command's exit-status rule 5 calls every "
-    "127 a missing program before the output is read; the rule needs an exception for the "
-    "unbound_variable diagnostic (outside this change)"))
 def test_unbound_variables_of_bash_c_are_told_apart(tmp_path: Path) -> None:
     """``bash -uc 'echo $FOO'`` (exit 127): FOO and BAR are two failures, no missing program."""
     bash = need_tool("bash")

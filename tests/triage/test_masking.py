@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from failcode.classification._purpose import output_purpose
 from failcode.triage import triage
-from failcode.triage._masking import masked_failure, output_purpose, unmask
+from failcode.triage._masking import masked_failure, unmask
 from tests.lab.runner import FIXTURES
 
 PYTEST = ("F                                                                        [100%]\n"

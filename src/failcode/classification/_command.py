@@ -9,9 +9,12 @@ debug, merge, general). The order of the checks is the contract:
 4. a probe that found nothing (``grep``/``rg``/``find``/``test``/``which``/``command -v``...
    exiting 1 with no output; the last program of the last pipeline decides) ->
    :class:`~failcode.NoMatch`;
-5. a missing program (exit 127, "command not found", make's "Error 127") -> FC.CMD_NOT_FOUND;
-6. a file the shell would not run (exit 126), or a path refused to a command with no other
-   purpose (``cat: x: Permission denied``) -> FC.OS_PERMISSION_DENIED;
+5. a missing program (exit 127, "command not found", make's "Error 127") -> FC.CMD_NOT_FOUND,
+   except a 127 whose output is a shell's unbound variable (``bash -uc``) or a permission
+   denied (``sh: 1: pytest: Permission denied``, from a shell that exits 127 for it);
+6. a file the shell would not run (exit 126, or 127 saying ``Permission denied``), or a path
+   refused to a command with no other purpose (``cat: x: Permission denied``) ->
+   FC.OS_PERMISSION_DENIED;
 7. a git remote that does not exist or cannot be reached (``does not appear to be a git
    repository``, ``Could not read from remote repository``, ``unable to access``) ->
    FC.GIT_REMOTE_UNREACHABLE, an environment failure whatever the purpose; a rejected push
@@ -775,8 +778,12 @@ def from_command(
               _tail(text_err) or _tail(text_out))
     lang = _FAMILY_LANG.get(primary.family) if primary else None
 
-    # 5. a missing program, anywhere
-    if status == 127 or (primary is not None and primary.error_class == "command_not_found"):
+    # 5. a missing program, anywhere (bash -c also exits 127 on a ``set -u`` variable: that
+    # is the script's own error, read from the output below)
+    unbound = any(d.error_class == "unbound_variable" for d in diagnostics)
+    denied = next((d for d in diagnostics if d.error_class == "permission_denied"), None)
+    if (status == 127 and not unbound and denied is None) or (
+            primary is not None and primary.error_class == "command_not_found"):
         missing = _subject(primary) if primary and primary.error_class == "command_not_found" \
             else None
         if missing is None and (found := _SHELL_ENOENT.search(text)):
@@ -786,8 +793,8 @@ def from_command(
                                              detail), params={"program": missing})
     # 6. the shell refused to run a file (126: found, not executable), or a command that
     # says nothing else was refused a path: the user's environment, in every purpose
-    denied = next((d for d in diagnostics if d.error_class == "permission_denied"), None)
-    if status == 126 or (denied is not None and primary is denied and purpose == "general"):
+    if status == 126 or (denied is not None and (
+            status == 127 or (primary is denied and purpose == "general"))):
         path = redact_cut(denied.path, 200) if denied is not None and denied.path else None
         return _make(FC.OS_PERMISSION_DENIED, piece("shell", detail),
                      params={"path": path} if path else {})

@@ -2,8 +2,9 @@
 
 Rules (about programs and their output, never lists of commands seen in one log):
 
-- A command line is split at ``&&``, ``||``, ``;``, ``|``, ``&`` and newlines; the last segment
-  that says a purpose decides (``cd x && make && pytest``: test). In a segment, environment
+- A command line is split into the shell's simple commands (at ``&&``, ``||``, ``;``, ``|``,
+  ``&`` and newlines outside quotes; heredoc bodies and comments are not commands); the last
+  one that says a purpose decides (``cd x && make && pytest``: test). In a segment, environment
   assignments (``CI=1``), wrappers (``sudo``, ``env``, ``time``, ``timeout 60``, ``nice``,
   ``xargs``...) and runners that run another program by name (``uv run``, ``poetry run``,
   ``pipenv run``, ``pdm run``, ``hatch run``, ``npx``, ``bunx``, ``pnpm exec``/``dlx``,
@@ -122,7 +123,6 @@ _NAME_TEST: Final = frozenset({"test", "tests", "spec", "specs", "check", "unitt
 _NAME_LINT: Final = frozenset({"lint", "linter", "lints", "typecheck", "mypy", "flake", "ruff",
                                "eslint", "clippy", "vet", "style", "format", "fmt"})
 _NAME_BUILD: Final = frozenset({"build", "compile", "dist", "make", "package"})
-_SEPARATORS: Final = re.compile(r"\|\||&&|[;|&\n]")
 
 TEST_SUMMARY: Final = re.compile(
     r"^(?:FAILED|ERROR) \S+::|^=+ .*\b\d+ (?:failed|errors?)\b.*=+$|^\d+ failed\b"
@@ -131,9 +131,12 @@ TEST_SUMMARY: Final = re.compile(
 """A test runner's own failure summary: pytest, unittest, node's TAP and spec reporters
 (``# fail N``, ``\u2139 fail N``), cargo, go, jest."""
 BUILD_DIAGNOSTIC: Final = re.compile(
-    r"^[^\s:]+:\d+:\d+: (?:fatal )?error: |undefined reference to [`']|^error(?:\[E\d+\])?: "
+    r"^[^\s:]+:\d+:\d+: (?:fatal )?error: |undefined reference to [`']|^error\[E\d+\]: "
+    r"|^error: [^\n]*\n\s+--> "
     r"|\berror TS\d+: |make(?:\[\d+\])?: \*\*\* .*Error \d+", re.MULTILINE)
-"""Compiler or linker diagnostics (gcc, clang, rustc, tsc) and make's ``*** ... Error N``."""
+"""Compiler or linker diagnostics (gcc, clang, rustc's ``error[E0425]:`` or ``error:`` with its
+``-->`` location, tsc) and make's ``*** ... Error N``; a bare ``error:`` line (git, patch, most
+tools) says nothing."""
 _LINT_VIOLATION: Final = re.compile(
     r"^[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,5}\b|^[^\s:]+\.pyi?:\d+: error: .*\[[a-z-]+\]$",
     re.MULTILINE)
@@ -313,8 +316,11 @@ def command_purpose(command: str | Sequence[str | bytes | os.PathLike[str]]) -> 
         words = _words(command)
         if len(words) >= 3 and _name(words[0]) in _SHELLS and words[1] == "-c":
             return command_purpose(words[2])
+    # the shell's own simple commands: quotes kept, heredoc bodies and comments gone
+    from failcode.classification._command import _segments  # noqa: PLC0415 - import cycle
+
     purpose = "general"
-    for segment in _SEPARATORS.split(command[:8192]):
+    for segment in _segments(command[:8192]):
         found = _segment_purpose(_words(segment.strip()))
         if found is not None:
             purpose = found

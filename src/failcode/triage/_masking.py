@@ -32,7 +32,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["masked_failure", "output_purpose", "shown_status", "unmask"]
+from failcode.classification._purpose import BUILD_DIAGNOSTIC, TEST_SUMMARY
+
+__all__ = ["masked_failure", "shown_status", "unmask"]
 
 _FILTERS: Final = frozenset({"tail", "head", "grep", "egrep", "fgrep", "tee", "sort", "uniq",
                              "cat", "wc", "cut", "awk", "sed", "less", "more", "column"})
@@ -46,13 +48,6 @@ _DISCARD: Final = re.compile(r"^(?:true|:|exit 0|echo\b.*|printf\b.*)$", re.DOTA
 _SCRIPT: Final = re.compile(r"^(?:(?:ba|z|da)?sh\s+)?\.{0,2}/?[\w./-]*\.sh\b|^\./[\w.-]+")
 _MISSING_PROGRAM: Final = re.compile(r"^(?:\S+: )?(?:line \d+: )?\S+: (?:command )?not found$",
                                      re.MULTILINE)
-_TEST_SUMMARY: Final = re.compile(
-    r"^(?:FAILED|ERROR) \S+::|^=+ .*\b\d+ (?:failed|errors?)\b.*=+$|^\d+ failed\b"
-    r"|^FAILED \((?:failures|errors)=\d+|^# fail [1-9]|^test result: FAILED"
-    r"|^--- FAIL: |^FAIL\s", re.MULTILINE)
-_BUILD_DIAGNOSTIC: Final = re.compile(
-    r"^[^\s:]+:\d+:\d+: (?:fatal )?error: |undefined reference to [`']|^error(?:\[E\d+\])?: "
-    r"|\berror TS\d+: |make(?:\[\d+\])?: \*\*\* .*Error \d+", re.MULTILINE)
 _EXCEPTION_END: Final = re.compile(
     r"Traceback \(most recent call last\):\n(?:[ \t].*\n)+"
     r"(?:[A-Za-z_][\w.]*(?:Error|Exception)\b.*)$", re.MULTILINE)
@@ -139,20 +134,10 @@ def shown_status(output: str) -> int | None:
     head = output[-65536:]
     if _MISSING_PROGRAM.search(head):
         return 127
-    if (_TEST_SUMMARY.search(head) or _BUILD_DIAGNOSTIC.search(head)
+    if (TEST_SUMMARY.search(head) or BUILD_DIAGNOSTIC.search(head)
             or _EXCEPTION_END.search(head) or _NO_MODULE.search(head)):
         return 1
     return None
-
-
-def output_purpose(output: str) -> str:
-    """The purpose the output's shape says: ``test``, ``build``, or ``general``."""
-    head = output[-65536:]
-    if _TEST_SUMMARY.search(head):
-        return "test"
-    if _BUILD_DIAGNOSTIC.search(head):
-        return "build"
-    return "general"
 
 
 def masked_failure(command: str, output: str) -> tuple[str, int] | None:
