@@ -543,12 +543,13 @@ def triage(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
         for item, sessions in results:
             result.inputs.append(item)
             result.sessions.extend(sessions)
-    result.inputs.extend(empty_folder(folder, _skipped_in(folder, files.skipped))
+    result.inputs.extend(empty_folder(folder, skipped_in(folder, files.skipped))
                          for folder in files.empty)
     return result
 
 
-def _skipped_in(folder: str, skipped: list[str]) -> int:
+def skipped_in(folder: str, skipped: list[str]) -> int:
+    """How many of the skipped files are under ``folder``."""
     prefix = str(Path(folder)) + os.sep
     return sum(path.startswith(prefix) for path in skipped)
 

@@ -56,14 +56,18 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
         exclude: tuple[str, ...], home: bool) -> None:
     """Read agent session logs and report why they fail.
 
-    PATHS are files or directories (walked recursively); the format of each file is detected
-    from its content. With no PATHS, triage runs on a small set of sessions shipped with
-    failcode. With --store, every failure and outcome is recorded in the store too
-    (``failcode report --store URL`` renders them). Exit status: 0 when every input was
-    read, 2 when any input could not be read or has an unknown format (the others are still
-    triaged).
+    PATHS are files or directories (walked recursively; files that are no session log are
+    skipped and counted); the format of each file is detected from its content. With no
+    PATHS, triage runs on a small set of sessions shipped with failcode. With --store, every
+    failure and outcome is recorded in the store too (``failcode report --store URL`` renders
+    them). Exit status: 0 when every input was read, 2 when any input could not be read or
+    has an unknown format (the others are still triaged).
     """
-    from failcode.triage._analyze import empty_folder, expand  # noqa: PLC0415 - start-up cost
+    from failcode.triage._analyze import (  # noqa: PLC0415 - start-up cost
+        empty_folder,
+        expand,
+        skipped_in,
+    )
     from failcode.triage._report import Progress, render_summary, sample_paths  # noqa: PLC0415
     from failcode.triage._run import FileResults, default_jobs  # noqa: PLC0415
     from failcode.triage._stream import JsonDocument, Summary  # noqa: PLC0415
@@ -102,8 +106,7 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
                     held.inputs.append(item)
                     held.sessions.extend(sessions)
         for folder in files.empty:  # a folder named that holds no session log
-            item = empty_folder(folder, sum(p.startswith(folder.rstrip("/") + "/")
-                                            for p in files.skipped))
+            item = empty_folder(folder, skipped_in(folder, files.skipped))
             summary.add_input(item)
             if held is not None:
                 held.inputs.append(item)
