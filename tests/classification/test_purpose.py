@@ -178,3 +178,14 @@ def test_a_rejected_push_is_a_merge_failure_not_a_compile_error(tmp_path: Path) 
     assert _run(setup, tmp_path)[0] == 0
     failure = _agree(tmp_path / "b", "git push origin HEAD:main")
     assert (failure.kind, failure.error_class) == ("merge_error", "push_rejected")
+
+
+def test_a_runner_script_that_does_not_exist_ran_no_test(tmp_path: Path) -> None:
+    """``python runtests.py`` whose script is missing: the interpreter never started the test
+    run, so it is the command's own failure (file not found), not a failing test."""
+    command = f"{sys.executable} runtests.py tests/test_x.py"
+    status, output = _run(command, tmp_path)
+    assert infer_purpose(command) == "test"
+    failure = from_command(command, status, output)
+    assert isinstance(failure, Failure)
+    assert (failure.kind, failure.error_class) == ("command_error", "file_not_found")

@@ -928,6 +928,12 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
                 return _rebuild(classified, piece, location, diagnostic)
             error_class = classified.error_class
 
+    # the interpreter could not open the script it was given (``python: can't open file``):
+    # what the command was for never ran, so it is the command's own failure in every purpose
+    if primary.family == "python" and error_class == "file_not_found" and purpose not in (
+            "general", "debug", "doctor"):
+        return _by_purpose("general", primary, piece, cwd, status=status, signal=signal,
+                           diagnostics=diagnostics)
     if purpose == "build":
         if problem:
             return _make(FC.BUILD_DIAGNOSTIC, piece, params={"program": piece.program,
