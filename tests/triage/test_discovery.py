@@ -169,7 +169,7 @@ def test_an_empty_folder_is_an_error_naming_it(tmp_path: Path) -> None:
     assert not result.ok
     (item,) = result.inputs
     assert (item.path, item.error_code) == (str(empty), "FC-DATA-004")
-    assert "holds no session log (1 files in it are not session logs)" in (
+    assert "holds no session log (1 file in it is not a session log)" in (
         item.error_message or "")
 
 

@@ -156,7 +156,7 @@ def _name(word: str) -> str:
 
 def _name_purpose(name: str) -> str | None:
     """The purpose a script's, target's or environment's name says by its words."""
-    words = set(_WORD.findall(PurePosixPath(name).name.lower().replace("typecheck", " typecheck ")
+    words = set(_WORD.findall(_name(name).lower().replace("typecheck", " typecheck ")
                               .replace("type-check", " typecheck ")))
     if words & _NAME_LINT:
         return "static_analysis"

@@ -513,7 +513,8 @@ def expand(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
 def empty_folder(label: str, skipped: int) -> InputResult:
     """The input row of a folder named that holds no session log: FC-DATA-004 (an empty
     input), its message naming the folder and what was skipped in it."""
-    note = f" ({skipped} files in it are not session logs)" if skipped else ""
+    note = (f" ({skipped} file in it is not a session log)" if skipped == 1 else
+            f" ({skipped} files in it are not session logs)" if skipped else "")
     return InputResult(label, None, 0, FC.DATA_EMPTY_INPUT.value,
                        f"The folder {label[:200]} holds no session log{note}.", 0)
 

@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
@@ -84,6 +83,7 @@ from failcode.triage._text import (
     as_str,
     exception_line,
     first_line,
+    iso_time,
     split_exception,
 )
 
@@ -107,12 +107,7 @@ _TIMED_OUT: Final = re.compile(r"timed out|Command timed out", re.IGNORECASE)
 def _stamp(value: object) -> float | None:
     if isinstance(value, (int, float)):
         return float(value)
-    if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value).timestamp()
-        except ValueError:
-            return None
-    return None
+    return iso_time(value)
 
 
 def _source_of(type_name: str) -> str:

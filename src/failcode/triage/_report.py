@@ -80,8 +80,8 @@ def render_summary(result: TriageResult | Summary, *, top: int = 10, file: Any =
 
     summary = result if isinstance(result, Summary) else Summary.of(result, top=top)
     console = Console(file=file or sys.stdout, highlight=False)
-    skipped = (f" ({summary.skipped} files skipped: not session logs)"
-               if summary.skipped else "")
+    skipped = (f" ({summary.skipped} {'file' if summary.skipped == 1 else 'files'} skipped: "
+               "not session logs)" if summary.skipped else "")
     console.print(f"[bold]failcode triage[/]: {len(summary.inputs)} inputs{skipped}, "
                   f"{summary.sessions} sessions, {summary.steps} steps, {summary.failures} "
                   "failing steps")
