@@ -247,6 +247,43 @@ def test_the_interpreters_own_no_module_named_reads_the_name(
     assert failure.code == code
 
 
+_CHAIN_SCRIPTS = {
+    # raise X from exc, X of any type: the missing module is the cause
+    "from": (("try:\n    import fc_driver_not_installed\nexcept ModuleNotFoundError as exc:\n"
+              "    raise LookupError('the backend is not available') from exc\n"),
+             ("FC-CMD-002", "fc_driver_not_installed")),
+    # raised from one, naming it: its own judgement of the name it was given
+    "from-naming-it": (("try:\n    import fc_driver_not_installed\n"
+                        "except ModuleNotFoundError as exc:\n"
+                        "    raise LookupError('no backend fc_driver_not_installed') from exc\n"),
+                       ("FC-CMD-003", None)),
+    # a generic wrapper raised while handling one: the same
+    "handling-generic": (("try:\n    import fc_driver_not_installed\nexcept ImportError:\n"
+                          "    raise RuntimeError('install the driver')\n"),
+                         ("FC-CMD-002", "fc_driver_not_installed")),
+    # a specific exception raised while handling one: the fallback's own failure
+    "handling-specific": (("try:\n    import fc_driver_not_installed\nexcept ImportError:\n"
+                           "    {}['fallback']\n"), ("FC-CMD-003", None)),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_CHAIN_SCRIPTS))
+def test_a_chained_missing_module_is_the_cause(tmp_path: Path, kind: str) -> None:
+    """Real chained tracebacks: an exception raised *from* a missing module it does not name
+    (Django's ImproperlyConfigured for a backend whose driver is missing) is that module,
+    whatever its type; one that names it, or raised merely while handling it, is so only when
+    it is a generic wrapper."""
+    script, (code, module) = _CHAIN_SCRIPTS[kind]
+    (tmp_path / "run.py").write_text(script)
+    argv = [sys.executable, "run.py"]
+    done = _run(argv, tmp_path)
+    assert done.returncode == 1
+    assert "ModuleNotFoundError" in done.stderr
+    failure = _failure(from_command(argv, done.returncode, done.stdout, done.stderr,
+                                    cwd=str(tmp_path)))
+    assert (failure.code, failure.params.get("module")) == (code, module)
+
+
 def test_a_live_missing_submodule_of_a_project_package_is_local(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """classify() of the live ModuleNotFoundError reads the same traceback files."""

@@ -32,7 +32,9 @@ class Replayed:
 
 
 def replay(scenario: Scenario) -> list[Replayed]:
-    """Run every ``run`` step of ``scenario`` in a temporary project, in order."""
+    """Run every ``run`` step of ``scenario`` in a temporary project, in order; ``edit``
+    steps change the files between them as the agent's edit tool does (an edit whose ``old``
+    text is not in the file is refused and changes nothing)."""
     out = []
     with tempfile.TemporaryDirectory(prefix="failcode-lab-replay-") as raw:
         root = Path(raw)
@@ -43,6 +45,12 @@ def replay(scenario: Scenario) -> list[Replayed]:
         prepare_project(scenario, root / "project")
         env = tool_env(root / "home", root / "tmp")
         for step in scenario.steps:
+            if step.action == "edit":
+                target = root / "project" / step.path
+                text = target.read_text() if target.exists() else ""
+                if step.old in text:
+                    target.write_text(text.replace(step.old, step.new, 1))
+                continue
             if step.action != "run":
                 continue
             argv = ["bash", "-c", step.command]

@@ -61,3 +61,56 @@ def test_an_interpreter_note_on_its_own_line_is_dropped_too(tmp_path: Path) -> N
     (event,) = result.sessions[0].failures
     assert event.failure.params["module"] == "pytest"
     assert "Python Interpreter" not in (event.failure.detail or "")
+
+
+# The shape of OpenHands' editor crashing inside its own code (an IPython traceback through
+# openhands_aci's editor), as a shared llm_completions session records it; shortened.
+EDITOR_CRASH = (
+    "-----------------------------------------------------------------\n"
+    "RuntimeError                              Traceback (most recent call last)\n"
+    "Cell In[1], line 1\n----> 1 print(file_editor(**{'path': '/workspace/r.py'}))\n\n"
+    "File /openhands/poetry/openhands-ai-5O4_aCHf-py3.12/lib/python3.12/site-packages/"
+    "openhands_aci/editor/editor.py:65, in OHEditor.__call__(self, command, path, **kwargs)\n"
+    "     63 elif command == 'create':\n     64     if not file_text:\n"
+    "---> 65         raise\n\nRuntimeError: No active exception to reraise")
+
+
+def _editor_call(tmp_path: Path, arguments: dict[str, str], result: str) -> Path:
+    messages = [
+        {"role": "assistant", "content": "Write it.",
+         "tool_calls": [{"id": "call_1", "type": "function",
+                         "function": {"name": "str_replace_editor",
+                                      "arguments": json.dumps(arguments)}}]},
+        {"role": "tool", "tool_call_id": "call_1", "name": "str_replace_editor",
+         "content": [{"type": "text", "text": result}]},
+    ]
+    folder = tmp_path / "llm_completions" / "proj__proj-2"
+    folder.mkdir(parents=True)
+    path = folder / "litellm_proxy__model-2.json"
+    path.write_text(json.dumps({"messages": messages, "timestamp": 1.0}))
+    return path
+
+
+def test_the_editor_crashing_in_its_own_code_is_the_tools_defect(tmp_path: Path) -> None:
+    """A traceback as an editor call's result is the tool's own crash, not a command."""
+    path = _editor_call(tmp_path, {"command": "create", "path": "/workspace/r.py"},
+                        EDITOR_CRASH)
+    (session,) = triage([path]).sessions
+    (entry,) = session.failures
+    assert (entry.source, entry.failure.code, str(entry.failure.kind)) == (
+        "tool", "FC-SYS-002", "tool_error")
+    assert entry.failure.params["function"] == "str_replace_editor"
+
+
+def test_an_editor_create_provides_the_module_it_writes(tmp_path: Path) -> None:
+    """The editor's ``create`` of ``testapp/models.py`` is a Wrote of that file."""
+    from failcode.triage._openhands import _edits
+
+    call = {"id": "c", "type": "function", "function": {
+        "name": "str_replace_editor", "arguments": json.dumps(
+            {"command": "create", "path": "/workspace/testapp/models.py", "file_text": "x = 1"})}}
+    view = {"id": "v", "type": "function", "function": {
+        "name": "str_replace_editor", "arguments": json.dumps(
+            {"command": "view", "path": "/workspace/other.py"})}}
+    assert [(w.path, w.text) for w in _edits([call, view])] == [
+        ("/workspace/testapp/models.py", "x = 1")]

@@ -59,9 +59,9 @@ def test_formats_are_listed_in_the_registry() -> None:
 
 # -- accuracy against a reader's labels ------------------------------------------------------------
 def test_triage_finds_the_labelled_failures(real: tuple[Path, TriageResult]) -> None:
-    """Recall on labelled failing steps is at least 95 %."""
+    """Recall on labelled failing steps is at least 98 % (the issue's goal)."""
     root, result = real
-    assert score(result.sessions, root)["recall"] >= 0.95
+    assert score(result.sessions, root)["recall"] >= 0.98
 
 
 def test_probes_are_not_reported_as_failures(real: tuple[Path, TriageResult]) -> None:
@@ -77,15 +77,15 @@ def test_rejected_actions_are_outcomes(real: tuple[Path, TriageResult]) -> None:
 
 
 def test_kinds_agree_with_the_labels(real: tuple[Path, TriageResult]) -> None:
-    """The kind of a found failure agrees with the label at least 85 % of the time."""
+    """The kind of a found failure agrees with the label at least 98 % of the time."""
     root, result = real
-    assert score(result.sessions, root)["kind_agreement"] >= 0.85
+    assert score(result.sessions, root)["kind_agreement"] >= 0.98
 
 
 def test_labelled_loops_are_found(real: tuple[Path, TriageResult]) -> None:
-    """At least 70 % of the labelled loops are reported."""
+    """At least 80 % of the labelled loops are reported."""
     root, result = real
-    assert score(result.sessions, root)["loops_found"] >= 0.70
+    assert score(result.sessions, root)["loops_found"] >= 0.80
 
 
 def test_labelled_endings_agree(real: tuple[Path, TriageResult]) -> None:

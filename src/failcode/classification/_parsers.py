@@ -1252,13 +1252,17 @@ _CHAINED: Final = ("The above exception was the direct cause of the following ex
 _MAX_CHAIN: Final = 8
 
 
-def _chained_missing_module(text: str, tb: PythonTraceback) -> str | None:
-    """The module of a ModuleNotFoundError the last traceback was raised from or while
-    handling (``raise ImportError("install X") from exc``), nearest cause first; else None."""
+def _chained_missing_module(text: str, tb: PythonTraceback, *,
+                            handling: bool = True) -> str | None:
+    """The module of a ModuleNotFoundError the last traceback was raised from (``raise
+    ImproperlyConfigured(...) from exc``) or, with ``handling``, raised while handling
+    (``except ImportError: raise RuntimeError("install X")``), nearest cause first; else None.
+    """
+    phrases = _CHAINED if handling else _CHAINED[:1]
     current = tb
     for _ in range(_MAX_CHAIN):
         before = text[max(0, current.start - 300): current.start]
-        if not any(phrase in before for phrase in _CHAINED):
+        if not any(phrase in before for phrase in phrases):
             return None
         previous = parse_python_traceback(text[: current.start])
         if previous is None:
@@ -1270,6 +1274,28 @@ def _chained_missing_module(text: str, tb: PythonTraceback) -> str | None:
     return None
 
 
+_GENERIC_WRAPPERS: Final = frozenset({"ImportError", "RuntimeError", "Exception"})
+
+
+def _chained_cause(text: str, tb: PythonTraceback, short: str) -> str | None:
+    """The missing module a chained traceback's last exception stands for, else None.
+
+    A generic wrapper (``ImportError``, ``RuntimeError``, ``Exception``) raised from or while
+    handling a ``ModuleNotFoundError`` is that module. An exception of another type raised
+    *from* one (``raise X from exc``) is that module too when its own message does not name
+    it: the import that failed was a dependency of what it tried to load (Django's
+    ``ImproperlyConfigured: 'django.db.backends.dummy' isn't an available database backend``
+    raised from ``No module named 'sqlparse'``). When its message names the missing module it
+    judged the name it was given (an unknown backend, a plugin that is not installed) and
+    stays its own failure.
+    """
+    generic = short in _GENERIC_WRAPPERS
+    cause = _chained_missing_module(text, tb, handling=generic)
+    if cause is None or generic:
+        return cause
+    return None if cause in tb.message else cause
+
+
 def _python_diagnostic(text: str) -> Diagnostic | None:
     tb = parse_python_traceback(text)
     if tb is None:
@@ -1278,8 +1304,7 @@ def _python_diagnostic(text: str) -> Diagnostic | None:
     subject = None
     if short == "ModuleNotFoundError" and (found := _MODULE_RE.match(tb.message)):
         error_class, subject = "missing_module", found.group(1)
-    elif short in ("ImportError", "RuntimeError", "Exception") and (
-            cause := _chained_missing_module(text, tb)) is not None:
+    elif (cause := _chained_cause(text, tb, short)) is not None:
         error_class, subject = "missing_module", cause
     elif short in ("SyntaxError", "IndentationError", "TabError"):
         error_class = "syntax_error"

@@ -37,6 +37,7 @@ from failcode import (
     from_command,
     redact,
 )
+from failcode.classification._command import as_local_module
 from failcode.classification._purpose import infer_purpose
 from failcode.triage._events import (
     Command,
@@ -47,9 +48,11 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    Wrote,
 )
 from failcode.triage._loops import find_loops
 from failcode.triage._masking import masked_failure
+from failcode.triage._provided import listed_apps, modules_of_command, modules_of_file
 from failcode.triage._readers import FORMATS, HEAD_BYTES, detect
 from failcode.triage._result import (
     FailureEntry,
@@ -99,6 +102,14 @@ def classify_error(event: ErrorText) -> Failure | None:
     surface = {"provider": "llm", "agent": "agent", "tool": "tool"}.get(event.source, "agent")
     found = classify_text(event.type_name, event.message, traceback=event.traceback,
                           surface=surface)
+    if (event.tool and isinstance(found, Failure)
+            and found.code == FC.SYS_UNKNOWN.value):
+        # an exception no rule knows, raised by the tool's own code: the tool's defect
+        params = {"function": event.tool, "exception": event.type_name}
+        if event.message:
+            params["error"] = first_line(event.message, 200)
+        return FC.SYS_DEFECT.failure(surface="tool", params=params,
+                                     detail=(event.traceback or event.message)[-2000:])
     return found if isinstance(found, Failure) else None
 
 
@@ -109,6 +120,11 @@ class _Session:
         self.name = name
         self.failures: dict[tuple[int | None, str], FailureEntry] = {}
         self.outcomes: list[OutcomeEntry] = []
+        self.provided: set[str] = set()
+        """Module names the session's repository provides (:mod:`._provided`)."""
+
+    def wrote(self, event: Wrote) -> None:
+        self.provided |= modules_of_file(event.path) | listed_apps(event.text)
 
     def add_failure(self, step: int | None, source: str, evidence: str, failure: Failure, *,
                     repeats: int, timestamp: float | None, masked: bool = False,
@@ -123,6 +139,8 @@ class _Session:
         return entry
 
     def command(self, event: Command) -> None:
+        if "INSTALLED_APPS" in event.command or ".py" in event.command:
+            self.provided |= modules_of_command(event.command)
         if event.running:
             return
         if event.exit_code == 0 and not event.timed_out:
@@ -176,6 +194,9 @@ class _Session:
                 ended = same[-1].failure if same else self.error(event.error)
         failures = sorted(self.failures.values(),
                           key=lambda e: (e.step is None, e.step or 0))
+        if self.provided:
+            for entry in failures:
+                entry.failure = as_local_module(entry.failure, self.provided)
         return SessionResult(event.name or self.name or default, path, fmt, event.steps,
                              event.status, ended, failures, self.outcomes, _loops(failures))
 
@@ -364,6 +385,8 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult])
                 current.outcomes.append(OutcomeEntry(event.step, event.source, event.evidence,
                                                      event.outcome))
                 last_step = max(last_step, event.step if event.step is not None else -1)
+            elif isinstance(event, Wrote):
+                current.wrote(event)
             elif isinstance(event, Rejected):
                 outcome = RejectedAction(action=redact(event.action)[:EVIDENCE_CHARS] or "?",
                                          reason=redact(event.reason)[:300] or "?")

@@ -40,6 +40,9 @@ versions add fields and record types that are ignored when not named here):
   none in older versions) is the agent's final answer (``submitted``); anything else (a tool
   result or a prompt never answered, an interrupt) is ``unknown``. Subagent (sidechain) lines
   and bookkeeping lines (``system``, ``summary``, ``last-prompt``, snapshots) change nothing.
+- Files the agent writes (``Write``'s ``content``, ``Edit``'s and ``MultiEdit``'s
+  ``new_string``, ``NotebookEdit``'s ``new_source``, with ``file_path``/``notebook_path``) are
+  yielded as :class:`~failcode.triage._events.Wrote`: what the session's repository provides.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    Wrote,
     cancelled,
 )
 from failcode.triage._lines import json_objects
@@ -144,8 +148,8 @@ class ClaudeCodeReader:
                     continue
                 last_error = None
                 answered = self._calls(content, uses, message.get("stop_reason"))
-                if main_chain:
-                    end = "submitted" if answered else "unknown"
+                yield from _writes(content)
+                end = ("submitted" if answered else "unknown") if main_chain else end
             elif kind == "user" and main_chain:
                 end = "unknown"  # a prompt or a tool result the agent has not answered yet
             if kind == "user" and isinstance(content, list):
@@ -254,3 +258,24 @@ class ClaudeCodeReader:
             return SessionEnd(steps, end if end == "limit" else "provider_error", session,
                               last_error)
         return SessionEnd(steps, end, session)
+
+
+_WRITE_TOOLS: Final = {"Write": "content", "Edit": "new_string", "MultiEdit": "edits",
+                       "NotebookEdit": "new_source"}
+
+
+def _writes(content: object) -> Iterator[Wrote]:
+    """The files an assistant message's ``Write``/``Edit``/``MultiEdit``/``NotebookEdit`` calls
+    write: their ``file_path`` (``notebook_path``) and new text."""
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict) or block.get("type") != "tool_use":
+            continue
+        field = _WRITE_TOOLS.get(str(block.get("name", "")))
+        tool_input = as_dict(block.get("input"))
+        path = as_str(tool_input.get("file_path")) or as_str(tool_input.get("notebook_path"))
+        if field is None or not path:
+            continue
+        value = tool_input.get(field)
+        if isinstance(value, list):  # MultiEdit: a list of {old_string, new_string}
+            value = "\n".join(as_str(as_dict(edit).get("new_string")) for edit in value)
+        yield Wrote(path, value if isinstance(value, str) else "")

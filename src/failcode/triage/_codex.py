@@ -26,6 +26,9 @@ recorder wrote, which readers of the format document):
   timeout.
 - A non-shell tool whose output is an error (``apply_patch`` verification failed, an unknown
   tool, arguments that do not parse) is fed back to the model: a rejected action.
+- An ``apply_patch`` call (its ``input`` is the patch: ``*** Add File: path`` and ``*** Update
+  File: path`` sections whose ``+`` lines are the new text) writes those files: each is a
+  :class:`~failcode.triage._events.Wrote`, what the session's repository provides.
 - How the session ended: ``task_complete`` with an ``error`` is a provider error (its
   ``codex_error_info`` names the HTTP status where Codex kept it: ``http_status_code``, or
   ``internal_server_error`` for a 500 whose own text Codex replaced by a generic one); an
@@ -47,6 +50,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    Wrote,
 )
 from failcode.triage._lines import json_objects
 from failcode.triage._text import as_dict, as_key, as_list, as_str, first_line, iso_time
@@ -90,6 +94,26 @@ def _arguments(call: dict[str, Any]) -> dict[str, Any]:
         except ValueError:
             return {}
     return as_dict(raw)
+
+
+_PATCH_FILE: Final = re.compile(r"^\*\*\* (?:Add|Update) File: (.+)$")
+
+
+def _patched(payload: dict[str, Any]) -> Iterator[Wrote]:
+    """The files an ``apply_patch`` call writes: each ``*** Add File:`` / ``*** Update File:``
+    section of its patch, with the section's added (``+``) lines as the new text."""
+    raw = payload.get("input", payload.get("arguments"))
+    patch = as_str(_arguments(payload).get("input")) or (raw if isinstance(raw, str) else "")
+    path: str | None = None
+    added: list[str] = []
+    for line in [*patch.splitlines(), "*** End Patch"]:
+        found = _PATCH_FILE.match(line)
+        if found is not None or line.startswith("*** "):
+            if path is not None:
+                yield Wrote(path, "\n".join(added))
+            path, added = (found.group(1).strip(), []) if found else (None, [])
+        elif path is not None and line.startswith("+"):
+            added.append(line[1:])
 
 
 def _output_text(payload: dict[str, Any]) -> tuple[str, int | None]:
@@ -168,6 +192,8 @@ class CodexReader:
                      else self._item(state, payload, stamp))
             if event is not None:
                 yield event
+            if payload.get("name") == "apply_patch" and payload.get("type") in _CALLS:
+                yield from _patched(payload)
         if state is None:
             return
         for call in state.calls.values():  # calls whose output line never came (a cut file)

@@ -5,9 +5,10 @@ whole log in memory. Triage (``_analyze``) classifies them; a reader never calls
 so every rule in a reader is about the format or the tool that wrote it.
 
 Event order per session: :class:`SessionStart`, then any of :class:`Command`,
-:class:`ErrorText`, :class:`Rejected`, :class:`Recorded`, :class:`RecordedOutcome`, then exactly
-one :class:`SessionEnd`. ``Recorded`` and ``RecordedOutcome`` carry what was classified when it
-happened (failcode's own events): triage takes them as they are.
+:class:`ErrorText`, :class:`Rejected`, :class:`Recorded`, :class:`RecordedOutcome`,
+:class:`Wrote`, then exactly one :class:`SessionEnd`. ``Recorded`` and ``RecordedOutcome``
+carry what was classified when it happened (failcode's own events): triage takes them as they
+are.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "Rejected",
     "SessionEnd",
     "SessionStart",
+    "Wrote",
     "cancelled",
 ]
 
@@ -92,6 +94,8 @@ class ErrorText:
     context_window: bool = False
     """The format itself says the model's context window was exceeded (SWE-agent's
     ``exit_context``, mini-swe-agent's ``ContextWindowExceeded``), whatever the text."""
+    tool: str | None = None
+    """For a tool's own crash (source ``tool``): the tool whose code raised."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +135,16 @@ class RecordedOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class Wrote:
+    """A file the agent wrote or edited through a tool (not a shell command): its path and the
+    text it put there, as far as the format records it. Not a step and never a failure: what
+    the session's own repository provides (:mod:`failcode.triage._provided`)."""
+
+    path: str
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class SessionEnd:
     """The session is over: its name, step count and how it ended, where the format says."""
 
@@ -145,7 +159,8 @@ class SessionEnd:
     """What ended the session, already classified (a :class:`Recorded` failure of it)."""
 
 
-Event = SessionStart | Command | ErrorText | Rejected | Recorded | RecordedOutcome | SessionEnd
+Event = (SessionStart | Command | ErrorText | Rejected | Recorded | RecordedOutcome | Wrote
+         | SessionEnd)
 
 
 def cancelled(step: int | None, action: str, reason: str,

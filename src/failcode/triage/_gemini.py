@@ -29,6 +29,9 @@ messages}``):
   record is a model answer without tool calls ended ``submitted``; one that stops after a tool
   result ended ``unknown`` (Gemini CLI 0.61 writes neither a fatal provider error nor its
   turn limit into the chat).
+- A ``write_file`` (``content``) or ``replace`` (``new_string``) call that succeeded wrote
+  ``file_path``: a :class:`~failcode.triage._events.Wrote`, what the session's repository
+  provides (its step is still counted).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    Wrote,
     cancelled,
 )
 from failcode.triage._jsonstream import JsonStream
@@ -57,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = ["GeminiCliReader"]
 
 _SHELL: Final = ("run_shell_command", "shell")
+_WRITES: Final = {"write_file": "content", "replace": "new_string"}
 _EXIT: Final = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
 _SIGNAL: Final = re.compile(r"^Signal: (\d+)\s*$", re.MULTILINE)
 _SECTION: Final = re.compile(
@@ -227,4 +232,7 @@ class GeminiCliReader:
         if status == "error":
             target = as_str(as_dict(call.get("args")).get("file_path"))
             return Rejected(step, f"{name} {target}".strip(), first_line(text), stamp)
+        args = as_dict(call.get("args"))
+        if name in _WRITES and (path := as_str(args.get("file_path"))):
+            return Wrote(path, as_str(args.get(_WRITES[name])))
         return None

@@ -49,7 +49,14 @@ Rules (about the format and the tool):
   instance); the call is not the last word, so the end is unknown. A bash result echoes the
   command first and ends with notes (``[Python Interpreter: ...]``, the shell prompt, the exit
   code): they are not the command's output. The interpreter note may be glued to the end of
-  the output's last line (an output without a final newline); it is cut off there too.
+  the output's last line (an output without a final newline); it is cut off there too. A
+  ``str_replace_editor`` result that is a traceback ending in an exception line is the editor
+  tool's own crash (a tool failure, e.g. ``RuntimeError: No active exception to reraise`` from
+  a ``create`` without ``file_text``), not a command; a traceback in any other tool's result
+  is the cell's or script's (a command that failed).
+- Files the agent writes (the editor's ``create``, ``str_replace``, ``insert`` with their
+  path and new text; v0's ``edit``/``write`` actions; V1's file-editor actions) are yielded
+  as :class:`~failcode.triage._events.Wrote`: what the session's repository provides.
 - ``infer_logs``: the harness's log. A session runs from one "for instance X" line to the
   next instance's. Each attempt the harness makes is a step; an attempt ends at the banner
   ``[The above error occurred. Retrying... (attempt k of N)]``. An attempt's ``ERROR`` lines,
@@ -70,6 +77,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    Wrote,
     cancelled,
 )
 from failcode.triage._jsonstream import JsonStream
@@ -162,7 +170,7 @@ class _Stream:
             args = event.get("args")
             if isinstance(args, dict) and isinstance(args.get("command"), str):
                 self.commands[as_key(event.get("id"))] = args["command"]
-            return None
+            return _written(args, action) if isinstance(args, dict) else None
         kind = event.get("observation")
         if not isinstance(kind, str):
             return None
@@ -219,7 +227,7 @@ class _Stream:
             if isinstance(command, str):
                 self.commands[as_key(event.get("id"))] = command
                 self.commands[as_key(event.get("tool_call_id"))] = command
-            return None
+            return _written(action)
         if kind == "ConversationIterationLimitEvent":
             self.limit = True
             return None
@@ -377,6 +385,7 @@ class OpenHandsReader:
                         continue
                     if message.get("role") == "assistant":
                         commands = _tool_commands(as_list(message.get("tool_calls")))
+                        yield from _edits(as_list(message.get("tool_calls")))
                     elif message.get("role") == "tool":
                         call = commands.get(str(message.get("tool_call_id")), ("", ""))
                         event = _tool_result(steps, call, _content(message.get("content")))
@@ -395,6 +404,21 @@ class OpenHandsReader:
         yield from _InferLog(PurePath(label).stem).read(lines(stream, strict=False))
 
 
+_EDITS: Final = frozenset({"create", "str_replace", "insert", "write", "edit"})
+
+
+def _written(args: dict[str, Any], action: str = "") -> Wrote | None:
+    """The file an editor call writes (``str_replace_editor``/``file_editor`` ``create``,
+    ``str_replace``, ``insert``; v0's ``edit`` and ``write`` actions): its path and new text."""
+    path = args.get("path")
+    if not isinstance(path, str) or not path or (
+            action not in _EDITS and args.get("command") not in _EDITS):
+        return None
+    text = next((value for key in ("file_text", "new_str", "content")
+                 if isinstance(value := args.get(key), str)), "")
+    return Wrote(path, text)
+
+
 def _content(value: object) -> str:
     if isinstance(value, str):
         return value
@@ -404,25 +428,35 @@ def _content(value: object) -> str:
     return ""
 
 
+def _arguments(call: object) -> tuple[str, dict[str, Any]]:
+    """A tool call's function name and its arguments (a JSON string), parsed."""
+    function = as_dict(as_dict(call).get("function"))
+    arguments = function.get("arguments")
+    parsed: Any = None
+    if isinstance(arguments, str):
+        try:
+            parsed = json.loads(arguments)
+        except ValueError:
+            parsed = None
+    return str(function.get("name", "")), parsed if isinstance(parsed, dict) else {}
+
+
+def _edits(calls: Iterable[object]) -> Iterator[Wrote]:
+    for call in calls:
+        name, args = _arguments(call)
+        if name == "str_replace_editor" and (wrote := _written(args)) is not None:
+            yield wrote
+
+
 def _tool_commands(calls: Iterable[object]) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
     for call in calls:
         if not isinstance(call, dict):
             continue
-        function = as_dict(call.get("function"))
-        name = str(function.get("name", ""))
-        arguments = function.get("arguments")
-        parsed: Any = None
-        if isinstance(arguments, str):
-            try:
-                parsed = json.loads(arguments)
-            except ValueError:
-                parsed = None
-        command = ""
-        if isinstance(parsed, dict):
-            command = str(parsed.get("command") or parsed.get("code") or "")
-            if name == "str_replace_editor":
-                command = f"{parsed.get('command', '')} {parsed.get('path', '')}".strip()
+        name, parsed = _arguments(call)
+        command = str(parsed.get("command") or parsed.get("code") or "")
+        if name == "str_replace_editor":
+            command = f"{parsed.get('command', '')} {parsed.get('path', '')}".strip()
         out[str(call.get("id"))] = (name, command)
     return out
 
@@ -457,8 +491,16 @@ def _tool_result(step: int, call: tuple[str, str], content: str) -> Event | None
         if code == -1:
             return Command(step, command, -1, output, running=True)
         return Command(step, command, code, output)
-    if "Traceback (most recent call last)" in content:  # an IPython cell or a script
-        return Command(step, command or name, 1, content)
+    if "Traceback (most recent call last)" in content:
+        last = content.rstrip().rsplit("\n", 1)[-1]
+        if name == "str_replace_editor" and (crash := split_exception(last)) is not None:
+            # the editor tool itself crashed: its traceback (IPython's, run through
+            # OpenHands' own editor code) ends in the exception it raised
+            type_name, message = crash
+            return ErrorText(step, "tool", type_name, message, content[-4000:],
+                             evidence=f"{command or name}: {type_name}: {first_line(message)}",
+                             tool=name)
+        return Command(step, command or name, 1, content)  # an IPython cell or a script
     if name == "execute_bash":
         failed = shell_failed(content)
         if failed is not None:
