@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
 import json
 import os
 import select
@@ -132,14 +133,27 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                           "document.querySelectorAll('svg').length + '|' + "
                           "document.querySelectorAll('details.session').length"},
             session=session)["result"]["value"]
+        shown = ("Array.from(document.querySelectorAll('details.session')).filter("
+                 "d => !d.hidden).length")
+        clicks = browser.send("Runtime.evaluate", {
+            "expression": f"var a = {shown}; "
+                          "document.querySelector('.bar[data-key=finding][data-value=\"1\"]')"
+                          ".dispatchEvent(new MouseEvent('click', {bubbles: true})); "
+                          f"var b = {shown}; var chip = !document.getElementById('chip').hidden;"
+                          " document.getElementById('clear').click(); "
+                          f"var c = {shown}; document.getElementById('clean').click(); "
+                          f"var d = {shown}; document.getElementById('clean').click(); "
+                          "window.scrollTo(0, 0); [a, b, chip, c, d].join('|')"},
+            session=session)["result"]["value"]
         shot = browser.send("Page.captureScreenshot", {"format": "png"}, session=session)
         ARTIFACTS.mkdir(exist_ok=True)
         (ARTIFACTS / "triage-report.png").write_bytes(base64.b64decode(shot["data"]))
         events = [e for e in browser.events if e.get("sessionId") == session]
     finally:
         browser.close()
-    return {"ready": ready, "events": events, "sessions": len(triage(
-        session_files(sessions_dir())).sessions)}
+    result = triage(session_files(sessions_dir()))
+    return {"ready": ready, "events": events, "sessions": len(result.sessions),
+            "clicks": clicks, "result": result}
 
 
 def test_report_renders_its_plots_and_sessions(page: dict[str, Any]) -> None:
@@ -172,3 +186,42 @@ def test_report_makes_no_outside_request(page: dict[str, Any]) -> None:
 def test_screenshot_is_saved_as_an_artifact(page: dict[str, Any]) -> None:
     """The screenshot is a PNG under .artifacts/."""
     assert (ARTIFACTS / "triage-report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_click_on_a_bar_filters_the_sessions(page: dict[str, Any]) -> None:
+    """Sessions with failures are shown, clean ones hidden; a click on the costliest
+    finding's bar shows only the sessions it hit, with a chip that clears the filter; the
+    toggle shows the clean ones too."""
+    result = page["result"]
+    failing = sum(1 for s in result.sessions if s.failures)
+    first = result.to_dict()["findings"][0]
+    before, after, chip, cleared, everything = page["clicks"].split("|")
+    assert int(before) == failing
+    assert int(after) == first["sessions"]
+    assert chip == "true"
+    assert int(cleared) == failing
+    assert int(everything) == page["sessions"]
+
+
+def test_the_report_opens_on_what_to_fix_first(tmp_path: Path) -> None:
+    """The first table is the ranked findings; every colour has a legend entry; a time axis
+    only when the failures span more than a day."""
+    from failcode.triage._html import render_html
+
+    result = triage(session_files(sessions_dir()))
+    html = render_html(result)
+    assert html.index("What to fix first") < html.index("<h2 id=\"sessions\">")
+    assert html.index("<table>") > html.index("What to fix first")
+    for category in ("task", "environment", "transient", "user", "defect"):
+        assert f"<b>{category}</b>" in html
+    assert "Failing steps over time" in html  # the shared sessions span two years
+    assert "date of the failing step" in html
+    for session in result.sessions:  # one session spans less than a day
+        stamps = [e.timestamp for e in session.failures if e.timestamp is not None]
+        if len(stamps) >= 2 and max(stamps) - min(stamps) < 3600:
+            one = dataclasses.replace(result, sessions=[session], inputs=[])
+            assert "over time" not in render_html(one)
+            break
+    else:
+        pytest.fail("no session with failures less than an hour apart")
+

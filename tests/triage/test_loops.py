@@ -259,7 +259,7 @@ def test_a_loop_names_its_cause_and_signatures_in_json_and_reports(project: Proj
                     "cause": "missing_dependency:*", "signatures": signatures}
     out = io.StringIO()
     render_summary(result, file=out)
-    assert "longest 2 steps of missing_dependency:*" in out.getvalue()
+    assert "longest 2 steps: missing dependencies, first: The module" in out.getvalue()
     assert "<code>missing_dependency:*</code> at steps 0, 1" in render_html(result)
 
 

@@ -260,12 +260,17 @@ def test_embedded_sample_shows_failures_probes_and_a_loop() -> None:
     assert any(s["loops"] for s in document["sessions"])
 
 
-def test_summary_prints_signatures_blame_loops_and_outcomes() -> None:
-    """The terminal summary names its sections."""
+def test_summary_prints_its_sections_in_order() -> None:
+    """The terminal summary: totals first, then what to fix first, endings, who acts, loops,
+    outcomes; the shipped sessions all read, so no inputs section."""
     run = CliRunner().invoke(main, ["triage"])
     assert run.exit_code == 0
-    for heading in ("Top signatures", "Blame", "Loops", "Outcomes, not failures"):
-        assert heading in run.output
+    assert run.output.startswith("failcode triage: 4 inputs read, 0 skipped, 0 failed; ")
+    headings = ("What to fix first", "How sessions ended", "Who acts", "Loops",
+                "Outcomes, not failures")
+    places = [run.output.index(heading) for heading in headings]
+    assert places == sorted(places)
+    assert "Inputs" not in run.output
 
 
 def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:

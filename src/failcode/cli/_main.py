@@ -265,23 +265,35 @@ def codes_docs(fmt: str, catalog_spec: str | None, output: Path | None) -> None:
         click.echo(f"wrote {output}")
 
 
-@main.command("explain", short_help="Explain one code: meaning, impact, remedy, example.",
+@main.command("explain", short_help="Explain a code or a signature: meaning, remedy, parts.",
               epilog=_examples("failcode explain FC-CMD-001",
                                "failcode explain command-not-found",
+                               "failcode explain "
+                               "dependency_error:python.run:missing_module:none:83f5d36f",
+                               "failcode explain SIGNATURE --store sqlite:///failcode.db",
                                "failcode explain AFK-PERC-003 --catalog mypkg.errors:AFK"))
 @click.argument("code")
 @click.option("--catalog", "catalog_spec", metavar="MODULE:ATTR",
               help="Also load this catalog (module:attribute) before looking the code up.")
-def explain(code: str, catalog_spec: str | None) -> None:
-    """Print one code's meaning, impact, remedy, example and status (like rustc --explain).
+@click.option("--store", "store_url", metavar="URL",
+              help="For a signature: also show what this store knows of it (its code, "
+                   "counts, the signature's parts recomputed from a stored failure, known "
+                   "remedies; e.g. --store sqlite:///failcode.db).")
+def explain(code: str, catalog_spec: str | None, store_url: str | None) -> None:
+    """Print one code's meaning, impact, remedy, example and status (like rustc --explain),
+    or what a signature is made of.
 
-    CODE is a code (FC-CMD-001) or its slug (command-not-found); an unknown one exits 2 and
+    CODE is a code (FC-CMD-001), its slug (command-not-found) or a signature
+    (kind:surface:class:location:digest, as triage prints them); an unknown code exits 2 and
     suggests the nearest.
     """
     from failcode.codes._docs import explain_text  # noqa: PLC0415 - only this command needs it
 
     _load_catalog(catalog_spec)
     wanted = code.strip()
+    if wanted.count(":") >= 4:  # a signature has five parts
+        _explain_signature(wanted, store_url)
+        return
     for catalog in catalogs():
         for spec in catalog:
             if wanted.upper() == spec.code or wanted.lower() == spec.slug:
@@ -290,6 +302,62 @@ def explain(code: str, catalog_spec: str | None) -> None:
     suggestions = suggest_codes(wanted)
     hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
     raise _UsageError(f"unknown code {wanted!r}{hint}")
+
+
+def _explain_signature(signature: str, store_url: str | None) -> None:
+    """A signature's visible parts, the codes it can come from and, with a store, what the
+    store knows of it."""
+    from failcode.codes._docs import explain_text  # noqa: PLC0415 - only this command needs it
+
+    kind, surface, error_class, *middle, digest = signature.split(":")
+    location = ":".join(middle)
+    click.echo(f"signature {signature}")
+    click.echo(f"  kind      {kind} (what failed)")
+    click.echo(f"  surface   {surface} (where: the entry point or tool family)")
+    click.echo(f"  class     {error_class} (the failure's class within its kind)")
+    click.echo(f"  location  {location if location != 'none' else '(none)'}")
+    click.echo(f"  digest    {digest} (of the kind, surface, class, location, status, "
+               "diagnostic and normalized message)")
+    specs = [(catalog, spec) for catalog in catalogs() for spec in catalog
+             if spec.kind.value == kind and spec.error_class == error_class]
+    known: list[str] = []
+    if store_url is not None:
+        known = _explain_from_store(signature, store_url)
+    codes = [spec.code for _, spec in specs]
+    if known:
+        codes = [code for code in codes if code in known] or known
+    if not specs and not known:
+        click.echo("\nNo code of this catalog has that kind and class.")
+        return
+    for catalog, spec in specs:
+        if spec.code in codes:
+            click.echo("")
+            click.echo(explain_text(catalog, spec), nl=False)
+
+
+def _explain_from_store(signature: str, store_url: str) -> list[str]:
+    """Print what the store knows of ``signature``; the codes it was recorded with."""
+    from failcode import explain_signature  # noqa: PLC0415
+    from failcode.store._cli import _opened  # noqa: PLC0415 - the same rules as `store`
+
+    with _opened(store_url) as store:
+        history = store.history(signature)
+        remedies = store.known_remedies(signature)
+    if history.diagnostic is None:
+        click.echo(f"\nThe store {store_url} has no event of this signature.")
+        return []
+    row = history.diagnostic
+    click.echo(f"\nIn {store_url}: {row.code}, {row.count} events")
+    failure = next((e.failure for e in history.events if getattr(e, "failure", None)), None)
+    if failure is not None:
+        click.echo("  parts recomputed from a stored failure:")
+        for part in explain_signature(failure).components:
+            mark = "+" if part.contributes else " "
+            click.echo(f"   {mark} {part.name:<10} {part.value!s:<40.40} {part.hint}")
+    for remedy in remedies:
+        click.echo(f"  remedy ({remedy.status}, worked {remedy.worked} of {remedy.tried}): "
+                   f"{remedy.remedy}")
+    return [row.code]
 
 
 @main.command("schema", short_help="Print the JSON Schema of a Failure's JSON form.",

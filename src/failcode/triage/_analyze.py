@@ -170,7 +170,9 @@ class _Session:
             return
         inner, status = found
         purpose = event.purpose or infer_purpose(inner, event.output)
-        result = from_command(event.command or "sh", status, event.output, purpose=purpose)
+        # the command that failed is the one the filter hid (`pytest`, not `tail`)
+        result = from_command(inner or event.command or "sh", status, event.output,
+                              purpose=purpose)
         if isinstance(result, Failure):
             self.add_failure(event.step, event.source, _evidence(event.command), result,
                              repeats=1, timestamp=event.timestamp, masked=True)

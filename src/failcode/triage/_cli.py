@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -15,22 +16,49 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     from failcode.store import Store
+    from failcode.triage._compare import Comparison
+    from failcode.triage._result import SessionResult
 
 __all__ = ["report_command", "triage_command"]
 
 
 @click.command("triage", epilog="\b\nExamples:\n  failcode triage\n"
                "  failcode triage runs/ --html report.html\n"
+               "  failcode triage runs/ --finding 1\n"
+               "  failcode triage runs/ --session django__django-11265\n"
+               "  failcode triage runs/new --baseline runs/old --fail-on regressed\n"
+               "  failcode triage runs/ --format markdown >> \"$GITHUB_STEP_SUMMARY\"\n"
                "  failcode triage session.traj.json --json > triage.json\n"
                "  failcode triage runs/ --store sqlite:///failcode.db")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON document on stdout (e.g. --json > triage.json).")
+@click.option("--format", "output_format", type=click.Choice(["text", "markdown"]),
+              default="text", show_default=True,
+              help="The summary's format: text for a terminal or a log, markdown for a pull "
+                   "request or $GITHUB_STEP_SUMMARY (e.g. --format markdown).")
 @click.option("--html", "html_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write a self-contained HTML report to this file "
                    "(e.g. --html report.html).")
 @click.option("--top", default=10, show_default=True, type=click.IntRange(1, 1000),
-              help="How many signatures the terminal summary lists (e.g. --top 20).")
+              help="How many findings the summary lists (e.g. --top 20).")
+@click.option("--verbose", "-v", is_flag=True,
+              help="List every input in the summary, not only those that had problems.")
+@click.option("--finding", "finding_rank", type=click.IntRange(1), metavar="N",
+              help="Show every occurrence of the finding ranked N in \"What to fix first\" "
+                   "(e.g. --finding 1).")
+@click.option("--signature", metavar="SIG",
+              help="Show every occurrence of one signature (e.g. --signature "
+                   "dependency_error:python.run:missing_module:none:83f5d36f).")
+@click.option("--session", "session_name", metavar="NAME",
+              help="Show one session's timeline: its name, or the path of a file holding "
+                   "one session (e.g. --session django__django-11265).")
+@click.option("--baseline", multiple=True, metavar="PATH|URL",
+              help="Compare with an earlier run: its logs (repeatable) or a store URL "
+                   "(e.g. --baseline runs/last-week or --baseline sqlite:///old.db).")
+@click.option("--fail-on", type=click.Choice(["new", "regressed", "any"]),
+              help="Exit 1 when the run has findings of that class: new (not in the "
+                   "baseline), regressed (new, or significantly more frequent), any.")
 @click.option("--store", "store_url", metavar="URL",
               help="Also record every failure and outcome as events in this store, each "
                    "once however often the same input is triaged "
@@ -51,82 +79,208 @@ __all__ = ["report_command", "triage_command"]
                    "config folder, ./.aider.chat.history.md; CODEX_HOME and the like "
                    "honoured).")
 def triage_command(  # noqa: PLR0917 - click passes each option by name
-        paths: tuple[Path, ...], as_json: bool, html_file: Path | None, top: int,
+        paths: tuple[Path, ...], as_json: bool, output_format: str, html_file: Path | None,
+        top: int, verbose: bool, finding_rank: int | None, signature: str | None,
+        session_name: str | None, baseline: tuple[str, ...], fail_on: str | None,
         store_url: str | None, jobs: int | None, include: tuple[str, ...],
         exclude: tuple[str, ...], home: bool) -> None:
-    """Read agent session logs and report why they fail.
+    """Read agent session logs and report why they fail, and what to fix first.
 
     PATHS are files or directories (walked recursively; files that are no session log are
     skipped and counted); the format of each file is detected from its content. With no
     PATHS, triage runs on a small set of sessions shipped with failcode. With --store, every
     failure and outcome is recorded in the store too (``failcode report --store URL`` renders
-    them). Exit status: 0 when every input was read, 2 when any input could not be read or
-    has an unknown format (the others are still triaged).
+    them). Exit status: 0 when every input was read; 1 when --fail-on's condition holds; 2
+    when any input could not be read or has an unknown format (the others are still
+    triaged).
     """
-    from failcode.triage._analyze import (  # noqa: PLC0415 - start-up cost
-        empty_folder,
-        expand,
-        skipped_in,
-    )
-    from failcode.triage._report import Progress, render_summary, sample_paths  # noqa: PLC0415
-    from failcode.triage._run import FileResults, default_jobs  # noqa: PLC0415
-    from failcode.triage._stream import JsonDocument, Summary  # noqa: PLC0415
+    from failcode.triage._report import sample_paths  # noqa: PLC0415 - start-up cost
 
+    if fail_on is not None and not baseline and fail_on != "any":
+        raise click.UsageError(f"--fail-on {fail_on} compares with a run: give --baseline")
     inputs: list[Path | tuple[Path, str]] = list(paths)
     if home:
         inputs += _home_logs()
     elif not paths:
         inputs = list(sample_paths())
-    files = expand(inputs, include=include, exclude=exclude)
-    # each input's sessions go to the outputs as the input is read, then are let go; only
-    # --html keeps them all
-    summary = Summary(top)
-    held = TriageResult() if html_file is not None else None
-    document = JsonDocument(lambda text: click.echo(text, nl=False)) if as_json else None
-    with contextlib.ExitStack() as stack:
-        recorder = None
-        if store_url is not None:
-            from failcode.triage._record import Recorder  # noqa: PLC0415
+    run = _Run(top, keep_all=finding_rank is not None or signature is not None,
+               session_name=session_name, jsonl=as_json and not baseline,
+               html=html_file is not None)
+    run.read(inputs, include=include, exclude=exclude, jobs=jobs, store_url=store_url)
+    comparison = None
+    if baseline:
+        comparison = _compare(run, baseline, top, jobs)
+    if html_file is not None and run.held is not None:
+        from failcode.triage._html import render_html  # noqa: PLC0415
 
-            recorder = Recorder(stack.enter_context(_open(store_url)))
-        bar = Progress(sum(_size(path) for path, _ in files),
-                       enabled=sys.stderr.isatty() and not as_json)
-        results = stack.enter_context(FileResults(
-            files, jobs=default_jobs() if jobs is None else jobs, progress=bar.advance))
-        with bar:
-            for item, sessions in results:
-                for session in sessions:
-                    summary.add(session)
-                    if document is not None:
-                        document.session(session)
-                    if recorder is not None:
-                        recorder.add(session)
+        html_file.write_text(render_html(run.held, top=top, comparison=comparison),
+                             encoding="utf-8")
+    _output(run, as_json=as_json, output_format=output_format, top=top, verbose=verbose,
+            finding_rank=finding_rank, signature=signature, session_name=session_name,
+            comparison=comparison)
+    if not run.summary.ok:
+        sys.exit(2)
+    if fail_on is not None and (comparison.gate(fail_on) if comparison is not None
+                                else bool(run.summary.failures)):
+        click.echo(f"failcode triage: --fail-on {fail_on}: the run has such findings", err=True)
+        sys.exit(1)
+
+
+class _Run:
+    """One triage run: each input's sessions go to the outputs as the input is read, then are
+    let go; only --html (and --session's matches) keep them."""
+
+    def __init__(self, top: int, *, keep_all: bool = False, session_name: str | None = None,
+                 jsonl: bool = False, html: bool = False) -> None:
+        from failcode.triage._stream import JsonDocument, Summary  # noqa: PLC0415
+
+        self.summary = Summary(top, keep_all=keep_all)
+        self.held = TriageResult() if html else None
+        self.document = JsonDocument(lambda text: click.echo(text, nl=False)) if jsonl else None
+        self.session_name = session_name
+        self.matches: list[SessionResult] = []
+        self.skipped: list[str] = []
+
+    def read(self, inputs: list[Path | tuple[Path, str]], *, include: tuple[str, ...] = (),
+             exclude: tuple[str, ...] = (), jobs: int | None = None,
+             store_url: str | None = None) -> None:
+        from failcode.triage._analyze import (  # noqa: PLC0415 - start-up cost
+            empty_folder,
+            expand,
+            skipped_in,
+        )
+        from failcode.triage._report import Progress  # noqa: PLC0415
+        from failcode.triage._run import FileResults, default_jobs  # noqa: PLC0415
+
+        files = expand(inputs, include=include, exclude=exclude)
+        summary, held = self.summary, self.held
+        with contextlib.ExitStack() as stack:
+            recorder = None
+            if store_url is not None:
+                from failcode.triage._record import Recorder  # noqa: PLC0415
+
+                recorder = Recorder(stack.enter_context(_open(store_url)))
+            bar = Progress(sum(_size(path) for path, _ in files),
+                           enabled=sys.stderr.isatty() and self.document is None)
+            results = stack.enter_context(FileResults(
+                files, jobs=default_jobs() if jobs is None else jobs, progress=bar.advance))
+            with bar:
+                for item, sessions in results:
+                    for session in sessions:
+                        summary.add(session)
+                        if self.document is not None:
+                            self.document.session(session)
+                        if recorder is not None:
+                            recorder.add(session)
+                        if self.session_name is not None and self.session_name in (
+                                session.session, session.path):
+                            self.matches.append(session)
+                    summary.add_input(item)
+                    if held is not None:
+                        held.inputs.append(item)
+                        held.sessions.extend(sessions)
+            for folder in files.empty:  # a folder named that holds no session log
+                item = empty_folder(folder, skipped_in(folder, files.skipped))
                 summary.add_input(item)
                 if held is not None:
                     held.inputs.append(item)
-                    held.sessions.extend(sessions)
-        for folder in files.empty:  # a folder named that holds no session log
-            item = empty_folder(folder, skipped_in(folder, files.skipped))
-            summary.add_input(item)
+            summary.skipped = len(files.skipped)
+            self.skipped = list(files.skipped)
             if held is not None:
-                held.inputs.append(item)
-        summary.skipped = len(files.skipped)
-        if held is not None:
-            held.skipped = list(files.skipped)
-        if recorder is not None:
-            new, known = recorder.close()
-            click.echo(f"recorded {new} new events in {recorder.store.url} ({known} already "
-                       "there)", err=True)
-    if html_file is not None and held is not None:
-        from failcode.triage._html import render_html  # noqa: PLC0415
+                held.skipped = list(files.skipped)
+            if recorder is not None:
+                new, known = recorder.close()
+                click.echo(f"recorded {new} new events in {recorder.store.url} ({known} "
+                           "already there)", err=True)
 
-        html_file.write_text(render_html(held), encoding="utf-8")
-    if document is not None:
-        document.close(summary.inputs, summary.tables, files.skipped)
+
+def _compare(run: _Run, baseline: tuple[str, ...], top: int, jobs: int | None) -> Comparison:
+    """The run compared with the baseline's logs or store."""
+    from failcode.triage._compare import compare  # noqa: PLC0415
+    from failcode.triage._stream import Summary  # noqa: PLC0415
+
+    if len(baseline) == 1 and "://" in baseline[0]:
+        from failcode.triage._record import result_from_store  # noqa: PLC0415
+
+        with _open(baseline[0]) as store:
+            old = Summary.of(result_from_store(store, label=store.url), top=top)
     else:
-        render_summary(summary, top=top)
-    if not summary.ok:
-        sys.exit(2)
+        earlier = _Run(top)
+        earlier.read([Path(path) for path in baseline], jobs=jobs)
+        old = earlier.summary
+        if not old.ok:
+            bad = [item for item in old.inputs if item.error_code]
+            for item in bad:
+                click.echo(f"baseline: error {item.error_code}: {item.error_message}", err=True)
+    return compare(run.summary, old)
+
+
+def _output(run: _Run, *, as_json: bool, output_format: str, top: int, verbose: bool,
+            finding_rank: int | None, signature: str | None, session_name: str | None,
+            comparison: Comparison | None) -> None:
+    """What stdout shows: a drill-down, the JSON document, or the summary."""
+    from failcode.triage._report import (  # noqa: PLC0415
+        Out,
+        render_comparison,
+        render_summary,
+    )
+
+    summary = run.summary
+    findings = summary.tables.findings
+    if finding_rank is not None or signature is not None:
+        from failcode.triage._drill import render_finding  # noqa: PLC0415
+
+        ranked = findings.ranked()
+        chosen = (findings.find(signature) if signature is not None
+                  else ranked[finding_rank - 1] if finding_rank is not None
+                  and finding_rank <= len(ranked) else None)
+        if chosen is None:
+            what = (f"signature {signature}" if signature is not None
+                    else f"finding {finding_rank} (the run has {len(ranked)})")
+            raise click.UsageError(f"no {what} in this run")
+        rank = next(i for i, finding in enumerate(ranked, 1) if finding is chosen)
+        render_finding(chosen, rank, Out(sys.stdout), signature)
+        return
+    if session_name is not None:
+        from failcode.triage._drill import render_session  # noqa: PLC0415
+
+        if not run.matches:
+            raise click.UsageError(f"no session named {session_name!r} (or file holding one) "
+                                   "in this run")
+        for session in run.matches:
+            render_session(session, findings, Out(sys.stdout))
+        return
+    if as_json:
+        if run.document is not None:
+            run.document.close(summary.inputs, summary.tables, run.skipped)
+            return
+        # a comparison needs both runs read first: the document is built whole
+        document = _whole_document(run)
+        if comparison is not None:
+            document["comparison"] = comparison.to_dict()
+        click.echo(json.dumps(document, ensure_ascii=False))
+        return
+    if output_format == "markdown":
+        from failcode.triage._markdown import render_markdown  # noqa: PLC0415
+
+        click.echo(render_markdown(summary, top=top, comparison=comparison))
+        return
+    render_summary(summary, top=top, verbose=verbose)
+    if comparison is not None:
+        render_comparison(comparison, top=top)
+
+
+def _whole_document(run: _Run) -> dict[str, Any]:
+    """The --json document of a run whose sessions were not kept: its tables and inputs
+    (``sessions`` empty: a comparison reports on findings)."""
+    from failcode.triage._result import FORMAT_VERSION  # noqa: PLC0415
+
+    summary = run.summary
+    tables = summary.tables
+    return {"format_version": FORMAT_VERSION,
+            "inputs": [item.to_dict() for item in summary.inputs], "skipped": run.skipped,
+            "sessions": [], "signatures": tables.signatures(), "blame": tables.blame(),
+            "outcomes": tables.outcome_counts(), "findings": tables.findings.to_list()}
 
 
 @click.command("report", epilog="\b\nExamples:\n"
@@ -143,7 +297,7 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
               help="Also write a self-contained HTML report to this file "
                    "(e.g. --html report.html).")
 @click.option("--top", default=10, show_default=True, type=click.IntRange(1, 1000),
-              help="How many signatures the terminal summary lists (e.g. --top 20).")
+              help="How many findings the summary lists (e.g. --top 20).")
 def report_command(store_url: str | None, as_json: bool, html_file: Path | None,
                    top: int) -> None:
     """Render the triage report of every failure and outcome recorded in a store.
@@ -175,7 +329,7 @@ def _render(result: TriageResult, *, as_json: bool, html_file: Path | None,
     if html_file is not None:
         from failcode.triage._html import render_html  # noqa: PLC0415
 
-        html_file.write_text(render_html(result), encoding="utf-8")
+        html_file.write_text(render_html(result, top=top), encoding="utf-8")
     if as_json:
         from failcode.triage._stream import JsonDocument  # noqa: PLC0415
 

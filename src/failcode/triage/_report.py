@@ -1,18 +1,22 @@
-"""The terminal summary (rich) and the progress bar; rich is imported only here."""
+"""The terminal summary and the progress bar (rich, imported only on a terminal)."""
 
 from __future__ import annotations
 
+import re
+import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from failcode.triage._compare import Comparison
     from failcode.triage._result import TriageResult
     from failcode.triage._stream import Summary
 
-__all__ = ["Progress", "render_summary", "sample_paths"]
+__all__ = ["Out", "Progress", "plural", "render_comparison", "render_summary", "safe",
+           "sample_paths"]
 
 
 def sample_paths() -> list[tuple[Path, str]]:
@@ -61,77 +65,185 @@ class Progress:
             self._bar.__exit__(kind, value, tb)
 
 
-def _bar(count: int, largest: int, width: int = 30) -> str:
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_STATUS_ORDER: Final = ("submitted", "provider_error", "timeout", "limit", "running", "unknown")
+
+
+def safe(text: object) -> str:
+    """A value from a log or a path, printable: control characters escaped as ``\\xNN`` and
+    a line break as a space (a row is one line)."""
+    flat = str(text).replace("\r\n", " ").replace("\n", " ").replace("\t", " ")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", flat)
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    return f"{count:,} {word if count == 1 else many or word + 's'}"
+
+
+def _bar(count: int, largest: int, width: int = 24) -> str:
     filled = max(1, round(width * count / largest)) if count else 0
-    return "█" * filled
+    return "#" * filled
+
+
+class Out:
+    """Lines to a file: on a terminal, cut to its width with an ellipsis and headings in bold;
+    piped, plain text, one row per line however long (never wrapped, no box drawing)."""
+
+    def __init__(self, file: Any) -> None:
+        self.file = file
+        self.tty = bool(getattr(file, "isatty", lambda: False)())
+        self.width = shutil.get_terminal_size((80, 24)).columns if self.tty else 0
+
+    def line(self, text: str = "") -> None:
+        if self.width and len(text) > self.width:
+            text = text[: self.width - 1] + "…"
+        self.file.write(text + "\n")
+
+    def heading(self, text: str) -> None:
+        self.line()
+        self.line(f"\x1b[1m{text}\x1b[0m" if self.tty else text)
+
+
+def _location(path: str, session: str, step: int | None) -> str:
+    where = f"{safe(path)}"
+    if session and session != Path(path).stem:
+        where += f", session {safe(session)}"
+    return where + (f", step {step}" if step is not None else "")
 
 
 def render_summary(result: TriageResult | Summary, *, top: int = 10, file: Any = None,
-                   ) -> None:
-    """Print the summary: inputs, top signatures, blame bars, loops, outcomes.
+                   verbose: bool = False) -> None:
+    """Print the summary: totals, what to fix first, how sessions ended, who acts, loops,
+    outcomes, then the inputs that had problems (every input with ``verbose``).
 
     ``result`` is a whole result, or the :class:`~failcode.triage._stream.Summary` a streamed
-    run added its sessions to (built with at least ``top``).
+    run added its sessions to (built with at least ``top``). Empty sections are left out.
     """
-    from rich.console import Console  # noqa: PLC0415 - rich loads only to render
-    from rich.table import Table  # noqa: PLC0415
-
     from failcode.triage._stream import Summary  # noqa: PLC0415
 
     summary = result if isinstance(result, Summary) else Summary.of(result, top=top)
-    console = Console(file=file or sys.stdout, highlight=False)
-    skipped = (f" ({summary.skipped} {'file' if summary.skipped == 1 else 'files'} skipped: "
-               "not session logs)" if summary.skipped else "")
-    console.print(f"[bold]failcode triage[/]: {len(summary.inputs)} inputs{skipped}, "
-                  f"{summary.sessions} sessions, {summary.steps} steps, {summary.failures} "
-                  "failing steps")
+    out = Out(file or sys.stdout)
+    failed = sum(1 for item in summary.inputs if item.error_code)
+    read = len(summary.inputs) - failed
+    out.line(f"failcode triage: {plural(read, 'input')} read, {summary.skipped:,} skipped, "
+             f"{failed:,} failed; {plural(summary.sessions, 'session')}, "
+             f"{plural(summary.steps, 'step')}, {plural(summary.failures, 'failing step')} "
+             f"in {plural(summary.failing_sessions, 'session')}")
+    _fix_first(out, summary, top)
+    _ended(out, summary)
+    _blame(out, summary)
+    _loops(out, summary, top)
+    _outcomes(out, summary)
+    _inputs(out, summary, verbose=verbose)
 
-    inputs = Table(title="Inputs", title_justify="left", show_edge=False)
-    inputs.add_column("input", overflow="fold")
-    for column in ("format", "sessions", "failing steps"):
-        inputs.add_column(column, justify="left" if column == "format" else "right")
-    per_input = summary.per_input
-    for item in summary.inputs:
-        inputs.add_row(item.path, item.format or "-", str(item.sessions),
-                       str(per_input.get(item.path, 0)))
-    console.print(inputs)
-    for item in summary.inputs:
-        if item.error_code:
-            console.print(f"[red]error[/] {item.error_code}: {item.error_message}",
-                          soft_wrap=True)
 
-    signatures = summary.tables.signatures()
-    table = Table(title=f"Top signatures ({min(top, len(signatures))} of {len(signatures)})",
-                  title_justify="left", show_edge=False)
-    table.add_column("count", justify="right")
-    table.add_column("sessions", justify="right")
-    table.add_column("code")
-    table.add_column("signature", overflow="fold")
-    for row in signatures[:top]:
-        table.add_row(str(row["count"]), str(row["sessions"]), row["code"], row["signature"])
-    console.print(table)
+def _fix_first(out: Out, summary: Summary, top: int) -> None:
+    findings = summary.tables.findings.ranked()
+    if not findings:
+        return
+    shown = findings[:top]
+    out.heading(f"What to fix first ({len(shown)} of {plural(len(findings), 'finding')}, "
+                "by cost in steps)")
+    for rank, finding in enumerate(shown, 1):
+        variants = f", {finding.variants} variants" if finding.variants > 1 else ""
+        out.line(f"{rank:>2}. {safe(finding.message)}")
+        out.line(f"    {finding.code} · who acts: {finding.who} · cost "
+                 f"{plural(finding.cost, 'step')} · {plural(finding.count, 'failure')} in "
+                 f"{plural(finding.sessions, 'session')}{variants}")
+        if finding.remedy:
+            out.line(f"    fix: {safe(finding.remedy)}")
+        example = finding.examples[0]
+        out.line(f"    e.g. {_location(example.path, example.session, example.step)}")
+    if len(findings) > len(shown):
+        out.line(f"    …and {plural(len(findings) - len(shown), 'more finding')} "
+                 "(--top N lists more; --finding N shows one)")
 
+
+def _ended(out: Out, summary: Summary) -> None:
+    if not summary.ended:
+        return
+    order = {status: index for index, status in enumerate(_STATUS_ORDER)}
+    counts = sorted(summary.ended.items(), key=lambda item: (order.get(item[0], 99), item[0]))
+    out.heading("How sessions ended")
+    out.line("  " + ", ".join(f"{count:,} {status}" for status, count in counts))
+
+
+def _blame(out: Out, summary: Summary) -> None:
     blame = summary.tables.blame()
-    largest = max((row["count"] for row in blame), default=1)
-    bars = Table(title="Blame (category x kind)", title_justify="left", show_edge=False)
-    for column in ("category", "kind", "count", ""):
-        bars.add_column(column)
+    if not blame:
+        return
+    largest = max(row["count"] for row in blame)
+    out.heading("Who acts (failing steps by category and kind)")
     for row in blame:
-        bars.add_row(row["category"], row["kind"], str(row["count"]),
-                     f"[cyan]{_bar(row['count'], largest)}[/]")
-    console.print(bars)
+        out.line(f"  {row['category']:<12} {row['kind']:<22} {row['count']:>6,}  "
+                 f"{_bar(row['count'], largest)}")
 
-    console.print(f"[bold]Loops[/]: {summary.loops} in "
-                  f"{summary.looping} of {summary.sessions} sessions")
-    for session in summary.top_looping()[:top]:
+
+def _loops(out: Out, summary: Summary, top: int) -> None:
+    if not summary.loops:
+        return
+    out.heading(f"Loops: {plural(summary.loops, 'loop')} in "
+                f"{summary.looping:,} of {plural(summary.sessions, 'session')}")
+    shown = summary.top_looping()[:top]
+    findings = summary.tables.findings
+    for session in shown:
         longest = max(session.loops, key=lambda loop: len(loop.steps))
-        console.print(f"  {session.session} ({session.format}): {len(session.loops)} loops, "
-                      f"longest {len(longest.steps)} steps of {longest.cause or longest.signature}")
+        finding = findings.find(longest.signature)
+        what = finding.message if finding is not None else longest.signature
+        if longest.cause.startswith("missing_dependency:"):
+            what = f"missing dependencies, first: {what}"
+        out.line(f"  {safe(session.session)} ({session.format}): "
+                 f"{plural(len(session.loops), 'loop')}, longest "
+                 f"{plural(len(longest.steps), 'step')}: {safe(what)}")
+    if summary.looping > len(shown):
+        out.line(f"  …and {plural(summary.looping - len(shown), 'more session')}")
+
+
+def _outcomes(out: Out, summary: Summary) -> None:
     counts = summary.tables.outcome_counts()
-    console.print("[bold]Outcomes, not failures[/]: "
-                  f"{counts.get('no_match', 0)} probes that found nothing, "
-                  f"{counts.get('rejected_action', 0)} rejected actions"
-                  + "".join(f", {n} {t}" for t, n in counts.items()
-                            if t not in {"no_match", "rejected_action"}))
-    console.print("[bold]Ended[/]: " + ", ".join(f"{n} {status}"
-                                                 for status, n in sorted(summary.ended.items())))
+    if not counts:
+        return
+    words = {"no_match": ("probe that found nothing", "probes that found nothing"),
+             "rejected_action": ("rejected action", "rejected actions"),
+             "cancelled": ("cancelled call", "cancelled calls")}
+    parts = [plural(n, *words.get(kind, (kind, kind))) for kind, n in counts.items()]
+    out.heading("Outcomes, not failures")
+    out.line("  " + ", ".join(parts))
+
+
+def _inputs(out: Out, summary: Summary, *, verbose: bool) -> None:
+    rows = summary.inputs if verbose else [i for i in summary.inputs if i.error_code]
+    if not rows:
+        return
+    out.heading("Inputs" if verbose else "Inputs with problems")
+    for item in rows:
+        if item.error_code:
+            out.line(f"  {safe(item.path)}: error {item.error_code}: "
+                     f"{safe(item.error_message)}")
+        else:
+            out.line(f"  {safe(item.path)}: {item.format or '-'}, "
+                     f"{plural(item.sessions, 'session')}, "
+                     f"{plural(summary.per_input.get(item.path, 0), 'failing step')}")
+
+
+def render_comparison(comparison: Comparison, *, top: int = 10, file: Any = None) -> None:
+    """The comparison with a baseline: changed findings (new and regressed first), then how
+    sessions ended in both runs (:mod:`failcode.triage._compare` has the rules)."""
+    out = Out(file or sys.stdout)
+    changed = [change for change in comparison.changes if change.status != "same"]
+    out.heading(f"Compared with the baseline ({plural(comparison.old_sessions, 'session')} "
+                f"then, {plural(comparison.new_sessions, 'session')} now)")
+    if not changed:
+        out.line("  no finding changed")
+    for change in changed[: 2 * top]:
+        few = "" if change.significant else " (few: within noise)"
+        out.line(f"  {change.status:<5} {change.code} {safe(change.message)}")
+        out.line(f"        sessions {change.old_sessions:,} ({change.old_rate:.1%}) -> "
+                 f"{change.new_sessions:,} ({change.new_rate:.1%}){few}")
+    if len(changed) > 2 * top:
+        out.line(f"  …and {plural(len(changed) - 2 * top, 'more change')}")
+    statuses = sorted(set(comparison.old_ended) | set(comparison.new_ended))
+    out.line("  ended then: " + ", ".join(f"{comparison.old_ended.get(s, 0):,} {s}"
+                                          for s in statuses))
+    out.line("  ended now:  " + ", ".join(f"{comparison.new_ended.get(s, 0):,} {s}"
+                                          for s in statuses))

@@ -165,6 +165,7 @@ class TriageResult:
             "signatures": tables.signatures(),
             "blame": tables.blame(),
             "outcomes": tables.outcome_counts(),
+            "findings": tables.findings.to_list(),
         }
 
 
@@ -176,12 +177,16 @@ class Tables:
     holding the sessions.
     """
 
-    __slots__ = ("_blame", "_outcomes", "_rows")
+    __slots__ = ("_blame", "_outcomes", "_rows", "findings")
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_all: bool = False) -> None:
+        from failcode.triage._findings import Findings  # noqa: PLC0415 - it types this module
+
         self._rows: dict[str, dict[str, Any]] = {}
         self._blame: Counter[tuple[str, str]] = Counter()
         self._outcomes: Counter[str] = Counter()
+        self.findings = Findings(keep_all=keep_all)
+        """What to fix first (:mod:`failcode.triage._findings`)."""
 
     @classmethod
     def of(cls, sessions: Iterable[SessionResult]) -> Tables:
@@ -210,6 +215,7 @@ class Tables:
             self._blame[(str(failure.category), str(failure.kind))] += 1
         for outcome in session.outcomes:
             self._outcomes[str(outcome.outcome.__struct_config__.tag)] += 1
+        self.findings.add(session)
 
     def signatures(self) -> list[dict[str, Any]]:
         """Per signature: code, kind, category, count of failing steps, sessions; most first."""

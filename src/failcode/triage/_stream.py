@@ -7,8 +7,9 @@ and lets them go: the ``--json`` document (:class:`JsonDocument`), the store
 
 The ``--json`` document is written as it is produced: ``format_version``, then ``sessions``
 one by one as each input is read, then ``inputs`` and the tables over the sessions
-(``signatures``, ``blame``, ``outcomes``). Its content is :meth:`TriageResult.to_dict`'s;
-only the order of the top-level keys differs, which JSON does not count.
+(``signatures``, ``blame``, ``outcomes``, ``findings``). Its content is
+:meth:`TriageResult.to_dict`'s; only the order of the top-level keys differs, which JSON does
+not count.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class Summary:
     failures and outcomes); ties keep the sessions' order, as a stable sort would.
     """
 
-    def __init__(self, top: int = 10) -> None:
+    def __init__(self, top: int = 10, *, keep_all: bool = False) -> None:
         self.top = top
         self.inputs: list[InputResult] = []
         self.skipped = 0
@@ -54,13 +55,16 @@ class Summary:
         self.looping = 0
         """Sessions with at least one loop."""
         self.ended: dict[str, int] = {}
-        self.tables = Tables()
+        self.failing_sessions = 0
+        """Sessions with at least one failing step."""
+        self.tables = Tables(keep_all=keep_all)
+        """The tables; with ``keep_all`` its findings keep every occurrence (drill-down)."""
         self._looping: list[tuple[int, int, SessionResult]] = []
 
     @classmethod
-    def of(cls, result: TriageResult, *, top: int = 10) -> Summary:
+    def of(cls, result: TriageResult, *, top: int = 10, keep_all: bool = False) -> Summary:
         """The summary of a whole result."""
-        summary = cls(top)
+        summary = cls(top, keep_all=keep_all)
         for session in result.sessions:
             summary.add(session)
         for item in result.inputs:
@@ -81,6 +85,7 @@ class Summary:
         self.failures += failures
         self.per_input[session.path] = self.per_input.get(session.path, 0) + failures
         self.ended[session.status] = self.ended.get(session.status, 0) + 1
+        self.failing_sessions += bool(failures)
         self.tables.add(session)
         if session.loops:
             self.loops += len(session.loops)
@@ -146,7 +151,7 @@ class JsonDocument:
         """Write the inputs, the files skipped, the tables, and end the document (one line)."""
         rest = {"inputs": [item.to_dict() for item in inputs], "skipped": list(skipped or []),
                 "signatures": tables.signatures(), "blame": tables.blame(),
-                "outcomes": tables.outcome_counts()}
+                "outcomes": tables.outcome_counts(), "findings": tables.findings.to_list()}
         self._put("], " + json.dumps(rest, ensure_ascii=False)[1:] + "\n")
         self._flush()
 

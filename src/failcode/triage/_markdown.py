@@ -1,0 +1,75 @@
+"""``--format markdown``: the summary as GitHub-flavoured Markdown, for a pull request or
+``$GITHUB_STEP_SUMMARY``: totals, what to fix first, how sessions ended and, with a baseline,
+the comparison. Every value from a log is escaped (``|``, backticks, HTML, line breaks), so
+a table row stays one row and nothing in a log becomes markup.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Final
+
+from failcode.triage._report import plural, safe
+
+if TYPE_CHECKING:
+    from failcode.triage._compare import Comparison
+    from failcode.triage._stream import Summary
+
+__all__ = ["render_markdown"]
+
+_SPECIAL: Final = re.compile(r"([\\`*_{}\[\]<>|#~])")
+
+
+def _md(text: object) -> str:
+    """A log's value as Markdown text: one line, markup characters escaped."""
+    return _SPECIAL.sub(r"\\\1", safe(text))
+
+
+def render_markdown(summary: Summary, *, top: int = 10,
+                    comparison: Comparison | None = None) -> str:
+    """The Markdown summary (the module's sections)."""
+    failed = sum(1 for item in summary.inputs if item.error_code)
+    lines = ["## failcode triage", "",
+             (f"{plural(len(summary.inputs) - failed, 'input')} read, {summary.skipped:,} skipped, "
+             f"{failed:,} failed; {plural(summary.sessions, 'session')}, "
+             f"{plural(summary.steps, 'step')}, {plural(summary.failures, 'failing step')} in "
+             f"{plural(summary.failing_sessions, 'session')}."), ""]
+    findings = summary.tables.findings.ranked()
+    if findings:
+        lines += [f"### What to fix first ({min(top, len(findings))} of {len(findings):,})", "",
+                  "| # | finding | who acts | cost (steps) | failures | sessions | example |",
+                  "|---:|---|---|---:|---:|---:|---|"]
+        for rank, finding in enumerate(findings[:top], 1):
+            fix = f"<br>fix: {_md(finding.remedy)}" if finding.remedy else ""
+            variants = f" ({finding.variants} variants)" if finding.variants > 1 else ""
+            example = finding.examples[0]
+            where = _md(example.path) + (f", step {example.step}"
+                                         if example.step is not None else "")
+            lines.append(f"| {rank} | `{finding.code}` {_md(finding.message)}{variants}{fix} | "
+                         f"{_md(finding.who)} | {finding.cost:,} | {finding.count:,} | "
+                         f"{finding.sessions:,} | {where} |")
+        lines.append("")
+    if summary.ended:
+        lines += ["### How sessions ended", "", "| status | sessions |", "|---|---:|"]
+        lines += [f"| {status} | {count:,} |" for status, count in sorted(summary.ended.items())]
+        lines.append("")
+    if comparison is not None:
+        lines += _comparison(comparison, top)
+    return "\n".join(lines)
+
+
+def _comparison(comparison: Comparison, top: int) -> list[str]:
+    lines = [(f"### Compared with the baseline ({plural(comparison.old_sessions, 'session')} "
+             f"then, {plural(comparison.new_sessions, 'session')} now)"), "",
+             "| change | finding | sessions then | sessions now |", "|---|---|---:|---:|"]
+    for change in [c for c in comparison.changes if c.status != "same"][: 2 * top]:
+        few = "" if change.significant else " (few)"
+        lines.append(f"| **{change.status}**{few} | `{change.code}` {_md(change.message)} | "
+                     f"{change.old_sessions:,} ({change.old_rate:.1%}) | "
+                     f"{change.new_sessions:,} ({change.new_rate:.1%}) |")
+    statuses = sorted(set(comparison.old_ended) | set(comparison.new_ended))
+    lines += ["", "| ended | then | now |", "|---|---:|---:|"]
+    lines += [f"| {status} | {comparison.old_ended.get(status, 0):,} | "
+              f"{comparison.new_ended.get(status, 0):,} |" for status in statuses]
+    lines.append("")
+    return lines
