@@ -327,3 +327,29 @@ def test_explain_takes_a_signature_and_a_store(tmp_path: Path) -> None:
     assert stored.exit_code == 0, stored.output
     assert f"{signature['code']}, {signature['count']} events" in stored.output
     assert "parts recomputed from a stored failure" in stored.output
+
+
+# -- the command line -----------------------------------------------------------------------------
+def test_a_mistyped_subcommand_gets_a_suggestion() -> None:
+    for argv, nearest in ((["triag"], "triage"), (["store", "diagnostcs"], "diagnostics")):
+        run = CliRunner().invoke(main, argv)
+        assert run.exit_code == 2
+        assert "Did you mean" in run.output
+        assert nearest in run.output
+
+
+def test_dash_reads_standard_input_and_a_file_twice_is_read_once() -> None:
+    """``-`` triages what stdin holds; the same file named twice is one input."""
+    from failcode.triage._report import sample_paths
+
+    path = str(sample_paths()[0][0])
+    with open(path, "rb") as handle:  # noqa: PTH123 - the file as bytes for stdin
+        data = handle.read()
+    piped = CliRunner().invoke(main, ["triage", "-", "--json"], input=data)
+    assert piped.exit_code == 0, piped.output
+    document = json.loads(piped.output)
+    assert [item["path"] for item in document["inputs"]] == ["<stdin>"]
+    named = json.loads(CliRunner().invoke(main, ["triage", path, "--json"]).output)
+    assert document["signatures"] == named["signatures"]
+    twice = json.loads(CliRunner().invoke(main, ["triage", path, path, "--json"]).output)
+    assert len(twice["inputs"]) == 1

@@ -23,6 +23,7 @@ from typing import Any
 
 import click
 
+from failcode.cli._dym import DidYouMeanGroup
 from failcode.cli._output import count, echo, table
 from failcode.codes._registry import (
     Catalog,
@@ -55,8 +56,9 @@ COMMANDS: dict[str, str] = {
 """The commands that live in modules of their own (the rest are defined below)."""
 
 
-class _Group(click.Group):
-    """A group that also lists :data:`COMMANDS`, importing each one only when it is used."""
+class _Group(DidYouMeanGroup):
+    """A group that also lists :data:`COMMANDS`, importing each one only when it is used, and
+    answers a mistyped command with the nearest ones (click-didyoumean)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMANDS})
@@ -167,7 +169,7 @@ def main(ctx: click.Context) -> None:
         ctx.exit(0)
 
 
-@main.group(invoke_without_command=True,
+@main.group(cls=DidYouMeanGroup, invoke_without_command=True,
             short_help="List a catalog's codes; check, lock, document them.",
             epilog=_examples("failcode codes", "failcode codes --json",
                              "failcode codes --catalog mypkg.errors:AFK",
@@ -433,7 +435,8 @@ def doctor(config_path: Path | None, as_json: bool) -> None:
         raise SystemExit(1)
 
 
-@main.group("config", short_help="Check, document or start failcode's configuration.",
+@main.group("config", cls=DidYouMeanGroup,
+            short_help="Check, document or start failcode's configuration.",
             epilog=_examples("failcode config check", "failcode config init",
                              "failcode config docs -o docs/config.md"))
 def config_group() -> None:

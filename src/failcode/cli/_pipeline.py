@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from failcode.cli._dym import DidYouMeanGroup
 from failcode.cli._output import echo
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ def _examples(*lines: str) -> str:
     return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
-@click.group("pipeline", short_help="Validate, dry-run or show agent pipeline traces.",
+@click.group("pipeline", cls=DidYouMeanGroup,
+             short_help="Validate, dry-run or show agent pipeline traces.",
              epilog=_examples("failcode pipeline show trace.json",
                               "failcode pipeline validate trace.json",
                               "failcode pipeline dry-run examples/input.json"))

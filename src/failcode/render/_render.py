@@ -199,14 +199,36 @@ def _cut(text: str, max_lines: int, max_chars: int, locale: str | None) -> list[
     return kept
 
 
+_STOPS: Final = frozenset({"block", "escalate", "abort"})
+_ACTIONS: Final = frozenset({"retry", "retry_after_change", "block", "escalate", "abort", "skip",
+                             "cancel"})
+
+
+def _action(decision: object) -> str | None:
+    """The decided action's value (``retry``, ``block``...), or None without a decision."""
+    action = getattr(decision, "action", None)
+    value = getattr(action, "value", action)
+    return value if isinstance(value, str) and value in _ACTIONS else None
+
+
 def _next_line(failure: Failure, decision: object, locale: str | None) -> str:
+    """What happens next: the decision's action when there is one (a retry's delay only when
+    it retries), else what the retryability says."""
     delay = decision if isinstance(decision, (int, float)) else getattr(decision, "delay_s", None)
-    action = getattr(decision, "action", "retry")
-    if (isinstance(delay, (int, float)) and delay > 0
-            and getattr(action, "value", action) == "retry"):
+    action = _action(decision)
+    if (isinstance(delay, (int, float)) and not isinstance(delay, bool) and delay > 0
+            and action in (None, "retry")):
         shown = f"{delay:.1f}".rstrip("0").rstrip(".")
         return ui_text("ui.next.delay", locale, delay=shown)
+    if action is not None:
+        return ui_text(f"ui.next.action.{action}", locale)
     return ui_text(f"ui.next.{failure.retryability.value}", locale)
+
+
+def _who(decision: object, locale: str | None) -> str:
+    route = getattr(getattr(decision, "route", None), "value", None)
+    key = f"ui.who.{route}" if route in ("user", "developer") else "ui.who.other"
+    return ui_text(key, locale)
 
 
 def _user_lines(
@@ -228,7 +250,12 @@ def _user_lines(
     lines.append(("next", _next_line(failure, decision, locale)))
     remedy = _localized(failure, spec, "remedy", failure.remedy, locale)
     category = failure.category
-    if category is Category.USER or category is Category.ENVIRONMENT:
+    if _action(decision) in _STOPS and category not in (Category.USER, Category.ENVIRONMENT):
+        # the decision stops the run: never "no action needed"; say who must act
+        who = _who(decision, locale)
+        lines.append(("act", ui_text("ui.act.decided", locale, who=who, remedy=remedy)
+                      if remedy else ui_text("ui.act.decided.bare", locale, who=who)))
+    elif category is Category.USER or category is Category.ENVIRONMENT:
         # the record's invariant guarantees a remedy for these categories
         lines.append(("act", ui_text(f"ui.act.{category.value}", locale, remedy=remedy)))
     else:

@@ -22,8 +22,12 @@ import msgspec
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
+    from click import Group as DidYouMeanGroup
+
     from failcode import Failure
     from failcode.store import Store
+else:  # a group that answers a mistyped command with the nearest ones
+    from click_didyoumean import DYMGroup as DidYouMeanGroup
 
 __all__ = ["parse_duration", "store"]
 
@@ -193,7 +197,7 @@ def _examples(*lines: str) -> str:
     return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
-@click.group("store", epilog=_examples(*_EXAMPLES["store"]))
+@click.group("store", cls=DidYouMeanGroup, epilog=_examples(*_EXAMPLES["store"]))
 def store() -> None:
     """Query and maintain the failure event store (SQLite or PostgreSQL)."""
 

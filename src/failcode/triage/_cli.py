@@ -87,7 +87,8 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
     """Read agent session logs and report why they fail, and what to fix first.
 
     PATHS are files or directories (walked recursively; files that are no session log are
-    skipped and counted); the format of each file is detected from its content. With no
+    skipped and counted), or ``-`` for standard input; the format of each file is detected
+    from its content, and a file given twice is read once. With no
     PATHS, triage runs on a small set of sessions shipped with failcode. With --store, every
     failure and outcome is recorded in the store too (``failcode report --store URL`` renders
     them). Exit status: 0 when every input was read; 1 when --fail-on's condition holds; 2
@@ -98,7 +99,7 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
 
     if fail_on is not None and not baseline and fail_on != "any":
         raise click.UsageError(f"--fail-on {fail_on} compares with a run: give --baseline")
-    inputs: list[Path | tuple[Path, str]] = list(paths)
+    inputs: list[Path | tuple[Path, str]] = [_stdin() if str(p) == "-" else p for p in paths]
     if home:
         inputs += _home_logs()
     elif not paths:
@@ -336,6 +337,20 @@ def _render(result: TriageResult, *, as_json: bool, html_file: Path | None,
         JsonDocument.write_result(result, lambda text: click.echo(text, nl=False))
     else:
         render_summary(result, top=top)
+
+
+def _stdin() -> tuple[Path, str]:
+    """``-``: standard input, saved to a temporary file (removed at exit) and labelled
+    ``<stdin>``; its format is detected like any file's."""
+    import atexit  # noqa: PLC0415 - only with `-`
+    import shutil  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    with tempfile.NamedTemporaryFile(prefix="failcode-stdin-", delete=False) as handle:
+        shutil.copyfileobj(sys.stdin.buffer, handle, 1024 * 1024)
+    path = Path(handle.name)
+    atexit.register(path.unlink, missing_ok=True)
+    return path, "<stdin>"
 
 
 def _home_logs() -> list[Path]:
