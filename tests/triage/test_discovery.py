@@ -192,7 +192,7 @@ def test_cli_reports_what_it_skipped(tmp_path: Path) -> None:
     document = json.loads(done.output)
     assert len(document["skipped"]) == 5
     plain = CliRunner().invoke(main, ["triage", str(runs), "--jobs", "1"])
-    assert "1 inputs (5 files skipped: not session logs)" in plain.output.replace("\n", " ")
+    assert "1 input read, 5 skipped (not session logs)" in plain.output.replace("\n", " ")
     empty = tmp_path / "none"
     empty.mkdir()
     failed = CliRunner().invoke(main, ["triage", str(empty), "--jobs", "1"])

@@ -156,9 +156,9 @@ def test_the_first_screen_shows_totals_and_what_to_fix_first() -> None:
     screen = _first_screen([str(sessions_dir())])
     text = "\n".join(screen)
     assert screen[0].startswith("failcode triage: ")
-    assert "sessions" in screen[0]
+    assert " failing steps in " in screen[1]
     assert "What to fix first" in text
-    assert text.count("who acts:") >= 4
+    assert text.count(" · cost ") >= 4
     assert "fix: " in text
     assert text.count("e.g. ") >= 4
     assert all(len(line.replace("\x1b[1m", "").replace("\x1b[0m", "")) <= 80
@@ -245,6 +245,7 @@ def test_two_halves_of_the_shared_sessions_show_new_and_gone_findings() -> None:
     assert run.exit_code == 0, run.output
     document = json.loads(run.output)
     jsonschema.validate(document, SCHEMA)
+    assert document["sessions"]  # the new run's sessions stream as without a baseline
     statuses = {change["status"] for change in document["comparison"]["changes"]}
     assert {"new", "gone"} <= statuses
     text = CliRunner().invoke(main, ["triage", *new,
@@ -353,3 +354,29 @@ def test_dash_reads_standard_input_and_a_file_twice_is_read_once() -> None:
     assert document["signatures"] == named["signatures"]
     twice = json.loads(CliRunner().invoke(main, ["triage", path, path, "--json"]).output)
     assert len(twice["inputs"]) == 1
+
+
+# -- models and agent versions ------------------------------------------------------------------
+@pytest.mark.parametrize(("agent", "model", "version"), [
+    ("claude-code", "claude-sonnet-4-5", "2.1.197"),
+    ("codex", "stub-model", "0.171.0"),
+    ("gemini-cli", "gemini-2.5-flash", None),
+    ("mini-swe-agent", "openai/stub-model", "2.4.6"),
+    ("openhands", "openai/stub-model", None),
+])
+def test_each_reader_keeps_the_model_and_version_its_log_records(
+        agent: str, model: str, version: str | None) -> None:
+    """The lab's real runs: the model and the agent's version where the format keeps them."""
+    from failcode.triage import triage
+
+    folder = REPO / "tests" / "lab" / "fixtures" / agent / "missing-module" / "session"
+    sessions = triage([folder]).sessions
+    assert sessions
+    assert {(s.model, s.agent_version) for s in sessions} == {(model, version)}
+
+
+def test_the_summary_breaks_sessions_down_by_model() -> None:
+    run = CliRunner().invoke(main, ["triage", str(sessions_dir() / "mini-swe-agent")])
+    assert "By model (where the log records it)" in run.output
+    assert "deepseek/deepseek-chat" in run.output
+    assert "By agent version" in run.output

@@ -265,7 +265,7 @@ def test_summary_prints_its_sections_in_order() -> None:
     outcomes; the shipped sessions all read, so no inputs section."""
     run = CliRunner().invoke(main, ["triage"])
     assert run.exit_code == 0
-    assert run.output.startswith("failcode triage: 4 inputs read, 0 skipped, 0 failed; ")
+    assert run.output.startswith("failcode triage: 4 inputs read, 0 skipped, 0 failed\n")
     headings = ("What to fix first", "How sessions ended", "Who acts", "Loops",
                 "Outcomes, not failures")
     places = [run.output.index(heading) for heading in headings]

@@ -130,6 +130,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import msgspec
 
+from failcode._lazy_re import lazy
 from failcode.classification._command import from_command
 from failcode.classification._parsers import import_from_library, is_local_module
 from failcode.classification._providers import (
@@ -455,7 +456,7 @@ _FOLDED: Final = {key.lower(): key for key in RULES}
 
 # -- surfaces -----------------------------------------------------------------------------
 
-_SURFACE_BAD: Final = re.compile(r"[\s:]+")
+_SURFACE_BAD: Final = lazy(r"[\s:]+")
 _OUTPUT_PARTS: Final = frozenset({"output", "parse", "tool_call", "tool_args",
                                   "structured_output"})
 
@@ -574,7 +575,7 @@ def _tb_location(tb: TracebackType | None, cwd: str) -> tuple[str | None, Any]:
 
 # [ \t]*, never \s*: under MULTILINE \s* would run across the following blank lines from
 # every line start, quadratic in a traceback of blank lines.
-_TB_FILE_RE: Final = re.compile(r'^[ \t]*File "([^"\n]{1,1000})", line \d+', re.MULTILINE)
+_TB_FILE_RE: Final = lazy(r'^[ \t]*File "([^"\n]{1,1000})", line \d+', re.MULTILINE)
 
 
 def _text_location(traceback: str | None, cwd: str) -> str | None:
@@ -798,9 +799,9 @@ def _provider_of(
     return host_slug, name
 
 
-_PATH_RE: Final = re.compile(r"""\[Errno -?\d+\] [^:]{1,200}: ['"]?(.{1,1000}?)['"]?$""")
-_ERRNO_RE: Final = re.compile(r"\[Errno (-?\d+)\]")
-_MODULE_RE: Final = re.compile(r"""No module named ['"]?([\w.]{1,200})['"]?""")
+_PATH_RE: Final = lazy(r"""\[Errno -?\d+\] [^:]{1,200}: ['"]?(.{1,1000}?)['"]?$""")
+_ERRNO_RE: Final = lazy(r"\[Errno (-?\d+)\]")
+_MODULE_RE: Final = lazy(r"""No module named ['"]?([\w.]{1,200})['"]?""")
 
 _ERRNO_CODES: Final = {
     errno_mod.EACCES: FC.OS_PERMISSION_DENIED, errno_mod.EPERM: FC.OS_PERMISSION_DENIED,
@@ -1001,7 +1002,7 @@ def _unknown_params(type_name: str, text: str) -> dict[str, Scalar]:
 
 # str(CalledProcessError): "Command '<cmd>' returned non-zero exit status N." or "... died with
 # <Signals.SIGKILL: 9>."
-_CALLED_PROCESS_RE: Final = re.compile(
+_CALLED_PROCESS_RE: Final = lazy(
     r"Command (?P<q>['\"])(?P<cmd>.*)(?P=q) (?:returned non-zero exit status (?P<status>-?\d+)"
     r"|died with <Signals\.\w+: (?P<signal>\d+)>)", re.DOTALL)
 
@@ -1072,7 +1073,7 @@ _DEFECT_ALWAYS: Final = frozenset({"AssertionError"})
 _DEFECT_IN_OWN_CODE: Final = frozenset({
     "TypeError", "AttributeError", "KeyError", "IndexError", "NameError", "UnboundLocalError",
     "ZeroDivisionError", "RecursionError"})
-_INVARIANT_RE: Final = re.compile(
+_INVARIANT_RE: Final = lazy(
     r"(?:Invariant|Contract|Precondition|Postcondition)\w*(?:Error|Violation|Failure)$"
     r"|ViolationError$")
 _MAX_FRAMES: Final = 10
@@ -1105,7 +1106,7 @@ def _frames_of_tb(tb: TracebackType | None) -> list[tuple[str, str, str]]:
     return frames
 
 
-_TB_FRAME_RE: Final = re.compile(  # [ \t]*, never \s*: see _TB_FILE_RE
+_TB_FRAME_RE: Final = lazy(  # [ \t]*, never \s*: see _TB_FILE_RE
     r'^[ \t]*File "([^"\n]{1,1000})", line \d+, in ([^\s]{1,200})', re.MULTILINE)
 
 
@@ -1155,7 +1156,7 @@ def _defect_plan(exc_names: list[str], type_name: str, text: str,
                  _DEFECT_CLASSES.get(defect, "invariant_failed"))
 
 
-_ENV_NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_ENV_NAME_RE: Final = lazy(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
 def _env_var_plan(exc_names: list[str], text: str,
@@ -1174,7 +1175,7 @@ def _env_var_plan(exc_names: list[str], text: str,
 # A provider call that failed before any request because a credentials file is missing
 # (Vertex AI's application-default credentials, AWS's shared credentials file) is an
 # environment failure, whatever exception type the SDK or gateway wrapped it in.
-_CREDENTIALS_FILE_RE: Final = re.compile(
+_CREDENTIALS_FILE_RE: Final = lazy(
     r"(?:credentials?|key) file (?:['\"`]?(?P<p1>[^\s'\"`]{1,300})['\"`]? )?"
     r"(?:(?:was |is )?not found|does not exist|is missing|(?:could|can)not be (?:found|read))"
     r"|(?:could not|cannot|unable to) (?:find|load|read|open) (?:the )?(?:default )?"

@@ -36,6 +36,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from failcode._lazy_re import lazy
 from failcode.classification._lex import split as split_words
 from failcode.classification._parsers import (
     INSTALL_CLASSES,
@@ -74,7 +75,7 @@ _TIMEOUT_CODES: Final = {
 }  # fmt: skip
 _MAX_SCRIPT: Final = 64 * 1024
 _DETAIL_CHARS: Final = 2000
-_SURFACE_BAD: Final = re.compile(r"[\s:]")
+_SURFACE_BAD: Final = lazy(r"[\s:]")
 
 # -- parsing the command line -----------------------------------------------------------------
 _PROBES: Final = frozenset({
@@ -98,9 +99,9 @@ _WRAPPER_ARG_OPTIONS: Final = {
 }  # fmt: skip
 _RUNNERS: Final = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"),
                    ("hatch", "run"), ("conda", "run"), ("rye", "run")}
-_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_REDIRECT: Final = re.compile(r"^(?:\d*|&)(?:>>?|<<?<?|>&|<&|>\|)(?P<target>.*)$")
-_PYTHON: Final = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
+_ASSIGNMENT: Final = lazy(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_REDIRECT: Final = lazy(r"^(?:\d*|&)(?:>>?|<<?<?|>&|<&|>\|)(?P<target>.*)$")
+_PYTHON: Final = lazy(r"^python(?:\d+(?:\.\d+)?)?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +124,9 @@ class Invocation:
 # Runs of characters the lexer below appends one by one in its last branch, per quoting state.
 # Backticks, ``<`` and ``>`` stay single: the lexer counts backticks among the pieces and looks
 # at the piece before ``&`` (``2>&1``).
-_PLAIN_RUN: Final = re.compile(r"[^\\'\"#$`<>\n();&|]+")
-_SINGLE_RUN: Final = re.compile(r"[^'`]+")
-_DOUBLE_RUN: Final = re.compile(r'[^"\\`]+')
+_PLAIN_RUN: Final = lazy(r"[^\\'\"#$`<>\n();&|]+")
+_SINGLE_RUN: Final = lazy(r"[^'`]+")
+_DOUBLE_RUN: Final = lazy(r'[^"\\`]+')
 
 
 def _segments(script: str) -> list[str]:  # noqa: PLR0915 - one lexer loop, one branch per char
@@ -415,7 +416,7 @@ _INSTALLERS: Final = frozenset({
     "go", "gem", "bundle", "bundler", "brew", "dnf", "yum", "microdnf", "apk", "pacman",
     "zypper",
 })  # fmt: skip
-_PIP: Final = re.compile(r"^pip\d*(?:\.\d+)?$")
+_PIP: Final = lazy(r"^pip\d*(?:\.\d+)?$")
 # The program an install verdict is attributed to when the deciding program is no installer
 # (``pip install x && pytest``); None: the deciding program (PubGrub's text is shared).
 _INSTALL_TOOLS: Final[dict[str, str | None]] = {"rust": "cargo", "python": "pip",
@@ -425,9 +426,9 @@ _INSTALL_ORDER: Final = {"package_not_found": 1, "package_source_unreachable": 2
 happened after the download, a package not found before it, and a connection warning may be
 followed by either."""
 _STABLE_ROOTS: Final = ("/usr/", "/opt/", "/etc/", "/lib/", "/lib64/", "/nix/", "/Library/")
-_LOCATION_BAD: Final = re.compile(r"[\s:]|\(\d+(?:,\d+)?\)|#L\d")
+_LOCATION_BAD: Final = lazy(r"[\s:]|\(\d+(?:,\d+)?\)|#L\d")
 # a traceback frame in an interpreter's standard library or installed packages
-_INTERPRETER_LIBRARY: Final = re.compile(r"/lib/python\d+\.\d+t?/|dist-packages/|site-packages/")
+_INTERPRETER_LIBRARY: Final = lazy(r"/lib/python\d+\.\d+t?/|dist-packages/|site-packages/")
 
 
 def _lang(program: str) -> str:
@@ -530,10 +531,10 @@ def _signal_of(raw: int | None) -> int | None:
 
 
 # -- the decision -----------------------------------------------------------------------------
-_GREP_NOTICE: Final = re.compile(
+_GREP_NOTICE: Final = lazy(
     r"(?m)^(?:grep: [^\n]*: binary file matches|Binary file [^\n]* matches)$")
-_GREP_COUNT_ZERO: Final = re.compile(r"^(?:[^\n]*:)?0$")
-_SHELL_ENOENT: Final = re.compile(
+_GREP_COUNT_ZERO: Final = lazy(r"^(?:[^\n]*:)?0$")
+_SHELL_ENOENT: Final = lazy(
     r"(?m)^(?:(?:/usr)?/bin/)?(?:ba|da|z|k)?sh(?:: line \d+)?: (?:\d+: )?"
     r"(?P<prog>[^\s:]+): No such file or directory$")
 _PHRASES: Final = {
@@ -813,7 +814,7 @@ def from_command(
                        signal=signal, diagnostics=diagnostics)
 
 
-_RUNNER_MISSING: Final = re.compile(
+_RUNNER_MISSING: Final = lazy(
     r"python[\d.]*: (?:No module named |Error while finding module specification for )")
 
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import unquote
 
+from failcode._lazy_re import lazy
+
 __all__ = [
     "CORE_CLASSES",
     "EXTRA_CLASSES",
@@ -67,7 +69,7 @@ EXTRA_CLASSES: Final = (
 )  # fmt: skip
 """Finer classes a parser may report when no core class fits (also public, documented)."""
 
-_ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_ANSI_RE: Final = lazy(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
 def strip_ansi(text: str) -> str:
@@ -137,61 +139,61 @@ _NQ = "[^\u2018\u2019'`\"\n]"
 _MessageRule = tuple[re.Pattern[str], str, int]
 
 _CPP_MESSAGES: Final[tuple[_MessageRule, ...]] = (
-    (re.compile(rf"^{_Q}({_NQ}+)[\u2019'] undeclared"), "undeclared_identifier", 1),
-    (re.compile(rf"^{_Q}({_NQ}+)[\u2019'] was not declared in this scope"),
+    (lazy(rf"^{_Q}({_NQ}+)[\u2019'] undeclared"), "undeclared_identifier", 1),
+    (lazy(rf"^{_Q}({_NQ}+)[\u2019'] was not declared in this scope"),
      "undeclared_identifier", 1),
-    (re.compile(rf"^use of undeclared identifier {_Q}({_NQ}+)[\u2019']"),
+    (lazy(rf"^use of undeclared identifier {_Q}({_NQ}+)[\u2019']"),
      "undeclared_identifier", 1),
-    (re.compile(rf"^unknown type name {_Q}({_NQ}+)[\u2019']"), "undeclared_identifier", 1),
-    (re.compile(rf"^{_Q}({_NQ}+)[\u2019'] does not name a type"), "undeclared_identifier", 1),
-    (re.compile(rf"^implicit declaration of function {_Q}({_NQ}+)[\u2019']"),
+    (lazy(rf"^unknown type name {_Q}({_NQ}+)[\u2019']"), "undeclared_identifier", 1),
+    (lazy(rf"^{_Q}({_NQ}+)[\u2019'] does not name a type"), "undeclared_identifier", 1),
+    (lazy(rf"^implicit declaration of function {_Q}({_NQ}+)[\u2019']"),
      "undeclared_identifier", 1),
-    (re.compile(rf"^{_Q}?([^\u2018\u2019'`\"\n:]+?)[\u2019']?: No such file or directory$"),
+    (lazy(rf"^{_Q}?([^\u2018\u2019'`\"\n:]+?)[\u2019']?: No such file or directory$"),
      "missing_header", 1),
-    (re.compile(rf"^{_Q}({_NQ}+)[\u2019'] file not found"), "missing_header", 1),
-    (re.compile(r"^(?:expected |stray |missing terminating |unterminated |extraneous )"),
+    (lazy(rf"^{_Q}({_NQ}+)[\u2019'] file not found"), "missing_header", 1),
+    (lazy(r"^(?:expected |stray |missing terminating |unterminated |extraneous )"),
      "syntax_error", 0),
-    (re.compile(r"^(?:cannot convert |invalid conversion |no matching function|"
+    (lazy(r"^(?:cannot convert |invalid conversion |no matching function|"
                 r"cannot initialize |assigning to |no viable conversion|conversion from )|"
                 r"\bincompatible (?:pointer )?types?\b"), "type_mismatch", 0),
 )
 
 _RUST_MESSAGES: Final[tuple[_MessageRule, ...]] = (
-    (re.compile(r"^cannot find (?:value|function|macro|type|struct|trait|crate) `([^`\n]+)`"),
+    (lazy(r"^cannot find (?:value|function|macro|type|struct|trait|crate) `([^`\n]+)`"),
      "undeclared_identifier", 1),
-    (re.compile(r"^failed to resolve: use of undeclared (?:type|crate or module) `([^`\n]+)`"),
+    (lazy(r"^failed to resolve: use of undeclared (?:type|crate or module) `([^`\n]+)`"),
      "undeclared_identifier", 1),
-    (re.compile(r"^unresolved import `([^`\n]+)`"), "missing_module", 1),
-    (re.compile(r"^can't find crate for `([^`\n]+)`"), "missing_module", 1),
+    (lazy(r"^unresolved import `([^`\n]+)`"), "missing_module", 1),
+    (lazy(r"^can't find crate for `([^`\n]+)`"), "missing_module", 1),
     # cargo's resolver and registry: a crate or version that does not exist, a conflict
-    (re.compile(r"^no matching package named `([^`\n]+)` found"), "package_not_found", 1),
-    (re.compile(r"^the crate `([^`@\n]+)[^`\n]*` could not be found in registry index"),
+    (lazy(r"^no matching package named `([^`\n]+)` found"), "package_not_found", 1),
+    (lazy(r"^the crate `([^`@\n]+)[^`\n]*` could not be found in registry index"),
      "package_not_found", 1),
-    (re.compile(r"^could not find `([^`\n]+)` in registry"), "package_not_found", 1),
-    (re.compile(r"^failed to select a version for the requirement `([^`\s=]+)"),
+    (lazy(r"^could not find `([^`\n]+)` in registry"), "package_not_found", 1),
+    (lazy(r"^failed to select a version for the requirement `([^`\s=]+)"),
      "package_not_found", 1),
-    (re.compile(r"^failed to select a version for `([^`\n]+)`"), "dependency_conflict", 1),
-    (re.compile(r"^mismatched types"), "type_mismatch", 0),
-    (re.compile(r"^expected .*, found "), "syntax_error", 0),
-    (re.compile(r"^(?:expected |unexpected closing delimiter|this file contains an unclosed)"),
+    (lazy(r"^failed to select a version for `([^`\n]+)`"), "dependency_conflict", 1),
+    (lazy(r"^mismatched types"), "type_mismatch", 0),
+    (lazy(r"^expected .*, found "), "syntax_error", 0),
+    (lazy(r"^(?:expected |unexpected closing delimiter|this file contains an unclosed)"),
      "syntax_error", 0),
-    (re.compile(r"^linking with `[^`\n]+` failed"), "link_error", 0),
+    (lazy(r"^linking with `[^`\n]+` failed"), "link_error", 0),
 )
-_RUST_NOISE: Final = re.compile(
+_RUST_NOISE: Final = lazy(
     r"^(?:aborting due to|could not compile|Some errors have|For more information|"
     r"build failed|failed to run custom build command)")
 
 _JAVA_MESSAGES: Final[tuple[tuple[re.Pattern[str], str, int, str], ...]] = (
     # (message, class, subject group, javac's diagnostic key)
-    (re.compile(r"^cannot find symbol"), "undeclared_identifier", 0, "compiler.err.cant.resolve"),
-    (re.compile(r"^package ([\w.]+) does not exist"), "missing_module", 1,
+    (lazy(r"^cannot find symbol"), "undeclared_identifier", 0, "compiler.err.cant.resolve"),
+    (lazy(r"^package ([\w.]+) does not exist"), "missing_module", 1,
      "compiler.err.doesnt.exist"),
-    (re.compile(r"^incompatible types"), "type_mismatch", 0, "compiler.err.prob.found.req"),
-    (re.compile(r"^(?:'.+' expected|<identifier> expected|class, interface, enum, or record "
+    (lazy(r"^incompatible types"), "type_mismatch", 0, "compiler.err.prob.found.req"),
+    (lazy(r"^(?:'.+' expected|<identifier> expected|class, interface, enum, or record "
                 r"expected)"), "syntax_error", 0, "compiler.err.expected"),
-    (re.compile(r"^illegal start of (type|expression)"), "syntax_error", 0,
+    (lazy(r"^illegal start of (type|expression)"), "syntax_error", 0,
      "compiler.err.illegal.start"),
-    (re.compile(r"^reached end of file while parsing"), "syntax_error", 0,
+    (lazy(r"^reached end of file while parsing"), "syntax_error", 0,
      "compiler.err.premature.eof"),
 )
 _JAVA_KEY_CLASSES: Final = (
@@ -209,7 +211,7 @@ _TS_CODES: Final = {
     "TS2322": "type_mismatch", "TS2345": "type_mismatch", "TS2741": "type_mismatch",
     "TS2769": "type_mismatch",
 }  # fmt: skip
-_TS_SUBJECT: Final = re.compile(r"^Cannot find (?:name|module) '([^'\n]+)'")
+_TS_SUBJECT: Final = lazy(r"^Cannot find (?:name|module) '([^'\n]+)'")
 
 
 def _classify_message(message: str, table: tuple[_MessageRule, ...],
@@ -258,8 +260,8 @@ def _file_error(match: re.Match[str], _text: str) -> Diagnostic | None:
                       subject=subject, message=message)
 
 
-_LD_SOURCE: Final = re.compile(r"(?m)(?:^|[\s:])([^\s:()]+):\(\.[^)\n]*\)")
-_LD_SOURCE_LINE: Final = re.compile(r"(?m)(?:^|\s)([^\s:()]+):\d+:\s*$")
+_LD_SOURCE: Final = lazy(r"(?m)(?:^|[\s:])([^\s:()]+):\(\.[^)\n]*\)")
+_LD_SOURCE_LINE: Final = lazy(r"(?m)(?:^|\s)([^\s:()]+):\d+:\s*$")
 
 
 def _ld_undefined(match: re.Match[str], text: str) -> Diagnostic | None:
@@ -356,7 +358,7 @@ def _tsc_error(match: re.Match[str], _text: str) -> Diagnostic | None:
                       code=code, subject=found.group(1) if found else None, message=message)
 
 
-_NODE_FRAME = re.compile(r"\n {4}at (?:[^\n]*?\()?((?:file://)?/?[^\s():]+):\d+:\d+\)?")
+_NODE_FRAME = lazy(r"\n {4}at (?:[^\n]*?\()?((?:file://)?/?[^\s():]+):\d+:\d+\)?")
 
 
 def _node_error(match: re.Match[str], text: str) -> Diagnostic | None:
@@ -472,7 +474,7 @@ def _make_recipe(match: re.Match[str], text: str) -> Diagnostic | None:
                       path=match.group("file"), message=match.group(0).strip())
 
 
-_MAKE_MISSING: Final = re.compile(
+_MAKE_MISSING: Final = lazy(
     r"(?m)^(?:make(?:\[\d+\])?|/bin/sh: \d+|(?:/usr)?/bin/(?:ba|da)?sh(?:: line \d+)?|"
     r"(?:ba|da)?sh(?:: line \d+)?|sh: \d+): (?P<prog>[^\s:]+): "
     r"(?:No such file or directory|[Cc]ommand not found|not found)$")
@@ -548,7 +550,7 @@ INSTALL_CLASSES: Final = ("package_not_found", "package_build_failed", "dependen
 
 # A connection failure in an installer's words (resolver, socket, proxy, TLS). It is only read in
 # the lines an installer prints as the reason a fetch failed, never in free text.
-_NETWORK: Final = re.compile(
+_NETWORK: Final = lazy(
     r"temporary failure (?:in name resolution|resolving)|could(?: not|n't) resolve|"
     r"name or service not known|nodename nor servname|no address associated with hostname|"
     r"getaddrinfo|failed to establish a new connection|connection refused|econnrefused|"
@@ -559,7 +561,7 @@ _NETWORK: Final = re.compile(
     r"could not reach host|proxyconnect|proxyerror|newconnectionerror|connecttimeouterror|"
     r"readtimeouterror|nameresolutionerror|sslerror|certificate verify failed|"
     r"tls handshake timeout|socket hang up|timed out", re.IGNORECASE)
-_SPEC_NAME: Final = re.compile(r"@?[^\s=<>!~;\[\](),@'\"`]+")
+_SPEC_NAME: Final = lazy(r"@?[^\s=<>!~;\[\](),@'\"`]+")
 
 
 def package_name(spec: str | None) -> str | None:
@@ -615,9 +617,9 @@ def _nearest(pattern: re.Pattern[str], text: str, position: int) -> re.Match[str
     return found or pattern.search(text)
 
 
-_PIP_BUILDING: Final = re.compile(
+_PIP_BUILDING: Final = lazy(
     r"\n *\u00d7 (?:Building wheel for|Running setup\.py install for) ([^\s]+)|\n *╰─> ([\w.-]+)\n")
-_PIP_COLLECTING: Final = re.compile(r"(?m)^ *(?:Collecting|Processing) ([^\s]+)")
+_PIP_COLLECTING: Final = lazy(r"(?m)^ *(?:Collecting|Processing) ([^\s]+)")
 
 
 def _pip_build(match: re.Match[str], text: str) -> Diagnostic | None:
@@ -634,7 +636,7 @@ def _pip_build(match: re.Match[str], text: str) -> Diagnostic | None:
                       message=match.group(0).strip())
 
 
-_APT_UNMET: Final = re.compile(r"unmet dependencies:\n +([^\s:]+) :")
+_APT_UNMET: Final = lazy(r"unmet dependencies:\n +([^\s:]+) :")
 
 
 def _apt_broken(match: re.Match[str], text: str) -> Diagnostic | None:
@@ -659,11 +661,11 @@ def _apt_fetch(match: re.Match[str], _text: str) -> Diagnostic | None:
 
 
 _NPM_LINE: Final = r"\nnpm (?:ERR!|error) "
-_NPM_SPEC: Final = re.compile(
+_NPM_SPEC: Final = lazy(
     _NPM_LINE + r"(?:404 +(?:The requested resource )?'(?P<quoted>[^'\n]+)'|"
     r"notarget No matching version found for (?P<version>[^\s]+?)\.?(?=\n|$))")
-_NPM_URL: Final = re.compile(_NPM_LINE + r"404 Not Found - [A-Z]+ (?P<url>[^\s]+)")
-_NPM_CONFLICT: Final = re.compile(
+_NPM_URL: Final = lazy(_NPM_LINE + r"404 Not Found - [A-Z]+ (?P<url>[^\s]+)")
+_NPM_CONFLICT: Final = lazy(
     _NPM_LINE + r"(?:Could not resolve dependency:" + _NPM_LINE +
     r"(?:peer |dev |optional |peerOptional )*|Conflicting peer dependency: )(?P<spec>[^\s]+)")
 _NPM_NETWORK_CODES: Final = frozenset({
@@ -753,7 +755,7 @@ def _conda_listed(match: re.Match[str], text: str) -> Diagnostic | None:
                       message=match.group(0).strip())
 
 
-_CARGO_FETCH: Final = re.compile(
+_CARGO_FETCH: Final = lazy(
     r"^(?:failed to get `([^`\n]+)` as a dependency|failed to load source for dependency "
     r"`([^`\n]+)`|failed to (?:download|query replaced source|update registry|fetch))")
 
@@ -770,7 +772,7 @@ def _cargo_fetch(message: str, following: str) -> tuple[str, str | None] | None:
     return "package_not_found", named.group(1) if named else (fetch.group(1) or fetch.group(2))
 
 
-_GO_NOT_FOUND: Final = re.compile(
+_GO_NOT_FOUND: Final = lazy(
     r"\b(?:404|410)\b|\bnot found\b|unknown revision|invalid version|no matching versions for "
     r"query|module lookup disabled|unrecognized import path|does not contain package|"
     r"repository not found", re.IGNORECASE)
@@ -821,10 +823,10 @@ def _gem_build(match: re.Match[str], text: str) -> Diagnostic | None:
                       subject=package_name(name), message=match.group(0).strip())
 
 
-_UV_MISSING: Final = re.compile(
+_UV_MISSING: Final = lazy(
     r"Because (?P<name>[^\s]+) was not found in the\s+(?:package\s+registry|cache|provided\s+"
     r"package\s+locations)")
-_UV_BECAUSE: Final = re.compile(
+_UV_BECAUSE: Final = lazy(
     r"Because (?:only |you require |there (?:is|are) no versions? of |your project depends on )?"
     r"(?P<name>[^\s]+)")
 
@@ -856,7 +858,7 @@ def _pubgrub_failed(match: re.Match[str], _text: str) -> Diagnostic | None:
                       message=match.group(0).strip())
 
 
-_RPM_VERSION_RELEASE_ARCH: Final = re.compile(r"-\d[^-\s]*-[^-\s]*\.[^.\s-]+$")
+_RPM_VERSION_RELEASE_ARCH: Final = lazy(r"-\d[^-\s]*-[^-\s]*\.[^.\s-]+$")
 
 
 def _dnf_needed(match: re.Match[str], _text: str) -> Diagnostic | None:
@@ -877,169 +879,169 @@ def _dnf_curl(match: re.Match[str], _text: str) -> Diagnostic | None:
 
 _INSTALL_RULES: Final[tuple[Rule, ...]] = (
     # pip (and pip-compile): not found, build failures, conflicts, its own connection retries
-    Rule("pip", "satisfies the requirement", re.compile(
+    Rule("pip", "satisfies the requirement", lazy(
         r"(?m)^(?:ERROR: )?Could not find a version that satisfies the requirement "
         r"(?P<name>[^\s]+)"), _pkg("pip", "package_not_found")),
-    Rule("pip", "No matching distribution found for", re.compile(
+    Rule("pip", "No matching distribution found for", lazy(
         r"(?m)^(?:ERROR: )?No matching distribution found for (?P<name>[^\s]+)"),
         _pkg("pip", "package_not_found")),
-    Rule("pip", "-with-error", re.compile(
+    Rule("pip", "-with-error", lazy(
         r"(?m)^ *error: (?P<code>subprocess-exited-with-error)$"), _pip_build),
-    Rule("pip", "metadata-generation-failed", re.compile(
+    Rule("pip", "metadata-generation-failed", lazy(
         r"(?m)^ *error: (?P<code>metadata-generation-failed)$"), _pip_build),
-    Rule("pip", "legacy-install-failure", re.compile(
+    Rule("pip", "legacy-install-failure", lazy(
         r"(?m)^ *error: (?P<code>legacy-install-failure)$"), _pip_build),
-    Rule("pip", "Command errored out with exit status", re.compile(
+    Rule("pip", "Command errored out with exit status", lazy(
         r"(?m)^ERROR: Command errored out with exit status \d+:"), _pip_build),
-    Rule("pip", "Failed building wheel for", re.compile(
+    Rule("pip", "Failed building wheel for", lazy(
         r"(?m)^ *(?:ERROR: )?Failed building wheel for (?P<name>[^\s]+)"),
         _pkg("pip", "package_build_failed")),
-    Rule("pip", "Could not build wheels for", re.compile(
+    Rule("pip", "Could not build wheels for", lazy(
         r"(?m)^(?:ERROR: )?Could not build wheels for (?P<name>[^\s,]+)"),
         _pkg("pip", "package_build_failed")),
-    Rule("pip", "Failed to build installable wheels", re.compile(
+    Rule("pip", "Failed to build installable wheels", lazy(
         r"(?m)^(?:ERROR: )?Failed to build installable wheels for some pyproject\.toml based "
         r"projects \((?P<name>[^\s,)]+)"), _pkg("pip", "package_build_failed")),
-    Rule("pip", "because these package versions have conflicting", re.compile(
+    Rule("pip", "because these package versions have conflicting", lazy(
         r"(?m)^(?:ERROR: )?Cannot install (?P<name>[^\s,]+)[^\n]*because these package "
         r"versions have conflicting dependencies"), _pkg("pip", "dependency_conflict")),
-    Rule("pip", "ResolutionImpossible", re.compile(
+    Rule("pip", "ResolutionImpossible", lazy(
         r"(?m)^(?:ERROR: |[\w.]+: )?ResolutionImpossible\b"),
         _pkg("pip", "dependency_conflict", group=None)),
-    Rule("pip", "after connection broken by", re.compile(
+    Rule("pip", "after connection broken by", lazy(
         r"(?m)^WARNING: Retrying \(Retry\([^\n]*\)\) after connection broken by [^\n]*$"),
         _network_if("pip")),
-    Rule("pip", "due to an OSError", re.compile(
+    Rule("pip", "due to an OSError", lazy(
         r"(?m)^ERROR: Could not install packages due to an OSError: [^\n]*$"),
         _network_if("pip")),
-    Rule("pip", "Could not fetch URL", re.compile(
+    Rule("pip", "Could not fetch URL", lazy(
         r"(?m)^(?:WARNING: )?Could not fetch URL [^\s]+: [^\n]*$"), _network_if("pip")),
     # apt, apt-get (English messages)
-    Rule("apt", "Unable to locate package", re.compile(
+    Rule("apt", "Unable to locate package", lazy(
         r"(?m)^E: Unable to locate package (?P<name>[^\s]+)$"),
         _pkg("apt", "package_not_found")),
-    Rule("apt", "has no installation candidate", re.compile(
+    Rule("apt", "has no installation candidate", lazy(
         r"(?m)^E: Package '(?P<name>[^'\n]+)' has no installation candidate$"),
         _pkg("apt", "package_not_found")),
-    Rule("apt", "Couldn't find any package by", re.compile(
+    Rule("apt", "Couldn't find any package by", lazy(
         r"(?m)^E: Couldn't find any package by (?:glob|regex) '(?P<name>[^'\n]+)'$"),
         _pkg("apt", "package_not_found")),
-    Rule("apt", "E: Version '", re.compile(
+    Rule("apt", "E: Version '", lazy(
         r"(?m)^E: Version '[^'\n]+' for '(?P<name>[^'\n]+)' was not found$"),
         _pkg("apt", "package_not_found")),
-    Rule("apt", "held broken packages", re.compile(
+    Rule("apt", "held broken packages", lazy(
         r"(?m)^E: Unable to correct problems, you have held broken packages\.?$"), _apt_broken),
-    Rule("apt", "E: Unmet dependencies", re.compile(r"(?m)^E: Unmet dependencies\.[^\n]*$"),
+    Rule("apt", "E: Unmet dependencies", lazy(r"(?m)^E: Unmet dependencies\.[^\n]*$"),
          _apt_broken),
-    Rule("apt", "E: Failed to fetch", re.compile(
+    Rule("apt", "E: Failed to fetch", lazy(
         r"(?m)^E: Failed to fetch (?P<url>[^\s]+) +(?P<msg>[^\n]*)$"), _apt_fetch),
     # yarn 1 and 2+ (npm's own codes are read by the npm rule above)
-    Rule("yarn", "error An unexpected error occurred: ", re.compile(
+    Rule("yarn", "error An unexpected error occurred: ", lazy(
         r"(?m)^error An unexpected error occurred: \"(?P<url>https?://[^\s\"]+?): "
         r"(?P<msg>[^\"\n]*)\"?\.?$"), _yarn_fetch),
-    Rule("yarn", "error Error: http", re.compile(
+    Rule("yarn", "error Error: http", lazy(
         r"(?m)^error Error: (?P<url>https?://[^\s]+?): (?P<msg>[^\n]*)$"), _yarn_fetch),
-    Rule("yarn", "Couldn't find package", re.compile(
+    Rule("yarn", "Couldn't find package", lazy(
         r"(?m)^error Couldn't find package \"(?P<name>[^\"\n]+)\""),
         _pkg("yarn", "package_not_found")),
-    Rule("yarn", "Couldn't find any versions for", re.compile(
+    Rule("yarn", "Couldn't find any versions for", lazy(
         r"(?m)^error Couldn't find any versions for \"(?P<name>[^\"\n]+)\""),
         _pkg("yarn", "package_not_found")),
-    Rule("yarn", "YN0035", re.compile(
+    Rule("yarn", "YN0035", lazy(
         r"(?m)^[^\s]* ?YN0035: [│|]? *(?P<name>[^\s]+): (?P<msg>[^\n]*)$"), _yarn_berry),
-    Rule("yarn", "No candidates found", re.compile(
+    Rule("yarn", "No candidates found", lazy(
         r"(?m)^[^\s]* ?YN0001: [│|]? *(?:\w*Error: )?(?P<name>[^\s]+): No candidates found$"),
         _pkg("yarn", "package_not_found")),
     # pnpm
-    Rule("pnpm", "ERR_PNPM_", re.compile(
+    Rule("pnpm", "ERR_PNPM_", lazy(
         r"(?m)^ *\[?(?P<code>ERR_PNPM_[A-Z0-9_]+)\]? +(?P<msg>[^\n]*)$"), _pnpm_error),
     # conda, mamba
-    Rule("conda", "PackagesNotFoundError", re.compile(
+    Rule("conda", "PackagesNotFoundError", lazy(
         r"(?m)^(?P<code>PackagesNotFoundError): The following packages are not available "
         r"from current channels:?"), _conda_listed),
-    Rule("conda", "ResolvePackageNotFound", re.compile(
+    Rule("conda", "ResolvePackageNotFound", lazy(
         r"(?m)^(?P<code>ResolvePackageNotFound): ?$"), _conda_listed),
-    Rule("conda", "nothing provides requested", re.compile(
+    Rule("conda", "nothing provides requested", lazy(
         r"(?m)^[ \t│├└─-]*nothing provides requested (?P<name>[^\s]+)"),
         _pkg("conda", "package_not_found")),
-    Rule("conda", "does not exist (perhaps a typo", re.compile(
+    Rule("conda", "does not exist (perhaps a typo", lazy(
         r"(?m)^[ \t│├└─]*(?P<name>[^\s│├└─]+) does not exist \(perhaps a typo or a missing "
         r"channel\)"), _pkg("conda", "package_not_found")),
-    Rule("conda", "UnsatisfiableError", re.compile(
+    Rule("conda", "UnsatisfiableError", lazy(
         r"(?m)^(?P<code>(?:LibMamba)?UnsatisfiableError):"),
         _pkg("conda", "dependency_conflict", group=None)),
-    Rule("conda", "CONNECTION FAILED", re.compile(
+    Rule("conda", "CONNECTION FAILED", lazy(
         r"(?m)^CondaHTTPError: HTTP 000 CONNECTION FAILED for url [^\n]*$"),
         _network_if("conda")),
     # go (its missing module is read below with the other missing modules)
-    Rule("go", "go: ", re.compile(
+    Rule("go", "go: ", lazy(
         r"(?m)^go(?: get| install| mod download)?: (?:module )?(?P<name>[^\s:@]+)"
         r"(?:@[^\s:]+)?: (?P<msg>[^\n]*)$"), _go_module),
-    Rule("go", "go get ", re.compile(
+    Rule("go", "go get ", lazy(
         r"(?m)^go get (?P<name>[^\s:@]+)(?:@[^\s:]+)?: (?P<msg>[^\n]*)$"), _go_module),
-    Rule("go", "cannot find module providing package", re.compile(
+    Rule("go", "cannot find module providing package", lazy(
         r"cannot find module providing package (?P<name>[^\s:]+)(?P<msg>[^\n]*)"),
         _go_providing),
     # RubyGems, Bundler
-    Rule("gem", "Could not find a valid gem", re.compile(
+    Rule("gem", "Could not find a valid gem", lazy(
         r"(?m)^ERROR: +Could not find a valid gem '(?P<name>[^'\n]+)' \([^)\n]*\)"
         r"(?P<msg>[^\n]*)$"), _gem_not_found),
-    Rule("gem", "Could not find gem '", re.compile(
+    Rule("gem", "Could not find gem '", lazy(
         r"(?m)^Could not find gem '(?P<name>[^'\n]+)' in "), _pkg("gem", "package_not_found")),
-    Rule("gem", "could not find compatible versions for gem", re.compile(
+    Rule("gem", "could not find compatible versions for gem", lazy(
         r"(?m)^Bundler could not find compatible versions for gem \"(?P<name>[^\"\n]+)\""),
         _pkg("gem", "dependency_conflict")),
-    Rule("gem", "Failed to build gem native extension", re.compile(
+    Rule("gem", "Failed to build gem native extension", lazy(
         r"(?m)^ERROR: +Failed to build gem native extension\.?$"), _gem_build),
-    Rule("gem", "Could not reach host", re.compile(r"(?m)^Could not reach host [^\n]*$"),
+    Rule("gem", "Could not reach host", lazy(r"(?m)^Could not reach host [^\n]*$"),
          _pkg("gem", "package_source_unreachable", group=None)),
     # Homebrew
-    Rule("brew", "No available formula", re.compile(
+    Rule("brew", "No available formula", lazy(
         r"(?m)^(?:Error|Warning): No available formula(?: or cask)? with the name "
         r"\"(?P<name>[^\"\n]+)\""), _pkg("brew", "package_not_found")),
-    Rule("brew", "No formulae or casks found for", re.compile(
+    Rule("brew", "No formulae or casks found for", lazy(
         r"(?m)^(?:Error|Warning): No formulae or casks found for (?P<name>[^\s]+?)\.?$"),
         _pkg("brew", "package_not_found")),
     # dnf, yum, microdnf
-    Rule("dnf", "No match for argument", re.compile(
+    Rule("dnf", "No match for argument", lazy(
         r"(?m)^No match for argument: (?P<name>[^\s]+)$"), _pkg("dnf", "package_not_found")),
-    Rule("dnf", "Unable to find a match", re.compile(
+    Rule("dnf", "Unable to find a match", lazy(
         r"(?m)^Error: Unable to find a match: (?P<name>[^\s]+)"),
         _pkg("dnf", "package_not_found")),
-    Rule("dnf", "No package ", re.compile(r"(?m)^No package (?P<name>[^\s]+) available\.$"),
+    Rule("dnf", "No package ", lazy(r"(?m)^No package (?P<name>[^\s]+) available\.$"),
          _pkg("dnf", "package_not_found")),
-    Rule("dnf", "nothing provides", re.compile(
+    Rule("dnf", "nothing provides", lazy(
         r"(?m)^ *- nothing provides [^\s]+ needed by (?P<name>[^\s]+)"), _dnf_needed),
-    Rule("dnf", "Curl error (", re.compile(
+    Rule("dnf", "Curl error (", lazy(
         r"(?m)^ *- Curl error \((?P<num>\d+)\): [^\n]*$"), _dnf_curl),
     # apk, pacman, zypper
-    Rule("apk", "(no such package)", re.compile(
+    Rule("apk", "(no such package)", lazy(
         r"(?m)^ +(?P<name>[^\s]+) \(no such package\):?$"), _pkg("apk", "package_not_found")),
-    Rule("apk", "temporary error (try again later)", re.compile(
+    Rule("apk", "temporary error (try again later)", lazy(
         r"(?m)^(?:WARNING|ERROR): [^\n]*temporary error \(try again later\)$"),
         _pkg("apk", "package_source_unreachable", group=None)),
-    Rule("pacman", "target not found", re.compile(
+    Rule("pacman", "target not found", lazy(
         r"(?m)^error: target not found: (?P<name>[^\s]+)$"),
         _pkg("pacman", "package_not_found")),
-    Rule("zypper", "No provider of", re.compile(
+    Rule("zypper", "No provider of", lazy(
         r"(?m)^No provider of '(?P<name>[^'\n]+)' found\.?$"),
         _pkg("zypper", "package_not_found")),
     # uv (pip-compatible and project commands)
-    Rule("uv", "No solution found when resolving", re.compile(
+    Rule("uv", "No solution found when resolving", lazy(
         r"(?m)^ *(?:\u00d7|x|error:) No solution found when resolving[^\n]*$"), _uv_unsolvable),
     Rule("uv", "was not found in the", _UV_MISSING, _pkg("uv", "package_not_found")),
-    Rule("uv", "Failed to ", re.compile(
+    Rule("uv", "Failed to ", lazy(
         r"(?m)^ *(?:\u00d7|x|error:) Failed to (?:download and )?build `(?P<name>[^`\n]+)`"),
         _pkg("uv", "package_build_failed")),
-    Rule("uv", "Failed to fetch: `", re.compile(
+    Rule("uv", "Failed to fetch: `", lazy(
         r"(?m)^ *(?:\u00d7|x|error:) Failed to fetch: `(?P<url>[^`\n]+)`"), _uv_fetch),
     # PubGrub's explanations (poetry, dart pub) and poetry's own
-    Rule("pubgrub", "which doesn't match any versions", re.compile(
+    Rule("pubgrub", "which doesn't match any versions", lazy(
         r"Because (?:[^\s]+ )?depends on (?P<name>[^\s(]+)(?: \([^)\n]*\)| [^\s]+)? which "
         r"doesn't match any versions"), _pkg("pubgrub", "package_not_found")),
-    Rule("pubgrub", "version solving failed", re.compile(
+    Rule("pubgrub", "version solving failed", lazy(
         r"(?m)^[^\n]*version solving failed[^\n]*$"), _pubgrub_failed),
-    Rule("poetry", "Could not find a matching version of package", re.compile(
+    Rule("poetry", "Could not find a matching version of package", lazy(
         r"(?m)^ *Could not find a matching version of package (?P<name>[^\s]+)"),
         _pkg("poetry", "package_not_found")),
 )
@@ -1050,149 +1052,149 @@ _PATH = r"(?P<path>[^\s:()'\"][^:\n()'\"]*?)"
 _SHELL_VAR = r"(?P<var>\$?[A-Za-z_][A-Za-z0-9_]{0,127}(?:\[[^\]\n]{0,100}\])?|\$?\d{1,4})"
 RULES: Final[tuple[Rule, ...]] = (
     # missing programs (a shell, sudo, env, xargs, timeout, zsh, make)
-    Rule("shell", "not found", re.compile(
+    Rule("shell", "not found", lazy(
         r"(?m)^(?:(?:/usr)?/bin/)?(?:ba|da|z|k|c|tc)?sh(?:: line \d+)?: (?:\d+: )?"
         r"(?P<prog>[^\s:]+): (?:command )?not found$"), _command_not_found),
-    Rule("shell", "command not found: ", re.compile(
+    Rule("shell", "command not found: ", lazy(
         r"(?m)^(?:zsh|fish): command not found: (?P<prog>[^\s]+)$"), _command_not_found),
-    Rule("shell", "command not found", re.compile(
+    Rule("shell", "command not found", lazy(
         r"(?m)^(?:sudo|doas|env|nohup|xargs|time|nice|exec|timeout): (?P<prog>[^\s:]+): "
         r"command not found$"), _command_not_found),
-    Rule("shell", "Unknown command:", re.compile(
+    Rule("shell", "Unknown command:", lazy(
         r"(?m)^fish: Unknown command:? (?P<prog>[^\s]+)$"), _command_not_found),
     # `set -u`: a variable the script expands is not set (bash, dash, zsh, ksh); the variable
     # is the identity (FOO and BAR are two failures)
-    Rule("shell", "unbound variable", re.compile(
+    Rule("shell", "unbound variable", lazy(
         r"(?m)^[^\s:][^\n:]*?(?::\d+)?: (?:line \d+: |\d+: )?" + _SHELL_VAR
         + r": unbound variable$"), _simple("shell", "unbound_variable", subject="var")),
-    Rule("shell", "parameter not set", re.compile(
+    Rule("shell", "parameter not set", lazy(
         r"(?m)^[^\s:][^\n:]*?(?::\d+)?: (?:line \d+: |\d+: )?" + _SHELL_VAR
         + r": parameter not set$"), _simple("shell", "unbound_variable", subject="var")),
     # gcc / g++ / clang diagnostics, and mypy's (same shape; told apart by the file extension)
-    Rule("cpp", "error:", re.compile(
+    Rule("cpp", "error:", lazy(
         r"(?m)^" + _PATH + r":\d+:(?:\d+:)? (?:fatal )?error: (?P<msg>[^\n]*?)"
         r"(?:  \[(?P<mypycode>[\w-]+)\])?$"), _file_error),
     # linkers
-    Rule("ld", "undefined reference to", re.compile(
+    Rule("ld", "undefined reference to", lazy(
         r"undefined reference to [`'\u2018\"](?P<sym>[^\n`'\u2018\u2019\"]+)['\u2019\"]"),
         _ld_undefined),
-    Rule("ld", "undefined symbol:", re.compile(
+    Rule("ld", "undefined symbol:", lazy(
         r"(?m)^(?:ld(?:\.lld)?|lld|ld64\.lld|[^\s:]*ld): error: undefined symbol: "
         r"(?P<sym>[^\n]+)$"), _lld_undefined),
-    Rule("ld", "Undefined symbols", re.compile(
+    Rule("ld", "Undefined symbols", lazy(
         r"(?m)^Undefined symbols for architecture [\w-]+:\n +\"(?P<sym>[^\"\n]+)\", "
         r"referenced from"), _macos_undefined),
     # rustc / cargo
-    Rule("rust", "error", re.compile(
+    Rule("rust", "error", lazy(
         r"(?m)^error(?:\[(?P<code>E\d{4})\])?: (?P<msg>[^\n]+)$"), _rust_error),
     # javac / maven
-    Rule("java", ".java:", re.compile(
+    Rule("java", ".java:", lazy(
         r"(?m)^(?:\[ERROR\] )?(?P<path>[^\s:][^:\n]*\.java):\d+: error: (?P<msg>[^\n]+)$"),
         _javac_error),
-    Rule("java", "[ERROR]", re.compile(
+    Rule("java", "[ERROR]", lazy(
         r"(?m)^\[ERROR\] (?P<path>[^\s:][^:\n]*\.java):\[\d+(?:,\d+)?\] (?P<msg>[^\n]+)$"),
         _javac_error),
-    Rule("java", "compiler.err.", re.compile(
+    Rule("java", "compiler.err.", lazy(
         r"(?m)^(?P<path>[^\s:][^:\n]*\.java):\d+:(?:\d+:)? compiler\.err\.(?P<key>[\w.]+): ?"
         r"(?P<msg>[^\n]*)$"), _javac_raw),
     # tsc (plain and --pretty after colour is stripped)
-    Rule("ts", "error TS", re.compile(
+    Rule("ts", "error TS", lazy(
         r"(?m)^(?P<path>[^\s(][^\n(]*?)\(\d+,\d+\): error (?P<code>TS\d+): (?P<msg>[^\n]+)$"),
         _tsc_error),
-    Rule("ts", "error TS", re.compile(
+    Rule("ts", "error TS", lazy(
         r"(?m)^(?P<path>[^\s:][^:\n]*?):\d+:\d+ - error (?P<code>TS\d+): (?P<msg>[^\n]+)$"),
         _tsc_error),
     # node uncaught errors, npm
-    Rule("node", "    at ", re.compile(
+    Rule("node", "    at ", lazy(
         r"(?m)^(?:Uncaught )?(?P<type>[A-Z]\w*(?:Error|Exception)|Error)"
         r"(?: \[[A-Z_]+\])?(?:: (?P<msg>[^\n]*))?$"), _node_error),
-    Rule("npm", "code ", re.compile(r"(?m)^npm (?:ERR!|error) code (?P<code>[\w-]+)$"),
+    Rule("npm", "code ", lazy(r"(?m)^npm (?:ERR!|error) code (?P<code>[\w-]+)$"),
          _npm_error),
-    Rule("npm", "Missing script", re.compile(
+    Rule("npm", "Missing script", lazy(
         r"(?m)^npm (?:ERR!|error) Missing script: \"?(?P<script>[^\s\"]+)\"?$"),
         _npm_missing_script),
     # pytest, unittest (and django's runner)
-    Rule("pytest", "FAILED ", re.compile(
+    Rule("pytest", "FAILED ", lazy(
         r"(?m)^FAILED (?P<node>[^\s]+::[^\n]+?)(?: - (?P<msg>[^\n]*))?$"), _pytest_failed),
-    Rule("pytest", "ERROR ", re.compile(
+    Rule("pytest", "ERROR ", lazy(
         r"(?m)^ERROR (?P<node>[^\s]+)(?: - (?P<msg>[^\n]*))?$"), _pytest_error),
-    Rule("pytest", "ERROR collecting", re.compile(
+    Rule("pytest", "ERROR collecting", lazy(
         r"(?m)^_+ ERROR collecting (?P<path>[^\s]+) _+$"), _pytest_collecting),
-    Rule("unittest", ": test", re.compile(
+    Rule("unittest", ": test", lazy(
         r"(?m)^(?P<kind>FAIL|ERROR): (?P<name>\w+) \((?P<where>[\w.]+)\)"), _unittest_failure),
     # ruff / flake8 (concise) and ruff (full)
-    Rule("ruff", ": ", re.compile(
+    Rule("ruff", ": ", lazy(
         r"(?m)^" + _PATH + r":\d+:\d+: (?P<code>[A-Z]{1,4}\d{2,5}) (?:\[\*\] )?"
         r"(?P<msg>[^\n]+)$"), _ruff_concise),
-    Rule("ruff", "--> ", re.compile(
+    Rule("ruff", "--> ", lazy(
         r"(?m)^(?P<code>[A-Z]{1,4}\d{2,5}) (?:\[\*\] )?(?P<msg>[^\n]+)\n +--> "
         r"(?P<path>[^\n:]+):\d+:\d+$"), _ruff_full),
     # make
-    Rule("make", "No rule to make target", re.compile(
+    Rule("make", "No rule to make target", lazy(
         r"(?m)^make(?:\[\d+\])?: \*\*\* No rule to make target [`'\u2018]"
         r"(?P<target>[^\n]+?)['\u2019][^\n]*$"), _make_no_rule),
-    Rule("make", "Error ", re.compile(
+    Rule("make", "Error ", lazy(
         r"(?m)^make(?:\[\d+\])?: \*\*\* \[(?P<file>[^\s:\]]+)(?::\d+)?:?[^\n\]]*\] "
         r"Error (?P<status>\d+)"), _make_recipe),
-    Rule("make", "No targets specified", re.compile(
+    Rule("make", "No targets specified", lazy(
         r"(?m)^make(?:\[\d+\])?: \*\*\* No targets specified and no makefile found"),
         _simple("make", "no_rule_to_make_target")),
     # git
-    Rule("git", "CONFLICT (", re.compile(
+    Rule("git", "CONFLICT (", lazy(
         r"(?m)^CONFLICT \((?P<kind>[\w/ -]+)\): (?:Merge conflict in (?P<file>[^\n]+)|"
         r"(?P<first>[^\s]+)[^\n]*)$"), _git_conflict),
-    Rule("git", "patch failed:", re.compile(
+    Rule("git", "patch failed:", lazy(
         r"(?m)^error: patch failed: (?P<path>[^\n:]+):\d+$"), _git_patch_failed),
-    Rule("git", "patch does not apply", re.compile(
+    Rule("git", "patch does not apply", lazy(
         r"(?m)^error: (?P<path>[^\n:]+): patch does not apply$"), _git_patch_failed),
-    Rule("git", "corrupt patch", re.compile(r"(?m)^error: corrupt patch at line \d+$"),
+    Rule("git", "corrupt patch", lazy(r"(?m)^error: corrupt patch at line \d+$"),
          _simple("git", "corrupt_patch")),
-    Rule("git", "would be overwritten by", re.compile(
+    Rule("git", "would be overwritten by", lazy(
         r"(?m)^error: Your local changes to the following files would be overwritten by "
         r"[^\n]*$"), _git_overwritten),
     # a remote that does not exist, cannot be reached or refuses the credentials
-    Rule("git", "fatal: ", re.compile(
+    Rule("git", "fatal: ", lazy(
         r"(?m)^fatal: (?:[`'\u2018\"](?P<remote>[^\n'\u2019\"]+)[`'\u2019\"] does not appear "
         r"to be a git repository|Could not read from remote repository\.?|unable to access "
         r"[`'\u2018\"](?P<url>[^\n'\u2019\"]+)[`'\u2019\"]: [^\n]+|repository "
         r"[`'\u2018\"](?P<repo>[^\n'\u2019\"]+)[`'\u2019\"] not found|No configured push "
         r"destination\.?|Authentication failed for [^\n]+)$"), _git_remote),
-    Rule("git", "[rejected]", re.compile(
+    Rule("git", "[rejected]", lazy(
         r"(?m)^ ! \[(?:remote )?rejected\] [^\n]+$"), _simple("git", "push_rejected")),
-    Rule("git", "fatal: ", re.compile(r"(?m)^fatal: (?P<msg>[^\n]+)$"),
+    Rule("git", "fatal: ", lazy(r"(?m)^fatal: (?P<msg>[^\n]+)$"),
          _simple("git", "git_error")),
     # GNU patch
-    Rule("patch", "FAILED at", re.compile(r"(?m)^Hunk #\d+ FAILED at \d+[^\n]*$"),
+    Rule("patch", "FAILED at", lazy(r"(?m)^Hunk #\d+ FAILED at \d+[^\n]*$"),
          _patch_hunk_failed),
-    Rule("patch", "malformed patch", re.compile(r"(?m)^patch: \*\*\*\* malformed patch[^\n]*$"),
+    Rule("patch", "malformed patch", lazy(r"(?m)^patch: \*\*\*\* malformed patch[^\n]*$"),
          _simple("patch", "corrupt_patch")),
-    Rule("patch", "can't find file to patch", re.compile(
+    Rule("patch", "can't find file to patch", lazy(
         r"(?m)^can't find file to patch[^\n]*$"), _simple("patch", "file_not_found")),
     # go: an import no module in go.mod provides (GOPATH mode: no such package)
-    Rule("go", "no required module provides package", re.compile(
+    Rule("go", "no required module provides package", lazy(
         r"(?m)^(?:(?P<path>[^\s:]+\.go):\d+:\d+: )?no required module provides package "
         r"(?P<name>[^\s;:]+)"), _simple("go", "missing_module", subject="name", path="path")),
-    Rule("go", "cannot find package", re.compile(
+    Rule("go", "cannot find package", lazy(
         r"(?m)^(?:(?P<path>[^\s:]+\.go):\d+:\d+: )?cannot find package \"(?P<name>[^\"\n]+)\" in "
         r"any of"), _simple("go", "missing_module", subject="name", path="path")),
     # python itself
-    Rule("python", "can't open file", re.compile(
+    Rule("python", "can't open file", lazy(
         r"(?m)^[^\s:]*python[\d.]*: can't open file [`'\u2018\"](?P<path>[^\n'\"\u2019]+)"
         r"['\u2019\"]: \[Errno 2\][^\n]*$"), _python_missing_script),
-    Rule("python", "No module named", re.compile(
+    Rule("python", "No module named", lazy(
         r"(?m)^[^\s:]*python[\d.]*: No module named (?P<mod>[\w.]+)$"), _python_no_module),
     # python -m pkg.mod whose package is missing: the interpreter names the missing part
-    Rule("python", "Error while finding module specification", re.compile(
+    Rule("python", "Error while finding module specification", lazy(
         r"(?m)^[^\s:]*python[\d.]*: Error while finding module specification for "
         r"'[\w.]+' \(ModuleNotFoundError: No module named '(?P<mod>[\w.]+)'\)$"),
         _python_no_module),
     # the shell refusing to run a file (no execute bit: exit 126), or a tool refused a path
-    Rule("shell", "Permission denied", re.compile(
+    Rule("shell", "Permission denied", lazy(
         r"(?m)^(?:[^\s:]+: )?(?:line \d+: |\d+: )?(?:(?:cannot open|cannot access|cannot "
         r"create[\w ]*) )?[`'\u2018\"]?(?P<path>[^\s:'\u2019\"][^\n:'\u2019\"]*?)[`'\u2019\"]?: "
         r"Permission denied$"), _simple("shell", "permission_denied", path="path")),
     # coreutils and friends: a file operand that does not exist
-    Rule("shell", "No such file or directory", re.compile(
+    Rule("shell", "No such file or directory", lazy(
         r"(?m)^(?P<prog>[\w.+-]+): (?:cannot (?:stat|access|open|remove) )?"
         r"[`'\u2018\"]?(?P<path>[^\n'\u2019\"]+?)[`'\u2019\"]?: No such file or directory$"),
         _simple("shell", "file_not_found", path="path")),
@@ -1205,10 +1207,10 @@ RULES: Final[tuple[Rule, ...]] = (
 
 # -- Python tracebacks ----------------------------------------------------------------------
 # after the last frame, the first line at column 0 that is a dotted name is the exception line
-_EXC_LINE: Final = re.compile(r"(?m)^(?P<type>[A-Za-z_][\w.]*)(?:: (?P<msg>[^\n]*))?$")
-_FRAME_RE: Final = re.compile(r'(?m)^ {2}File "(?P<path>[^"\n]+)", line \d+')
+_EXC_LINE: Final = lazy(r"(?m)^(?P<type>[A-Za-z_][\w.]*)(?:: (?P<msg>[^\n]*))?$")
+_FRAME_RE: Final = lazy(r'(?m)^ {2}File "(?P<path>[^"\n]+)", line \d+')
 _TRACEBACK_HEAD: Final = "Traceback (most recent call last):"
-_MODULE_RE: Final = re.compile(r"^No module named ['\"]?([\w.]+)['\"]?")
+_MODULE_RE: Final = lazy(r"^No module named ['\"]?([\w.]+)['\"]?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -1329,7 +1331,7 @@ def _python_diagnostic(text: str) -> Diagnostic | None:
 # A file of an installed library or of the interpreter itself: site-packages, dist-packages, a
 # virtual environment, node_modules, the standard library (lib/pythonX.Y, Windows' PythonXY\Lib)
 # or a module frozen into the interpreter.
-_LIBRARY_PATH: Final = re.compile(
+_LIBRARY_PATH: Final = lazy(
     r"(?i)(?:^|[/\\])(?:site-packages|dist-packages|\.venv|node_modules)[/\\]"
     r"|[/\\]lib(?:64)?[/\\]python\d+(?:\.\d+)?t?[/\\]|[/\\]python\d+[/\\]lib[/\\]|^<frozen ")
 _OWN_TEST_MODULES: Final = frozenset({"tests", "conftest"})
@@ -1373,7 +1375,7 @@ def is_local_module(module: str, frames: tuple[str, ...] | list[str] = ()) -> bo
 
 
 # ImportError's "cannot import name 'X' from 'Y' (path)": the path says where Y was found
-_IMPORT_NAME_RE: Final = re.compile(
+_IMPORT_NAME_RE: Final = lazy(
     r"cannot import name ['\"]?(?P<name>[\w.]{1,200})['\"]? from ['\"]?(?P<module>[\w.]{1,200})"
     r"['\"]? \((?P<path>[^()\n]{1,1000})\)")
 

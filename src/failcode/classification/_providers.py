@@ -31,6 +31,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from failcode._lazy_re import lazy
 from failcode.codes._catalog import FC
 
 if TYPE_CHECKING:
@@ -309,7 +310,7 @@ _E: Final = r"(?![\w-])"
 
 
 def _phrase(*alternatives: str) -> re.Pattern[str]:
-    return re.compile(_B + "(?:" + "|".join(alternatives) + ")" + _E, re.IGNORECASE)
+    return lazy(_B + "(?:" + "|".join(alternatives) + ")" + _E, re.IGNORECASE)
 
 
 _REASONS: Final = (
@@ -317,7 +318,7 @@ _REASONS: Final = (
     r"Payload Too Large|Content Too Large|Unprocessable Entity|Too Many Requests|"
     r"Internal Server Error|Bad Gateway|Service Unavailable|Gateway Timeout"
 )
-_STATUS_RE: Final = re.compile(
+_STATUS_RE: Final = lazy(
     r"^\s*(?:Error code: ([1-5]\d\d)(?!\d)"  # openai / anthropic SDKs
     r"|([1-5]\d\d) (?:[A-Z][A-Z_]+|None)\. "  # google-genai: "429 RESOURCE_EXHAUSTED. {...}"
     r"|([1-5]\d\d) (?:Client|Server) Error: "  # requests: "429 Client Error: ..."
@@ -404,21 +405,21 @@ _SERVER_RE: Final = _phrase(
     r"internal server error", r"server[ _]error", r"bad gateway", r"service unavailable",
     r"an internal error has occurred", r"api[ _]error",
 )
-_RETRY_IN_RE: Final = re.compile(
+_RETRY_IN_RE: Final = lazy(
     _B + r"(?:please )?(?:retry|try again) in (\d{1,9}(?:\.\d{1,9})?) ?(ms|s|seconds?)" + _E,
     re.IGNORECASE)
 
 _MODEL_PATTERNS: Final = (
-    re.compile(r"""(?:the )?model [`'"]([^`'"\s]{1,120})[`'"]""", re.IGNORECASE),
-    re.compile(r"(?<![\w-])model: ?([A-Za-z0-9][\w.:/@-]{0,119})"),
+    lazy(r"""(?:the )?model [`'"]([^`'"\s]{1,120})[`'"]""", re.IGNORECASE),
+    lazy(r"(?<![\w-])model: ?([A-Za-z0-9][\w.:/@-]{0,119})"),
     # litellm: "You passed model=x", "Invalid model name passed in model=x"
-    re.compile(r"(?<![\w-])model=['\"]?([A-Za-z0-9][\w.:/@-]{0,119})"),
-    re.compile(r"(?i)no endpoints found for ([A-Za-z0-9][\w.:/@-]{0,119})"),
-    re.compile(r"(?i)(?<![\w-])model ([A-Za-z0-9][\w.:/@-]{0,119}) (?:is not available|not "
+    lazy(r"(?<![\w-])model=['\"]?([A-Za-z0-9][\w.:/@-]{0,119})"),
+    lazy(r"(?i)no endpoints found for ([A-Za-z0-9][\w.:/@-]{0,119})"),
+    lazy(r"(?i)(?<![\w-])model ([A-Za-z0-9][\w.:/@-]{0,119}) (?:is not available|not "
                r"found|does not exist)"),
-    re.compile(r"(?<![\w-])models/([A-Za-z0-9][\w.@-]{0,119})"),
-    re.compile(r"""["']model["']\s*:\s*["']([^"'\s]{1,120})["']"""),
-    re.compile(r"context window of ([A-Za-z0-9][\w.:/@-]{0,119})"),
+    lazy(r"(?<![\w-])models/([A-Za-z0-9][\w.@-]{0,119})"),
+    lazy(r"""["']model["']\s*:\s*["']([^"'\s]{1,120})["']"""),
+    lazy(r"context window of ([A-Za-z0-9][\w.:/@-]{0,119})"),
 )
 
 

@@ -40,13 +40,14 @@ import re
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final
 
+from failcode._lazy_re import lazy
 from failcode.classification._lex import split
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["BUILD_DIAGNOSTIC", "TEST_SUMMARY", "command_purpose", "infer_purpose",
-           "output_purpose"]
+__all__ = ["BUILD_DIAGNOSTIC", "TEST_SUMMARY", "command_purpose", "has_build_diagnostic",
+           "has_test_summary", "infer_purpose", "output_purpose"]
 
 _TEST: Final = frozenset({
     "pytest", "py.test", "jest", "vitest", "mocha", "ctest", "rspec", "phpunit", "trial",
@@ -114,30 +115,50 @@ _PASS_THROUGH: Final[dict[str, frozenset[str]]] = {
 }  # fmt: skip
 _RUN_PROGRAM: Final = frozenset({"npx", "bunx", "pipx", "uvx"})
 _SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
-_INTERPRETER: Final = re.compile(r"^(?:python|pypy)\d*(?:\.\d+)?$")
+_INTERPRETER: Final = lazy(r"^(?:python|pypy)\d*(?:\.\d+)?$")
 _PY_RUNNER_SCRIPTS: Final = frozenset({"runtests", "run_tests", "run-tests", "test_runner",
                                        "testrunner", "runtest"})
-_WORD: Final = re.compile(r"[a-z]+")
+_WORD: Final = lazy(r"[a-z]+")
 _NAME_TEST: Final = frozenset({"test", "tests", "spec", "specs", "check", "unittest", "e2e",
                                "pytest"})
 _NAME_LINT: Final = frozenset({"lint", "linter", "lints", "typecheck", "mypy", "flake", "ruff",
                                "eslint", "clippy", "vet", "style", "format", "fmt"})
 _NAME_BUILD: Final = frozenset({"build", "compile", "dist", "make", "package"})
 
-TEST_SUMMARY: Final = re.compile(
+TEST_SUMMARY: Final = lazy(
     r"^(?:FAILED|ERROR) \S+::|^=+ .*\b\d+ (?:failed|errors?)\b.*=+$|^\d+ failed\b"
     r"|^FAILED \((?:failures|errors)=\d+|^# fail [1-9]|^test result: FAILED"
     r"|^--- FAIL: |^FAIL\s|^\u2139 fail [1-9]|^Tests: .*\d+ failed", re.MULTILINE)
 """A test runner's own failure summary: pytest, unittest, node's TAP and spec reporters
 (``# fail N``, ``\u2139 fail N``), cargo, go, jest."""
-BUILD_DIAGNOSTIC: Final = re.compile(
+BUILD_DIAGNOSTIC: Final = lazy(
     r"^[^\s:]+:\d+:\d+: (?:fatal )?error: |undefined reference to [`']|^error\[E\d+\]: "
     r"|^error: [^\n]*\n\s+--> "
     r"|\berror TS\d+: |make(?:\[\d+\])?: \*\*\* .*Error \d+", re.MULTILINE)
 """Compiler or linker diagnostics (gcc, clang, rustc's ``error[E0425]:`` or ``error:`` with its
 ``-->`` location, tsc) and make's ``*** ... Error N``; a bare ``error:`` line (git, patch, most
 tools) says nothing."""
-_LINT_VIOLATION: Final = re.compile(
+
+# Each branch of TEST_SUMMARY holds one of these words, and each of BUILD_DIAGNOSTIC one of
+# those: a text holding none cannot match, and ``in`` rules it out far faster than the search
+# (which tries every branch at every position).
+_TEST_SUMMARY_WORDS: Final = ("FAIL", "fail", "ERROR ", "error")
+_BUILD_DIAGNOSTIC_WORDS: Final = ("error", "undefined reference to ", "*** ")
+
+
+def has_test_summary(text: str) -> bool:
+    """Whether :data:`TEST_SUMMARY` matches somewhere in ``text``."""
+    return (any(word in text for word in _TEST_SUMMARY_WORDS)
+            and TEST_SUMMARY.search(text) is not None)
+
+
+def has_build_diagnostic(text: str) -> bool:
+    """Whether :data:`BUILD_DIAGNOSTIC` matches somewhere in ``text``."""
+    return (any(word in text for word in _BUILD_DIAGNOSTIC_WORDS)
+            and BUILD_DIAGNOSTIC.search(text) is not None)
+
+
+_LINT_VIOLATION: Final = lazy(
     r"^[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,5}\b|^[^\s:]+\.pyi?:\d+: error: .*\[[a-z-]+\]$",
     re.MULTILINE)
 
@@ -331,11 +352,11 @@ def output_purpose(output: str) -> str:
     """The purpose the output's shape says: ``test``, ``static_analysis``, ``build`` or
     ``general``."""
     tail = output[-65536:]
-    if TEST_SUMMARY.search(tail):
+    if has_test_summary(tail):
         return "test"
     if _LINT_VIOLATION.search(tail):
         return "static_analysis"
-    if BUILD_DIAGNOSTIC.search(tail):
+    if has_build_diagnostic(tail):
         return "build"
     return "general"
 

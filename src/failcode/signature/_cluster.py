@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
+from failcode._lazy_re import lazy
 from failcode.record._failure import decode_problem
 from failcode.signature._redact import redact
 
@@ -145,21 +146,21 @@ _WORDS_MAX: Final = 1 << 16
 _LEAD: Final = "([{<'\"`"
 _TRAIL: Final = ")]}>'\"`,;:.!?"
 _DIGITS: Final = frozenset("0123456789")
-_NUMBER: Final = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
-_IPV4: Final = re.compile(r"/?(?:\d{1,3}\.){3}\d{1,3}(:\d{1,5})?")
-_CLOCK: Final = re.compile(
+_NUMBER: Final = lazy(r"[-+]?\d+(?:[.,]\d+)*")
+_IPV4: Final = lazy(r"/?(?:\d{1,3}\.){3}\d{1,3}(:\d{1,5})?")
+_CLOCK: Final = lazy(
     r"\d{1,4}[-/.]\d\d?[-/.]\d{1,4}(?:[T_-]\d\d?:\d\d.*)?|\d\d?:\d\d(?::\d\d)?(?:[.,:]\d+)?"
 )
-_UNIT: Final = re.compile(r"[-+]?\d+(?:\.\d+)?([A-Za-zµ]{1,7})")
-_HEXWORD: Final = re.compile(r"(?:0[xX])?[0-9a-fA-F]{7,}|0[xX][0-9a-fA-F]+")
-_RUN: Final = re.compile(r"\d+")
-_BOUND: Final = re.compile(r"(?:[<>]=?|~)(?=[-+]?\d)")
+_UNIT: Final = lazy(r"[-+]?\d+(?:\.\d+)?([A-Za-zµ]{1,7})")
+_HEXWORD: Final = lazy(r"(?:0[xX])?[0-9a-fA-F]{7,}|0[xX][0-9a-fA-F]+")
+_RUN: Final = lazy(r"\d+")
+_BOUND: Final = lazy(r"(?:[<>]=?|~)(?=[-+]?\d)")
 _DURATIONS: Final = frozenset(("ns", "us", "µs", "ms", "s", "sec", "secs", "m", "min", "mins",
                                 "h", "hr", "hrs", "d"))
 _SIZES: Final = frozenset(("b", "k", "kb", "kib", "m", "mb", "mib", "g", "gb", "gib", "t", "tb",
                            "tib", "bytes", "byte"))
 # a parenthesized run of values restates the value before it: "1234 bytes (1.2 KB)"
-_ANNOTATION: Final = re.compile(r" \((?:[-+]?\d[\d.,:]*|<[a-z]+>)(?: [A-Za-z%]{1,5})?\)")
+_ANNOTATION: Final = lazy(r" \((?:[-+]?\d[\d.,:]*|<[a-z]+>)(?: [A-Za-z%]{1,5})?\)")
 
 
 def _mask_core(core: str) -> str:

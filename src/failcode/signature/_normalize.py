@@ -54,10 +54,13 @@ kept a random name, so their signatures never grouped two runs and none is regro
 
 from __future__ import annotations
 
-import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
+from failcode._lazy_re import lazy
 from failcode.signature._redact import redact, redact_slice
+
+if TYPE_CHECKING:
+    import re
 
 __all__ = [
     "CUT_MARKER",
@@ -102,17 +105,17 @@ _PYTEST_TMP = rf"(?:{_ABOVE})?pytest-of-{_SEG}(?:/pytest-(?:\d+|current)(?:/{_SE
 _VAR_FOLDERS_TMP = rf"(?:/private)?/var/folders/[^/\s]+/[^/\s]+/[A-Z](?:/{_SEG})?"
 _WINDOWS_SEG = r"(?:[\\/][^\\/\s'\"`)\]},;]+)?"
 _TMP_RULES: Final[tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]] = (
-    ("<tmp>", re.compile(_PATH_START + _PYTEST_TMP), ("/pytest-",)),
-    ("<tmp>", re.compile(_PATH_START + _VAR_FOLDERS_TMP), ("/var/folders/",)),
+    ("<tmp>", lazy(_PATH_START + _PYTEST_TMP), ("/pytest-",)),
+    ("<tmp>", lazy(_PATH_START + _VAR_FOLDERS_TMP), ("/var/folders/",)),
     (
         "<tmp>",
-        re.compile(_PATH_START + rf"(?:/private)?/(?:var/)?tmp/{_SEG}"),
+        lazy(_PATH_START + rf"(?:/private)?/(?:var/)?tmp/{_SEG}"),
         ("/tmp/",),  # noqa: S108 - a substring to look for, not a file we use
     ),
-    ("<tmp>", re.compile(_PATH_START + _ABOVE + _RANDOM_TMP), ("/tmp",)),  # noqa: S108
+    ("<tmp>", lazy(_PATH_START + _ABOVE + _RANDOM_TMP), ("/tmp",)),  # noqa: S108
     (
         "<tmp>",
-        re.compile(
+        lazy(
             r"(?i)()(?:\b[A-Z]:|(?<![\w.])/[A-Z](?=/))?[\\/]Users[\\/][^\\/\s]+[\\/]AppData"
             r"[\\/]Local[\\/]Temp" + _WINDOWS_SEG
         ),
@@ -120,7 +123,7 @@ _TMP_RULES: Final[tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]] = (
     ),
     (
         "<tmp>",
-        re.compile(
+        lazy(
             r"(?i)()(?:%(?:TEMP|TMP)%|%LOCALAPPDATA%[\\/]Temp|\$env:(?:TEMP|TMP)|\$\{?TMPDIR\}?"
             r"|\b[A-Z]:[\\/]Windows[\\/]Temp|~[\\/]AppData[\\/]Local[\\/]Temp)(?=[\\/])"
             + _WINDOWS_SEG
@@ -139,17 +142,17 @@ _TEXT_RULES: Final[tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]] = (
     *_TMP_RULES,
     (
         "<home>",
-        re.compile(_PATH_START + r"/(?:home|Users)/[^/\s'\"`)\]},;]+"),
+        lazy(_PATH_START + r"/(?:home|Users)/[^/\s'\"`)\]},;]+"),
         ("/home/", "/Users/"),
     ),
     (
         "<home>",
-        re.compile(r"(?i)()\b[A-Z]:\\Users\\[^\\\s'\"`)\]},;]+"),
+        lazy(r"(?i)()\b[A-Z]:\\Users\\[^\\\s'\"`)\]},;]+"),
         ("\\Users\\", "\\users\\", "\\USERS\\"),
     ),
     (
         "<id>",
-        re.compile(
+        lazy(
             r"(?i)(\b(?:request|req|trace|span|correlation|x-request|x-amzn-requestid|x-trace)"
             r"[ _-]?id\b[\"']?(?:\s*[:=]\s*|\s+)[\"']?)[A-Za-z0-9][\w.:/+=-]*"
         ),
@@ -163,41 +166,41 @@ _FIRST_ID_RULE: Final = next(k for k, rule in enumerate(_TEXT_RULES) if rule[0] 
 # --- token rules: a whitespace-free token's core (surrounding punctuation stripped) -----------
 _HEX = "[0-9a-fA-F]"
 _TOKEN_RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
-    ("<uuid>", re.compile(rf"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}")),
+    ("<uuid>", lazy(rf"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}")),
     (
         "<ts>",
-        re.compile(
+        lazy(
             r"\d{1,4}-\d\d-\d\d(?:[T_ -]\d\d[:.]\d\d(?:[:.]\d\d(?:[.,]\d+)?)?)?"
             r"(?:Z|[+-]\d\d:?\d\d)?"
             r"|\d{1,2}:\d\d(?::\d\d)?(?:[.,:]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
             r"|\d{4}[./]\d\d[./]\d\d|\d\d/\d\d/\d\d(?:\d\d)?|\d{8}[T-]\d{1,2}:\d\d(?::\d+)*"
         ),
     ),
-    ("<ip>", re.compile(r"/?(?:\d{1,3}\.){3}\d{1,3}")),
-    ("<hex>", re.compile(rf"0[xX]{_HEX}+")),
+    ("<ip>", lazy(r"/?(?:\d{1,3}\.){3}\d{1,3}")),
+    ("<hex>", lazy(rf"0[xX]{_HEX}+")),
     (
         "<duration>",
-        re.compile(
+        lazy(
             r"[-+]?\d+(?:\.\d+)?(?:ns|us|µs|ms|s|sec|secs|m|min|mins|h|hr|hrs)"
             r"|\d+h(?:\d+m)?(?:\d+s)?|\d+m\d+(?:\.\d+)?s"
         ),
     ),
     (
         "<size>",
-        re.compile(r"\d+(?:\.\d+)?(?:[KMGTP]i?B|[kKMGTP]|[kmgt]b|B|bytes?)"),
+        lazy(r"\d+(?:\.\d+)?(?:[KMGTP]i?B|[kKMGTP]|[kmgt]b|B|bytes?)"),
     ),
 )
 # every token rule in one pattern, one group per rule in order: a full match of an alternation
 # is its first alternative that matches the whole core, as trying the rules one by one finds
-_TOKEN_ANY: Final = re.compile("|".join(f"({rx.pattern})" for _, rx in _TOKEN_RULES))
+_TOKEN_ANY: Final = lazy("|".join(f"({rx.pattern})" for _, rx in _TOKEN_RULES))
 _TOKEN_PLACEHOLDERS: Final = tuple(placeholder for placeholder, _ in _TOKEN_RULES)
 # an IPv4 with a port, an IPv6 (hex groups with "::" or 7 colons)
-_IP_PORT: Final = re.compile(r"/?(?:\d{1,3}\.){3}\d{1,3}:\d{1,5}")
-_IPV6: Final = re.compile(
+_IP_PORT: Final = lazy(r"/?(?:\d{1,3}\.){3}\d{1,3}:\d{1,5}")
+_IPV6: Final = lazy(
     rf"(?:{_HEX}{{0,4}}:){{2,7}}{_HEX}{{0,4}}(?:%\w+)?|(?:{_HEX}{{1,4}}:){{6}}(?:\d{{1,3}}\.){{3}}\d{{1,3}}"
 )
-_BRACKET_IPV6: Final = re.compile(rf"\[(?:{_HEX}{{0,4}}:){{2,7}}{_HEX}{{0,4}}\]")
-_UUID_IN: Final = re.compile(rf"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}")
+_BRACKET_IPV6: Final = lazy(rf"\[(?:{_HEX}{{0,4}}:){{2,7}}{_HEX}{{0,4}}\]")
+_UUID_IN: Final = lazy(rf"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}")
 # model names keep their digits: the family name, then a dash or digit, at the start of a core
 # or after "/", "." or ":". Two patterns, not one "(?:^|[/.:])" search: a pattern that starts
 # with a character set lets the regex engine skip to the candidates, and a core is tested at
@@ -207,8 +210,8 @@ _MODEL_FAMILY: Final = (
     r"|ministral|pixtral|command|deepseek|qwen|phi|grok|text-embedding|text-davinci|dall-e"
     r"|whisper|tts|davinci|babbage|o[134])(?:-|\d|$)"
 )
-_MODEL_AT_START: Final = re.compile("(?i)" + _MODEL_FAMILY)
-_MODEL_INSIDE: Final = re.compile("(?i)[/.:]" + _MODEL_FAMILY)
+_MODEL_AT_START: Final = lazy("(?i)" + _MODEL_FAMILY)
+_MODEL_INSIDE: Final = lazy("(?i)[/.:]" + _MODEL_FAMILY)
 
 
 def _names_model(core: str) -> bool:
@@ -218,9 +221,9 @@ def _names_model(core: str) -> bool:
             or _MODEL_INSIDE.search(core) is not None)
 
 
-_REQ_PREFIX: Final = re.compile(r"(?i)(?:req|request|trace|span|corr)[_-]")
-_PIECES: Final = re.compile(r"([A-Za-z0-9]+)")
-_DIGIT_RUN: Final = re.compile(r"\d+")
+_REQ_PREFIX: Final = lazy(r"(?i)(?:req|request|trace|span|corr)[_-]")
+_PIECES: Final = lazy(r"([A-Za-z0-9]+)")
+_DIGIT_RUN: Final = lazy(r"\d+")
 
 
 def _words(text: str) -> frozenset[str]:
@@ -229,7 +232,7 @@ def _words(text: str) -> frozenset[str]:
 
 _LETTERS: Final = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 # a lint or compiler rule code is identity: E501, F401, TS2304, E0425, PLR2004, SC2086
-_LINT_CODE: Final = re.compile(r"[A-Z]{1,4}\d{3,5}")
+_LINT_CODE: Final = lazy(r"[A-Z]{1,4}\d{3,5}")
 # well-known words with digits that name a thing, not a value
 _DIGIT_WORDS: Final = _words(
     "utf8 UTF8 utf16 utf32 sha1 sha224 sha256 sha384 sha512 SHA1 SHA256 SHA512 md5 MD5 blake2b "
@@ -239,15 +242,15 @@ _DIGIT_WORDS: Final = _words(
     "k8s K8s i18n l10n"
 )
 # a source or config file path is identity (the conflicting file): digits in it stay
-_SRC_PATH: Final = re.compile(
+_SRC_PATH: Final = lazy(
     r"((?:<tmp>|<home>)?[\w./\\-]*\.(?:py|pyi|pyx|c|h|cc|cpp|cxx|hpp|hh|rs|go|ts|tsx|js|jsx"
     r"|mjs|cjs|java|kt|kts|rb|php|cs|fs|swift|scala|m|mm|zig|lua|sh|bash|sql|proto|toml|json"
     r"|yaml|yml|cfg|ini|lock|md|rst|txt|xml|html|css|scss|vue|svelte|gradle|mk|cmake))"
     r"((?:[:(]\d+\)?)*)"
 )
-_PATH_SEP: Final = re.compile(r"([/\\])")
-_IP_IN: Final = re.compile(r"(?:\d{1,3}\.){3}\d{1,3}")
-_IDENT: Final = re.compile(r"[A-Za-z_$][\w.:$-]*")
+_PATH_SEP: Final = lazy(r"([/\\])")
+_IP_IN: Final = lazy(r"(?:\d{1,3}\.){3}\d{1,3}")
+_IDENT: Final = lazy(r"[A-Za-z_$][\w.:$-]*")
 
 _LEAD: Final = "([{'\"`"
 _TRAIL: Final = ")]}'\"`,;:.!?"
@@ -267,8 +270,8 @@ _DURATION_UNITS: Final = _words(
 )
 _SHORT_SIZE_UNITS: Final = frozenset({"K", "M", "G", "k"})
 _SIZE_UNITS: Final = _words("B KB MB GB TB PB KiB MiB GiB TiB kB bytes byte")
-_UNIT_AFTER_INT: Final = re.compile(r"<int>(?:\.<int>)? ([A-Za-zµ]+)\b")
-_TS_RUN: Final = re.compile(r"(?:<int>,? )?<ts>(?:,? (?:<ts>|<int>|GMT|UTC|Z))+|(?:<int>,? )<ts>")
+_UNIT_AFTER_INT: Final = lazy(r"<int>(?:\.<int>)? ([A-Za-zµ]+)\b")
+_TS_RUN: Final = lazy(r"(?:<int>,? )?<ts>(?:,? (?:<ts>|<int>|GMT|UTC|Z))+|(?:<int>,? )<ts>")
 
 _CTRL: Final = dict.fromkeys((*range(9), 11, 12, *range(14, 32), 127), " ")
 
@@ -487,7 +490,7 @@ def _classify_slow(word: str) -> str:
 
 # A core of ASCII letters, digits, "-" and "_" that starts with a letter: no token rule can
 # match it whole (each needs a leading digit, sign, "/", "0x", a ".", a ":" or 36 characters)
-_PLAIN_CORE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,34}")
+_PLAIN_CORE: Final = lazy(r"[A-Za-z][A-Za-z0-9_-]{0,34}")
 
 
 def _classify_core(core: str) -> str:

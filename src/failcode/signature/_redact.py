@@ -77,6 +77,8 @@ import bisect
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from failcode._lazy_re import lazy
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
@@ -101,7 +103,7 @@ PLACEHOLDER = "<secret>"
 _PLACEHOLDER_LEN = len(PLACEHOLDER)
 _ASCII_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _HEX = frozenset("0123456789abcdefABCDEF")
-_RANDOM_CHAR = re.compile(r"[0-9+/=._~!@#%^&*?-]")
+_RANDOM_CHAR = lazy(r"[0-9+/=._~!@#%^&*?-]")
 _NOT_SECRET_LITERALS = frozenset(
     {"none", "null", "nil", "true", "false", "undefined", "redacted", "[redacted]", "[filtered]"}
 )
@@ -115,7 +117,7 @@ _AWS_SECRET_LEN = 40
 # In URL-encoded text these escapes end a value: %20 space, %22 ", %26 &, %27 '. Values are
 # matched with "%" in their class and cut here afterwards, which keeps every pattern a single
 # character class (an alternation per character is both slower and harder to prove linear).
-_PCT_DELIMITER = re.compile(r"%2[0267]")
+_PCT_DELIMITER = lazy(r"%2[0267]")
 
 
 class _Rule(NamedTuple):
@@ -277,8 +279,8 @@ def _cli_ok(_text: str, m: re.Match[str]) -> bool:
     return not _is_reference(secret) and not secret.startswith("-")
 
 
-_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", re.ASCII)
-_NAME_SEGMENTS = re.compile(r"[./:\\]")
+_NAME_WORDS = lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", re.ASCII)
+_NAME_SEGMENTS = lazy(r"[./:\\]")
 _SECRET_LAST_WORDS = frozenset({
     "password", "passwd", "passphrase", "pass", "pwd", "secret", "token", "auth",
     "storepass", "keypass", "apikey", "accesskey", "secretkey", "privatekey", "authtoken",
@@ -426,7 +428,7 @@ _KEY_PREFIXES = tuple(q + sep for q in _KEY_QUALIFIERS for sep in ("_", "-", "")
 _LONGEST_KEY_PREFIX = max(map(len, _KEY_PREFIXES))
 _TAIL_FIRST = frozenset("\\\"' \t=:%")
 # Every name is followed by a separator, so "tokens", "tokenizer" or "password_hash" never match.
-_ASSIGN_TAIL = re.compile(
+_ASSIGN_TAIL = lazy(
     r"(?P<close>\\*[\"']|%2[27])?(?:[ \t]|%20)*(?P<sep>=>|:=|=|:|%3[Dd]|%3[Aa])(?:[ \t]|%20)*"
     r"(?:(?P<open>\"(?P<s1>(?:[^\"\\\r\n\x00]|\\.)+)\"?"
     r"|'(?P<s2>(?:[^'\\\r\n\x00]|\\.)+)'?"
@@ -438,7 +440,7 @@ _ASSIGN_TAIL = re.compile(
 # An unquoted value runs over punctuation (``p@ss:w~rd&x``) and ends where the next
 # assignment of a query string, connection string or flow mapping starts (``&user=``,
 # ``;Database=``, ``, user:``); closing brackets and sentence punctuation at its end stay.
-_VALUE_STOP = re.compile(
+_VALUE_STOP = lazy(
     r"[\s\x00\"'`<>\\]"
     r"|(?:&amp;|[&;,])[ \t]*[A-Za-z_][A-Za-z0-9_.-]{0,64}[ \t]*="
     r"|,[ \t]*[A-Za-z_][A-Za-z0-9_.-]{0,64}:[ \t]",
@@ -566,7 +568,7 @@ def _rule(
     need: str = "",
     random_before: int = 0,
 ) -> _Rule:
-    return _Rule(name, gates, lower_gate, re.compile(pattern, _FLAGS | flags), check,
+    return _Rule(name, gates, lower_gate, lazy(pattern, _FLAGS | flags), check,
                  left_boundary, need, random_before)
 
 
@@ -910,12 +912,12 @@ _FAMILIES: tuple[_Family, ...] = (
 # Prefix-less shapes and these look random only when they mix: upper and lower case, and a
 # digit or two capitals in a row (so CamelCase words and hex ids stay).
 _NEEDS_RANDOM = frozenset({"mistral", "cohere", "vercel", "cloudflare_api_token", "notion_legacy"})
-_TWO_CAPITALS = re.compile(r"[A-Z]{2}")
+_TWO_CAPITALS = lazy(r"[A-Z]{2}")
 
 
 # The run of body characters from a position; a family's body is the whole run, its length
 # within the family's bounds.
-_BODY_RUN = {family.body: re.compile(f"[{family.body}]*+", _FLAGS) for family in _FAMILIES}
+_BODY_RUN = {family.body: lazy(f"[{family.body}]*+", _FLAGS) for family in _FAMILIES}
 _FAMILY_BY_PREFIX = {prefix: family for family in _FAMILIES for prefix in family.prefixes}
 _CONTEXT_FAMILIES = tuple(family for family in _FAMILIES if family.context)
 _CONTEXT_WORDS = tuple(sorted({word for family in _CONTEXT_FAMILIES for word in family.context}))
@@ -924,7 +926,7 @@ _PREFIXED_CONTEXT_FAMILIES = tuple(family for family in _CONTEXT_FAMILIES if fam
 _PREFIXED_CONTEXT_WORDS = frozenset(
     word for family in _PREFIXED_CONTEXT_FAMILIES for word in family.context)
 _WORDLESS_PATTERN = {
-    family.name: re.compile(
+    family.name: lazy(
         _WORD_START + f"[{family.body}]{{{family.min_len},{family.max_len}}}+"
         r"(?![A-Za-z0-9_-])", _FLAGS)
     for family in _WORDLESS_FAMILIES
@@ -1024,11 +1026,11 @@ def _wordless_spans(text: str, found: dict[str, list[int]],
                 searched = max(searched, limit)
 
 
-_PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----", _FLAGS)
+_PEM_BEGIN = lazy(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----", _FLAGS)
 _PEM_END = "-----END"
 
 
-_PEM_END_LINE = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----", _FLAGS)
+_PEM_END_LINE = lazy(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----", _FLAGS)
 # What a PEM body is made of: base64 lines, their breaks (also JSON-escaped), header lines.
 _PEM_BODY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n\t \\"
 
@@ -1236,7 +1238,7 @@ _FAMILY_GATE_WORDS = frozenset(_PREFIXES_BY_GATE) | _CONTEXT_WORD_SET
 _STEM_SET = frozenset(_STEMS)
 # All gates in one prescan: text with none of them (most error text) costs one regex search
 # that only stops at a few rare characters. A hit only means the slow path runs.
-_PRESCAN = re.compile(_trie_pattern(_anchored(_GATES)), _FLAGS)
+_PRESCAN = lazy(_trie_pattern(_anchored(_GATES)), _FLAGS)
 
 
 def _gates_in(low: str, first: re.Match[str]) -> dict[str, list[int]]:
@@ -1305,8 +1307,8 @@ def _find_in(text: str) -> list[tuple[int, int, str]]:
 # A percent-escape that hides structure: white space, quotes, and the punctuation rules read
 # (``%20 %22 %27 %3A %2F %40 %3D %26 %3F %23 %2C %3B %0A``). Letters and digits are never
 # escaped by URL encoders, so text without one of these has no hidden structure.
-_STRUCTURAL_ESCAPE = re.compile(r"%(?:[01][0-9A-Fa-f]|2[0-9A-Fa-f]|3[A-Fa-f]|40|5[BbDd]|7[BbDd])")
-_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_STRUCTURAL_ESCAPE = lazy(r"%(?:[01][0-9A-Fa-f]|2[0-9A-Fa-f]|3[A-Fa-f]|40|5[BbDd]|7[BbDd])")
+_ESCAPE = lazy(r"%([0-9A-Fa-f]{2})")
 
 
 def _url_decoded_spans(text: str) -> list[tuple[int, int, str]]:

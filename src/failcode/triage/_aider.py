@@ -46,6 +46,7 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Final
 
+from failcode._lazy_re import lazy
 from failcode.triage._events import (
     Command,
     ErrorText,
@@ -64,24 +65,24 @@ if TYPE_CHECKING:
 
 __all__ = ["AiderReader"]
 
-_START: Final = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+_START: Final = lazy(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
 _MARKERS: Final = (b"> Applied edit to", b"to the chat", b"> Tokens:", b"> Aider v",
                    b"> Repo-map:", b"> Commit ")
-_PROVIDER_LINE: Final = re.compile(
+_PROVIDER_LINE: Final = lazy(
     r"^(?:Unexpected error: )?(?:[A-Za-z]\w*Error: )?(?P<type>litellm(?:\.\w+)+"
     r"|(?:openai|anthropic)\.\w+(?:\.\w+)*)(?::\s?(?P<msg>.*))?$")
 _PROVIDER_NAMES: Final = ("litellm.", "openai.", "anthropic.")  # a cheap gate before the match
-_OTHER_ERROR: Final = re.compile(r"^Unexpected error: (?P<rest>.+)$")
-_RETRY: Final = re.compile(r"^Retrying in [\d.]+ seconds?\.\.\.")
-_RUN: Final = re.compile(r"^#### (?:/(?P<verb>run|test)(?:\s+(?P<cmd>.+?))?|!(?P<bang>.+?))\s*$")
-_ADDED_OUTPUT: Final = re.compile(r"^Added \d+ lines? of output to the chat\.")
+_OTHER_ERROR: Final = lazy(r"^Unexpected error: (?P<rest>.+)$")
+_RETRY: Final = lazy(r"^Retrying in [\d.]+ seconds?\.\.\.")
+_RUN: Final = lazy(r"^#### (?:/(?P<verb>run|test)(?:\s+(?P<cmd>.+?))?|!(?P<bang>.+?))\s*$")
+_ADDED_OUTPUT: Final = lazy(r"^Added \d+ lines? of output to the chat\.")
 _FIX_TESTS: Final = "Attempt to fix test errors?"
 _EDIT_FORMAT: Final = "The LLM did not conform to the edit format."
-_TOKEN_LIMIT: Final = re.compile(r"^Model (?P<model>\S+) has hit a token limit!")
+_TOKEN_LIMIT: Final = lazy(r"^Model (?P<model>\S+) has hit a token limit!")
 _TEST_CMD: Final = "aider --test-cmd"  # the test command configured in aider
 _RECENT: Final = 2000
 _LINT_HEAD: Final = "# Fix any errors below, if possible."
-_LINT_RUN: Final = re.compile(r"^## Running: (?P<cmd>.+?)\s*$")
+_LINT_RUN: Final = lazy(r"^## Running: (?P<cmd>.+?)\s*$")
 _LINT_END: Final = ("## See relevant line", "Attempt to fix lint errors?")
 
 
@@ -184,7 +185,8 @@ class AiderReader:
             if other is not None:
                 yield from self._flush_provider(session)
                 split = split_exception(other.group("rest"))
-                type_name, message = split or ("AiderError", other.group("rest"))
+                # aider names no exception type here: "error", never an invented one
+                type_name, message = split or ("error", other.group("rest"))
                 yield ErrorText(session.at(), "agent", type_name, message,
                                 evidence=body[:200], timestamp=session.stamp)
                 return

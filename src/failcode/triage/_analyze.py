@@ -40,6 +40,7 @@ from failcode import (
 from failcode.classification._command import as_local_module
 from failcode.classification._purpose import infer_purpose
 from failcode.triage._events import (
+    About,
     Command,
     ErrorText,
     InputError,
@@ -84,7 +85,10 @@ def _harness(event: ErrorText) -> Failure:
     if isinstance(found, Failure) and found.kind in _SYSTEM_KINDS \
             and not found.code.startswith(("FC-PROV-", "FC-SYS-")):
         return found
-    problem = first_line(event.message or event.type_name, 150) or event.type_name
+    # a line that ends in a colon announces a detail the log did not keep ("Image build
+    # failed:"): the sentence ends without it
+    problem = (first_line(event.message or event.type_name, 150).rstrip(" :")
+               or event.type_name)
     return FC.SYS_HARNESS_FAILED.failure(surface="harness", params={"problem": problem},
                                          detail=f"{event.type_name}: {event.message[:1000]}")
 
@@ -122,6 +126,12 @@ class _Session:
         self.outcomes: list[OutcomeEntry] = []
         self.provided: set[str] = set()
         """Module names the session's repository provides (:mod:`._provided`)."""
+        self.model: str | None = None
+        self.agent_version: str | None = None
+
+    def about(self, event: About) -> None:
+        self.model = event.model or self.model
+        self.agent_version = event.agent_version or self.agent_version
 
     def wrote(self, event: Wrote) -> None:
         self.provided |= modules_of_file(event.path) | listed_apps(event.text)
@@ -200,7 +210,16 @@ class _Session:
             for entry in failures:
                 entry.failure = as_local_module(entry.failure, self.provided)
         return SessionResult(event.name or self.name or default, path, fmt, event.steps,
-                             event.status, ended, failures, self.outcomes, _loops(failures))
+                             event.status, ended, failures, self.outcomes, _loops(failures),
+                             _clean(self.model), _clean(self.agent_version))
+
+
+def _clean(value: str | None) -> str | None:
+    """A model name or version as a report shows it: one line, redacted, at most 120
+    characters; None when empty."""
+    if not value:
+        return None
+    return redact(first_line(value, 120)).strip() or None
 
 
 def _loops(failures: Iterable[FailureEntry]) -> list[Loop]:
@@ -287,6 +306,11 @@ class _Events:
             return b""
         event = {"kind": "ConversationStateUpdateEvent", "source": "environment",
                  "timestamp": "", "key": "execution_status", "value": status}
+        agent = state.get("agent")
+        llm = agent.get("llm") if isinstance(agent, dict) else None
+        model = llm.get("model") if isinstance(llm, dict) else None
+        if isinstance(model, str):  # the model the conversation's agent ran
+            event["model"] = model
         return (b"" if self._first else b",") + json.dumps(event).encode()
 
     def read(self, size: int = -1) -> bytes:
@@ -389,6 +413,8 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult])
                 last_step = max(last_step, event.step if event.step is not None else -1)
             elif isinstance(event, Wrote):
                 current.wrote(event)
+            elif isinstance(event, About):
+                current.about(event)
             elif isinstance(event, Rejected):
                 outcome = RejectedAction(action=redact(event.action)[:EVIDENCE_CHARS] or "?",
                                          reason=redact(event.reason)[:300] or "?")
@@ -447,6 +473,22 @@ class Expanded(list[tuple[Path, str]]):
         """Files found by walking a folder that are not session logs (not read, counted)."""
         self.empty: list[str] = []
         """Folders named that hold no session log."""
+        self._seen: set[str] = set()
+
+    def append(self, item: tuple[Path, str]) -> None:
+        """Add an input once: the same file named twice, or named and found by walking, is
+        read once (under the first label it came with)."""
+        try:
+            key = str(item[0].resolve())
+        except (OSError, RuntimeError):  # a symlink loop: its own error, kept
+            key = str(item[0])
+        if key not in self._seen:
+            self._seen.add(key)
+            super().append(item)
+
+    def extend(self, items: Iterable[tuple[Path, str]]) -> None:
+        for item in items:
+            self.append(item)
 
 
 def _is_log(path: Path) -> bool | None:
@@ -503,7 +545,8 @@ def _walk(folder: Path, out: Expanded, include: Sequence[str], exclude: Sequence
 
 def expand(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
            include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Expanded:
-    """Files to triage: each path, directories walked in sorted order.
+    """Files to triage: each path, directories walked in sorted order; a file named twice (or
+    named and found by walking) is one input.
 
     A file named is always an input (one that is not a log is its error). Walking a folder,
     hidden names are skipped, except the agents' own logs: :data:`AGENT_FILES`, and in the

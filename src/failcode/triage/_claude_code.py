@@ -40,6 +40,8 @@ versions add fields and record types that are ignored when not named here):
   none in older versions) is the agent's final answer (``submitted``); anything else (a tool
   result or a prompt never answered, an interrupt) is ``unknown``. Subagent (sidechain) lines
   and bookkeeping lines (``system``, ``summary``, ``last-prompt``, snapshots) change nothing.
+- The model is the assistant lines' ``message.model`` (``<synthetic>``, Claude Code's own
+  error lines, aside), the agent's version each line's ``version``.
 - Files the agent writes (``Write``'s ``content``, ``Edit``'s and ``MultiEdit``'s
   ``new_string``, ``NotebookEdit``'s ``new_source``, with ``file_path``/``notebook_path``) are
   yielded as :class:`~failcode.triage._events.Wrote`: what the session's repository provides.
@@ -50,7 +52,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+from failcode._lazy_re import lazy
 from failcode.triage._events import (
+    About,
     Command,
     ErrorText,
     Event,
@@ -65,7 +69,7 @@ from failcode.triage._swe_agent import shell_failed
 from failcode.triage._text import as_dict, as_str, first_line, iso_time
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Generator, Iterator
     from typing import BinaryIO
 
 __all__ = ["ClaudeCodeReader"]
@@ -73,19 +77,19 @@ __all__ = ["ClaudeCodeReader"]
 _TYPES: Final = (b'"type":"user"', b'"type":"assistant"', b'"type":"queue-operation"',
                  b'"type":"summary"', b'"type":"system"', b'"type": "user"',
                  b'"type": "assistant"')
-_EXIT: Final = re.compile(r"^(?:Error: )?Exit code (-?\d+)\n?")
-_TIMED_OUT: Final = re.compile(r"^(?:Error: )?Command timed out after ")
-_BACKGROUND: Final = re.compile(r"^Command did not complete within .{0,80}moved to the background"
+_EXIT: Final = lazy(r"^(?:Error: )?Exit code (-?\d+)\n?")
+_TIMED_OUT: Final = lazy(r"^(?:Error: )?Command timed out after ")
+_BACKGROUND: Final = lazy(r"^Command did not complete within .{0,80}moved to the background"
                                 r"|^Command running in background")
 _USER_REJECTED: Final = ("The user doesn't want to proceed with this tool use",
                          "The user doesn't want to take this action right now")
 _INTERRUPTED: Final = "[Request interrupted by user"
-_HOOK: Final = re.compile(r"^(?:Error: )?(?:PreToolUse|PermissionRequest):\S+ hook "
+_HOOK: Final = lazy(r"^(?:Error: )?(?:PreToolUse|PermissionRequest):\S+ hook "
                           r"(?:returned blocking error|error|blocked)")
-_SIBLING: Final = re.compile(r"(?i)^sibling tool call errored")
-_REFUSAL: Final = re.compile(r"<tool_use_error>(.*?)</tool_use_error>", re.DOTALL)
-_NO_OUTPUT: Final = re.compile(r"^\((?:Bash )?completed with no output\)\s*$")
-_API_ERROR: Final = re.compile(r"API Error:?\s*(?:(\d{3})\s*)?(.*)", re.DOTALL)
+_SIBLING: Final = lazy(r"(?i)^sibling tool call errored")
+_REFUSAL: Final = lazy(r"<tool_use_error>(.*?)</tool_use_error>", re.DOTALL)
+_NO_OUTPUT: Final = lazy(r"^\((?:Bash )?completed with no output\)\s*$")
+_API_ERROR: Final = lazy(r"API Error:?\s*(?:(\d{3})\s*)?(.*)", re.DOTALL)
 
 
 def _text(content: object) -> str:
@@ -114,19 +118,20 @@ class ClaudeCodeReader:
         uses: dict[str, tuple[str, dict[str, Any]]] = {}
         last_error: ErrorText | None = None
         end = "unknown"  # how the session ends if nothing follows: see the module's rules
-        started = False
+        started, about = False, About()
         for _, entry in json_objects(stream):
             sid = entry.get("sessionId")
             if isinstance(sid, str) and sid != session:
                 if started:
                     yield self._end(steps, session, last_error, end)
-                session, steps, uses, last_error, started = sid, 0, {}, None, True
-                end = "unknown"
+                session, steps, uses, last_error, started, about, end = (
+                    sid, 0, {}, None, True, About(), "unknown")
                 yield SessionStart(sid)
             elif not started:
                 continue  # a summary or snapshot line before the session's first message
             stamp = iso_time(entry.get("timestamp"))
             message = as_dict(entry.get("message"))
+            about = yield from _about(entry, message, about)
             content = message.get("content")
             kind = entry.get("type")
             if kind == "system" and entry.get("subtype") == "api_error":
@@ -279,3 +284,14 @@ def _writes(content: object) -> Iterator[Wrote]:
         if isinstance(value, list):  # MultiEdit: a list of {old_string, new_string}
             value = "\n".join(as_str(as_dict(edit).get("new_string")) for edit in value)
         yield Wrote(path, value if isinstance(value, str) else "")
+
+
+def _about(entry: dict[str, Any], message: dict[str, Any],
+           last: About) -> Generator[About, None, About]:
+    """An :class:`About` when the line names a model or version the session had not yet."""
+    model = as_str(message.get("model")) if entry.get("type") == "assistant" else ""
+    now = About(model if model and not model.startswith("<") else last.model,
+                as_str(entry.get("version")) or last.agent_version)
+    if now != last:
+        yield now
+    return now

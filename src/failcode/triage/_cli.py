@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,6 +17,7 @@ if TYPE_CHECKING:
     from failcode.store import Store
     from failcode.triage._compare import Comparison
     from failcode.triage._result import SessionResult
+    from failcode.triage._stream import Summary
 
 __all__ = ["report_command", "triage_command"]
 
@@ -104,13 +104,15 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
         inputs += _home_logs()
     elif not paths:
         inputs = list(sample_paths())
+    earlier = _baseline(baseline, top, jobs) if baseline else None
     run = _Run(top, keep_all=finding_rank is not None or signature is not None,
-               session_name=session_name, jsonl=as_json and not baseline,
-               html=html_file is not None)
+               session_name=session_name, jsonl=as_json, html=html_file is not None)
     run.read(inputs, include=include, exclude=exclude, jobs=jobs, store_url=store_url)
     comparison = None
-    if baseline:
-        comparison = _compare(run, baseline, top, jobs)
+    if earlier is not None:
+        from failcode.triage._compare import compare  # noqa: PLC0415
+
+        comparison = compare(run.summary, earlier)
     if html_file is not None and run.held is not None:
         from failcode.triage._html import render_html  # noqa: PLC0415
 
@@ -195,25 +197,22 @@ class _Run:
                            "already there)", err=True)
 
 
-def _compare(run: _Run, baseline: tuple[str, ...], top: int, jobs: int | None) -> Comparison:
-    """The run compared with the baseline's logs or store."""
-    from failcode.triage._compare import compare  # noqa: PLC0415
+def _baseline(baseline: tuple[str, ...], top: int, jobs: int | None) -> Summary:
+    """The baseline run's summary, from its logs or a store (read before the new run, so the
+    new run's outputs stream as usual)."""
     from failcode.triage._stream import Summary  # noqa: PLC0415
 
     if len(baseline) == 1 and "://" in baseline[0]:
         from failcode.triage._record import result_from_store  # noqa: PLC0415
 
         with _open(baseline[0]) as store:
-            old = Summary.of(result_from_store(store, label=store.url), top=top)
-    else:
-        earlier = _Run(top)
-        earlier.read([Path(path) for path in baseline], jobs=jobs)
-        old = earlier.summary
-        if not old.ok:
-            bad = [item for item in old.inputs if item.error_code]
-            for item in bad:
-                click.echo(f"baseline: error {item.error_code}: {item.error_message}", err=True)
-    return compare(run.summary, old)
+            return Summary.of(result_from_store(store, label=store.url), top=top)
+    earlier = _Run(top)
+    earlier.read([Path(path) for path in baseline], jobs=jobs)
+    for item in earlier.summary.inputs:
+        if item.error_code:
+            click.echo(f"baseline: error {item.error_code}: {item.error_message}", err=True)
+    return earlier.summary
 
 
 def _output(run: _Run, *, as_json: bool, output_format: str, top: int, verbose: bool,
@@ -251,15 +250,9 @@ def _output(run: _Run, *, as_json: bool, output_format: str, top: int, verbose: 
         for session in run.matches:
             render_session(session, findings, Out(sys.stdout))
         return
-    if as_json:
-        if run.document is not None:
-            run.document.close(summary.inputs, summary.tables, run.skipped)
-            return
-        # a comparison needs both runs read first: the document is built whole
-        document = _whole_document(run)
-        if comparison is not None:
-            document["comparison"] = comparison.to_dict()
-        click.echo(json.dumps(document, ensure_ascii=False))
+    if as_json and run.document is not None:
+        extra = {"comparison": comparison.to_dict()} if comparison is not None else None
+        run.document.close(summary.inputs, summary.tables, run.skipped, extra)
         return
     if output_format == "markdown":
         from failcode.triage._markdown import render_markdown  # noqa: PLC0415
@@ -269,19 +262,6 @@ def _output(run: _Run, *, as_json: bool, output_format: str, top: int, verbose: 
     render_summary(summary, top=top, verbose=verbose)
     if comparison is not None:
         render_comparison(comparison, top=top)
-
-
-def _whole_document(run: _Run) -> dict[str, Any]:
-    """The --json document of a run whose sessions were not kept: its tables and inputs
-    (``sessions`` empty: a comparison reports on findings)."""
-    from failcode.triage._result import FORMAT_VERSION  # noqa: PLC0415
-
-    summary = run.summary
-    tables = summary.tables
-    return {"format_version": FORMAT_VERSION,
-            "inputs": [item.to_dict() for item in summary.inputs], "skipped": run.skipped,
-            "sessions": [], "signatures": tables.signatures(), "blame": tables.blame(),
-            "outcomes": tables.outcome_counts(), "findings": tables.findings.to_list()}
 
 
 @click.command("report", epilog="\b\nExamples:\n"

@@ -9,6 +9,8 @@ recorder wrote, which readers of the format document):
   first object is the session header ``{"id", "timestamp", "instructions"}`` followed by bare
   response items (``{"type": "message" | "function_call" | ...}``).
 - One file is one session, named by ``session_meta.payload.id`` (or the header's ``id``).
+- The agent's version is ``session_meta.payload.cli_version``, the model each
+  ``turn_context``'s ``payload.model``.
 - A step is one tool call of the model, numbered from 0 in file order: a ``function_call``,
   ``custom_tool_call`` or ``local_shell_call`` response item. Its result is the item with the
   same ``call_id``.
@@ -43,7 +45,9 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+from failcode._lazy_re import lazy
 from failcode.triage._events import (
+    About,
     Command,
     ErrorText,
     Event,
@@ -64,10 +68,10 @@ __all__ = ["CodexReader"]
 _CALLS: Final = ("function_call", "custom_tool_call", "local_shell_call")
 _OUTPUTS: Final = ("function_call_output", "custom_tool_call_output")
 _SHELLS: Final = ("exec_command", "shell", "container.exec", "local_shell", "shell_command")
-_EXITED: Final = re.compile(r"^(?:Process exited with code|Exit code:)\s*(-?\d+)\s*$", re.MULTILINE)
-_OUTPUT_MARK: Final = re.compile(r"^Output:\n", re.MULTILINE)
-_TIMED_OUT: Final = re.compile(r"(?i)command timed out|timed out after \d")
-_ERROR_OUTPUT: Final = re.compile(
+_EXITED: Final = lazy(r"^(?:Process exited with code|Exit code:)\s*(-?\d+)\s*$", re.MULTILINE)
+_OUTPUT_MARK: Final = lazy(r"^Output:\n", re.MULTILINE)
+_TIMED_OUT: Final = lazy(r"(?i)command timed out|timed out after \d")
+_ERROR_OUTPUT: Final = lazy(
     r"(?i)^(?:error|failed|apply_patch verification failed|unsupported call|"
     r"failed to parse function arguments)\b")
 _GENERIC_STATUS: Final = {"internal_server_error": 500, "server_overloaded": 503,
@@ -96,7 +100,7 @@ def _arguments(call: dict[str, Any]) -> dict[str, Any]:
     return as_dict(raw)
 
 
-_PATCH_FILE: Final = re.compile(r"^\*\*\* (?:Add|Update) File: (.+)$")
+_PATCH_FILE: Final = lazy(r"^\*\*\* (?:Add|Update) File: (.+)$")
 
 
 def _patched(payload: dict[str, Any]) -> Iterator[Wrote]:
@@ -186,7 +190,12 @@ class CodexReader:
                 state = _State(as_str(payload.get("id")) or None)
                 yield SessionStart(state.session)
                 if kind == "session_meta" or "instructions" in entry:
+                    yield About(as_str(payload.get("model")) or None,
+                                as_str(payload.get("cli_version")) or None)
                     continue
+            if kind == "turn_context" and as_str(payload.get("model")):
+                yield About(as_str(payload.get("model")))
+                continue
             stamp = iso_time(entry.get("timestamp"))
             event = (self._event(state, payload, stamp) if kind == "event_msg"
                      else self._item(state, payload, stamp))

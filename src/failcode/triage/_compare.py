@@ -13,6 +13,8 @@ their findings (:mod:`failcode.triage._findings`). The rules:
   by at least 1.96 standard errors of a two-proportion test on the pooled share (about 95%);
   a finding whose change is not is marked ``few``. With a handful of sessions nothing is
   significant, which is the point: a single session that failed once is noise.
+- **By model and agent version** (where the formats record them): each run's sessions,
+  sessions with failures and failures, side by side.
 - **Gates** (``--fail-on``, exit status 1 when met): ``new``, a new finding, significant or not
   (a failure never seen before is worth a look); ``regressed``, a new finding or one that went
   significantly up; ``any``, any finding in the new run.
@@ -20,6 +22,7 @@ their findings (:mod:`failcode.triage._findings`). The rules:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -70,6 +73,9 @@ class Comparison:
     new_sessions: int
     old_ended: dict[str, int]
     new_ended: dict[str, int]
+    models: dict[str, tuple[list[int], list[int]]] = dataclasses.field(default_factory=dict)
+    """Per model and per agent version, both runs' sessions, failing sessions and failures
+    (``[0, 0, 0]`` where a run has none)."""
 
     def gate(self, rule: str) -> bool:
         """Whether ``rule`` (one of :data:`GATES`) holds for the new run."""
@@ -83,7 +89,13 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         return {"baseline_sessions": self.old_sessions, "new_sessions": self.new_sessions,
                 "ended": {"baseline": self.old_ended, "new": self.new_ended},
-                "changes": [change.to_dict() for change in self.changes]}
+                "changes": [change.to_dict() for change in self.changes],
+                "by_model": {key: {"baseline": _row(old), "new": _row(new)}
+                             for key, (old, new) in self.models.items()}}
+
+
+def _row(counts: list[int]) -> dict[str, int]:
+    return dict(zip(("sessions", "failing_sessions", "failures"), counts, strict=True))
 
 
 def _significant(hits_old: int, n_old: int, hits_new: int, n_new: int) -> bool:
@@ -133,4 +145,9 @@ def compare(new: Summary, old: Summary) -> Comparison:
                    if id(finding) not in matched)
     changes.sort(key=lambda c: (_ORDER[c.status], not c.significant,
                                 -abs(c.new_rate - c.old_rate)))
-    return Comparison(changes, old.sessions, new.sessions, dict(old.ended), dict(new.ended))
+    models = {}
+    for table_old, table_new in ((old.by_model, new.by_model), (old.by_agent, new.by_agent)):
+        for key in sorted(set(table_old) | set(table_new)):
+            models[key] = (table_old.get(key, [0, 0, 0]), table_new.get(key, [0, 0, 0]))
+    return Comparison(changes, old.sessions, new.sessions, dict(old.ended), dict(new.ended),
+                      models)

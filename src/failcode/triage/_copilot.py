@@ -83,6 +83,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+from failcode._lazy_re import lazy
 from failcode.triage._events import (
     Command,
     ErrorText,
@@ -102,9 +103,9 @@ if TYPE_CHECKING:
 __all__ = ["CopilotCliReader"]
 
 _SHELLS: Final = ("bash", "powershell")
-_EVENT_TYPE: Final = re.compile(r"[a-z][a-z_]*(?:\.[a-z_]+)+")
+_EVENT_TYPE: Final = lazy(r"[a-z][a-z_]*(?:\.[a-z_]+)+")
 _LONG_FIRST: Final = re.compile(rb'\{"type":\s*"[a-z][a-z_]*(?:\.[a-z_]+)+",\s*"data":\s*\{')
-_EXITED: Final = re.compile(r"\n?<exited with exit code (-?\d+)>\s*\Z")
+_EXITED: Final = lazy(r"\n?<exited with exit code (-?\d+)>\s*\Z")
 _DECLINED: Final = ("rejected", "denied")
 _PROVIDER_TYPES: Final = {"authentication": 401, "authorization": 403, "quota": 402,
                           "rate_limit": 429, "context_limit": None, "query": None,

@@ -6,9 +6,9 @@ so every rule in a reader is about the format or the tool that wrote it.
 
 Event order per session: :class:`SessionStart`, then any of :class:`Command`,
 :class:`ErrorText`, :class:`Rejected`, :class:`Recorded`, :class:`RecordedOutcome`,
-:class:`Wrote`, then exactly one :class:`SessionEnd`. ``Recorded`` and ``RecordedOutcome``
-carry what was classified when it happened (failcode's own events): triage takes them as they
-are.
+:class:`Wrote`, :class:`About`, then exactly one :class:`SessionEnd`. ``Recorded`` and
+``RecordedOutcome`` carry what was classified when it happened (failcode's own events): triage
+takes them as they are.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "END_STATUSES",
     "SOURCES",
+    "About",
     "Command",
     "ErrorText",
     "Event",
@@ -135,6 +136,15 @@ class RecordedOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class About:
+    """What the format records of who ran the session: the model and the agent's version (a
+    field left None keeps what an earlier ``About`` said). Not a step."""
+
+    model: str | None = None
+    agent_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Wrote:
     """A file the agent wrote or edited through a tool (not a shell command): its path and the
     text it put there, as far as the format records it. Not a step and never a failure: what
@@ -160,7 +170,7 @@ class SessionEnd:
 
 
 Event = (SessionStart | Command | ErrorText | Rejected | Recorded | RecordedOutcome | Wrote
-         | SessionEnd)
+         | About | SessionEnd)
 
 
 def cancelled(step: int | None, action: str, reason: str,

@@ -45,11 +45,11 @@ if TYPE_CHECKING:
 __all__ = ["WHO_ACTS", "Finding", "Findings", "Occurrence", "headline"]
 
 WHO_ACTS: Final = {
-    "task": "the agent (its own work)",
-    "environment": "whoever runs the environment",
-    "user": "the user (configuration or input)",
-    "transient": "nobody: a retry can help",
-    "defect": "the developers of the failing code",
+    "task": "the agent",
+    "environment": "the environment's owner",
+    "user": "the user",
+    "transient": "nobody (a retry can help)",
+    "defect": "a developer (a defect)",
 }
 """Who must act, per category, in words."""
 

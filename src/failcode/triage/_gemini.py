@@ -29,6 +29,7 @@ messages}``):
   record is a model answer without tool calls ended ``submitted``; one that stops after a tool
   result ended ``unknown`` (Gemini CLI 0.61 writes neither a fatal provider error nor its
   turn limit into the chat).
+- The model is each model record's ``model``.
 - A ``write_file`` (``content``) or ``replace`` (``new_string``) call that succeeded wrote
   ``file_path``: a :class:`~failcode.triage._events.Wrote`, what the session's repository
   provides (its step is still counted).
@@ -40,7 +41,9 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+from failcode._lazy_re import lazy
 from failcode.triage._events import (
+    About,
     Command,
     ErrorText,
     Event,
@@ -62,13 +65,13 @@ __all__ = ["GeminiCliReader"]
 
 _SHELL: Final = ("run_shell_command", "shell")
 _WRITES: Final = {"write_file": "content", "replace": "new_string"}
-_EXIT: Final = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
-_SIGNAL: Final = re.compile(r"^Signal: (\d+)\s*$", re.MULTILINE)
-_SECTION: Final = re.compile(
+_EXIT: Final = lazy(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
+_SIGNAL: Final = lazy(r"^Signal: (\d+)\s*$", re.MULTILINE)
+_SECTION: Final = lazy(
     r"^(Output|Stdout|Stderr|Error|Exit Code|Signal|Background PIDs|Process Group PGID|"
     r"Command|Directory): ?", re.MULTILINE)
-_API_ERROR: Final = re.compile(r"(?i)api error|\b[45]\d\d\b|quota|rate limit|unavailable")
-_STATUS: Final = re.compile(r"\b([45]\d\d)\b")
+_API_ERROR: Final = lazy(r"(?i)api error|\b[45]\d\d\b|quota|rate limit|unavailable")
+_STATUS: Final = lazy(r"\b([45]\d\d)\b")
 
 
 def _response_text(call: dict[str, Any]) -> str:
@@ -182,6 +185,8 @@ class GeminiCliReader:
             kind = record.get("type")
             if kind == "gemini":
                 ended_by = None
+                if as_str(record.get("model")):
+                    yield About(as_str(record.get("model")))
                 for call in as_list(record.get("toolCalls")):
                     if isinstance(call, dict):
                         event = self._call(steps, call, stamp)

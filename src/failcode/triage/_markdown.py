@@ -49,6 +49,13 @@ def render_markdown(summary: Summary, *, top: int = 10,
                          f"{_md(finding.who)} | {finding.cost:,} | {finding.count:,} | "
                          f"{finding.sessions:,} | {where} |")
         lines.append("")
+    for title, table in (("By model", summary.by_model), ("By agent version", summary.by_agent)):
+        if table:
+            lines += [f"### {title}", "", "| | sessions | with failures | failures |",
+                      "|---|---:|---:|---:|"]
+            lines += [f"| {_md(key)} | {row[0]:,} | {row[1]:,} | {row[2]:,} |"
+                      for key, row in sorted(table.items(), key=lambda kv: -kv[1][0])]
+            lines.append("")
     if summary.ended:
         lines += ["### How sessions ended", "", "| status | sessions |", "|---|---:|"]
         lines += [f"| {status} | {count:,} |" for status, count in sorted(summary.ended.items())]
@@ -67,6 +74,11 @@ def _comparison(comparison: Comparison, top: int) -> list[str]:
         lines.append(f"| **{change.status}**{few} | `{change.code}` {_md(change.message)} | "
                      f"{change.old_sessions:,} ({change.old_rate:.1%}) | "
                      f"{change.new_sessions:,} ({change.new_rate:.1%}) |")
+    if comparison.models:
+        lines += ["", "| model or agent | sessions with failures then | now |",
+                  "|---|---:|---:|"]
+        lines += [f"| {_md(key)} | {old[1]:,} of {old[0]:,} | {new[1]:,} of {new[0]:,} |"
+                  for key, (old, new) in comparison.models.items()]
     statuses = sorted(set(comparison.old_ended) | set(comparison.new_ended))
     lines += ["", "| ended | then | now |", "|---|---:|---:|"]
     lines += [f"| {status} | {comparison.old_ended.get(status, 0):,} | "

@@ -32,7 +32,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from failcode.classification._purpose import BUILD_DIAGNOSTIC, TEST_SUMMARY
+from failcode._lazy_re import lazy
+from failcode.classification._purpose import has_build_diagnostic, has_test_summary
 
 __all__ = ["masked_failure", "shown_status", "unmask"]
 
@@ -44,18 +45,18 @@ _VIEWERS: Final = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find"
                              "type", "command", "test", "[", "true", ":", "pwd", "env",
                              "printenv"})
 _VIEWING_GIT: Final = frozenset({"log", "show", "diff", "status", "grep", "blame", "branch"})
-_DISCARD: Final = re.compile(r"^(?:true|:|exit 0|echo\b.*|printf\b.*)$", re.DOTALL)
-_SCRIPT: Final = re.compile(r"^(?:(?:ba|z|da)?sh\s+)?\.{0,2}/?[\w./-]*\.sh\b|^\./[\w.-]+")
-_MISSING_PROGRAM: Final = re.compile(r"^(?:\S+: )?(?:line \d+: )?\S+: (?:command )?not found$",
+_DISCARD: Final = lazy(r"^(?:true|:|exit 0|echo\b.*|printf\b.*)$", re.DOTALL)
+_SCRIPT: Final = lazy(r"^(?:(?:ba|z|da)?sh\s+)?\.{0,2}/?[\w./-]*\.sh\b|^\./[\w.-]+")
+_MISSING_PROGRAM: Final = lazy(r"^(?:\S+: )?(?:line \d+: )?\S+: (?:command )?not found$",
                                      re.MULTILINE)
-_EXCEPTION_END: Final = re.compile(
+_EXCEPTION_END: Final = lazy(
     r"Traceback \(most recent call last\):\n(?:[ \t].*\n)+"
     r"(?:[A-Za-z_][\w.]*(?:Error|Exception)\b.*)$", re.MULTILINE)
-_NO_MODULE: Final = re.compile(r"No module named \S+")
+_NO_MODULE: Final = lazy(r"No module named \S+")
 
 
-_SPECIAL: Final = re.compile(r"['\"\\|;&]")
-_IN_DOUBLE: Final = re.compile(r'["\\]')
+_SPECIAL: Final = lazy(r"['\"\\|;&]")
+_IN_DOUBLE: Final = lazy(r'["\\]')
 
 
 def _operators(command: str) -> list[tuple[int, str]]:
@@ -134,7 +135,7 @@ def shown_status(output: str) -> int | None:
     head = output[-65536:]
     if _MISSING_PROGRAM.search(head):
         return 127
-    if (TEST_SUMMARY.search(head) or BUILD_DIAGNOSTIC.search(head)
+    if (has_test_summary(head) or has_build_diagnostic(head)
             or _EXCEPTION_END.search(head) or _NO_MODULE.search(head)):
         return 1
     return None

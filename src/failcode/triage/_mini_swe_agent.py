@@ -31,6 +31,7 @@ observations, 2.x tool calls with ``role=tool`` observations carrying ``extra``,
   timeout; any other value is the name of the exception that ended the run, described by
   ``info.exception_str`` and ``info.traceback``; these are model-provider errors when the
   traceback goes through the model's query (litellm, openai, anthropic), else the agent's own.
+- The model is ``info.config.model.model_name``, the agent's version ``info.mini_version``.
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ import re
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
+from failcode._lazy_re import lazy
 from failcode.triage._events import (
+    About,
     Command,
     ErrorText,
     Event,
@@ -66,11 +69,11 @@ if TYPE_CHECKING:
 
 __all__ = ["MiniSweAgentReader"]
 
-_RETURNCODE: Final = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
-_OUTPUT: Final = re.compile(r"<output>\n?(.*?)</output>", re.DOTALL)
-_BASH_BLOCK: Final = re.compile(r"```(?:bash|sh|shell|mswea_bash_command)?\s*\n(.*?)```",
+_RETURNCODE: Final = lazy(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_OUTPUT: Final = lazy(r"<output>\n?(.*?)</output>", re.DOTALL)
+_BASH_BLOCK: Final = lazy(r"```(?:bash|sh|shell|mswea_bash_command)?\s*\n(.*?)```",
                                 re.DOTALL)
-_TIMEOUT_NOTICE: Final = re.compile(
+_TIMEOUT_NOTICE: Final = lazy(
     r"^\s*The last command <command>(?P<cmd>.*?)</command> timed out and has been killed",
     re.DOTALL)
 _FORMAT_ERROR: Final = "Please always provide EXACTLY ONE action"
@@ -179,6 +182,10 @@ class MiniSweAgentReader:
             else:
                 doc.skip()
         doc.end()
+        model = as_dict(as_dict(info.get("config")).get("model")).get("model_name")
+        version = info.get("mini_version")
+        yield About(model if isinstance(model, str) else None,
+                    str(version) if isinstance(version, (str, int, float)) else None)
         yield self._end(steps, name or _stem(label), info, exit_message)
 
     @staticmethod

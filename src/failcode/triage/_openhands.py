@@ -54,6 +54,9 @@ Rules (about the format and the tool):
   tool's own crash (a tool failure, e.g. ``RuntimeError: No active exception to reraise`` from
   a ``create`` without ``file_text``), not a command; a traceback in any other tool's result
   is the cell's or script's (a command that failed).
+- The model: ``output.jsonl``'s ``metadata.llm_config.model`` (and ``metadata
+  .openhands_version`` where written), an ``llm_completions`` file's ``response.model``, a V1
+  conversation's ``base_state.json`` ``agent.llm.model``.
 - Files the agent writes (the editor's ``create``, ``str_replace``, ``insert`` with their
   path and new text; v0's ``edit``/``write`` actions; V1's file-editor actions) are yielded
   as :class:`~failcode.triage._events.Wrote`: what the session's repository provides.
@@ -70,7 +73,9 @@ import re
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
+from failcode._lazy_re import lazy
 from failcode.triage._events import (
+    About,
     Command,
     ErrorText,
     Event,
@@ -102,14 +107,14 @@ if TYPE_CHECKING:
 __all__ = ["OpenHandsReader"]
 
 _NOT_STEPS: Final = frozenset({"null", "recall", "agent_state_changed", "agent_condensation"})
-_LOG_LINE: Final = re.compile(
+_LOG_LINE: Final = lazy(
     r"^(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(?P<ms>\d{3}) - (?P<level>[A-Z]+) - (?P<msg>.*)$")
-_INSTANCE: Final = re.compile(
+_INSTANCE: Final = lazy(
     r"for instance (?P<name>[\w.\-]+)|^Error in instance \[(?P<err>[^\]]+)\]")
-_RETRY: Final = re.compile(r"Retrying\.\.\. \(attempt (\d+) of (\d+)\)")
-_EXIT: Final = re.compile(r"\[Command finished with exit code (-?\d+)\]")
-_RUNTIME_ID: Final = re.compile(r"^\[runtime [^\]]*\]\s*")
-_TIMED_OUT: Final = re.compile(r"timed out|Command timed out", re.IGNORECASE)
+_RETRY: Final = lazy(r"Retrying\.\.\. \(attempt (\d+) of (\d+)\)")
+_EXIT: Final = lazy(r"\[Command finished with exit code (-?\d+)\]")
+_RUNTIME_ID: Final = lazy(r"^\[runtime [^\]]*\]\s*")
+_TIMED_OUT: Final = lazy(r"timed out|Command timed out", re.IGNORECASE)
 
 
 def _stamp(value: object) -> float | None:
@@ -157,6 +162,8 @@ class _Stream:
         self.commands: dict[str, str] = {}
         self.end_error: ErrorText | None = None
         self.limit = False
+        self.model: str | None = None
+        """The model, from the conversation's ``base_state.json`` (``agent.llm.model``)."""
 
     def feed(self, event: dict[str, Any]) -> Event | None:
         kind_v1 = event.get("kind")
@@ -245,6 +252,7 @@ class _Stream:
             return None
         if kind == "ConversationStateUpdateEvent":
             value = event.get("value")
+            self.model = as_str(event.get("model")) or self.model
             if event.get("key") == "execution_status" and isinstance(value, str):
                 self.state = value
             elif isinstance(value, dict) and isinstance(value.get("execution_status"), str):
@@ -354,6 +362,8 @@ class OpenHandsReader:
                 if out is not None:
                     yield out
         doc.end()
+        if run.model:
+            yield About(run.model)
         yield run.end(PurePath(label).stem)
 
     @staticmethod
@@ -368,6 +378,11 @@ class OpenHandsReader:
                     out = run.feed(event)
                     if out is not None:
                         yield out
+            metadata = as_dict(record.get("metadata"))
+            model = as_dict(metadata.get("llm_config")).get("model")
+            version = metadata.get("openhands_version") or metadata.get("version")
+            yield About(model if isinstance(model, str) else None,
+                        version if isinstance(version, str) else None)
             yield run.end(name, record.get("error"))
 
     @staticmethod
@@ -394,6 +409,10 @@ class OpenHandsReader:
                         steps += 1
             elif key == "timestamp":
                 stamp = _stamp(doc.value())
+            elif key == "response":
+                model = as_dict(doc.value()).get("model")
+                if isinstance(model, str):
+                    yield About(model)
             else:
                 doc.skip()
         doc.end()
@@ -461,12 +480,12 @@ def _tool_commands(calls: Iterable[object]) -> dict[str, tuple[str, str]]:
     return out
 
 
-_NOTES: Final = re.compile(r"^\[(?:Python Interpreter: [^\]]*|Command finished with exit code -?\d+"
+_NOTES: Final = lazy(r"^\[(?:Python Interpreter: [^\]]*|Command finished with exit code -?\d+"
                            r"|The command .*)\]$|^\S*@\S+:\S* #\s*$")
 
 
 # the interpreter note glued to the output's last line when the output does not end a line
-_GLUED_NOTE: Final = re.compile(r"\[Python Interpreter: [^\]\n]*\]\s*$")
+_GLUED_NOTE: Final = lazy(r"\[Python Interpreter: [^\]\n]*\]\s*$")
 
 
 def _bash_output(content: str, command: str) -> str:

@@ -125,12 +125,16 @@ def render_summary(result: TriageResult | Summary, *, top: int = 10, file: Any =
     out = Out(file or sys.stdout)
     failed = sum(1 for item in summary.inputs if item.error_code)
     read = len(summary.inputs) - failed
-    out.line(f"failcode triage: {plural(read, 'input')} read, {summary.skipped:,} skipped, "
-             f"{failed:,} failed; {plural(summary.sessions, 'session')}, "
-             f"{plural(summary.steps, 'step')}, {plural(summary.failures, 'failing step')} "
-             f"in {plural(summary.failing_sessions, 'session')}")
+    skipped = (f"{summary.skipped:,} skipped (not session logs)" if summary.skipped
+               else "0 skipped")
+    out.line(f"failcode triage: {plural(read, 'input')} read, {skipped}, {failed:,} failed")
+    out.line(f"{plural(summary.sessions, 'session')}, {plural(summary.steps, 'step')}, "
+             f"{plural(summary.failures, 'failing step')} in "
+             f"{plural(summary.failing_sessions, 'session')}")
     _fix_first(out, summary, top)
     _ended(out, summary)
+    _breakdown(out, "By model", summary.by_model)
+    _breakdown(out, "By agent version", summary.by_agent)
     _blame(out, summary)
     _loops(out, summary, top)
     _outcomes(out, summary)
@@ -147,13 +151,17 @@ def _fix_first(out: Out, summary: Summary, top: int) -> None:
     for rank, finding in enumerate(shown, 1):
         variants = f", {finding.variants} variants" if finding.variants > 1 else ""
         out.line(f"{rank:>2}. {safe(finding.message)}")
-        out.line(f"    {finding.code} · who acts: {finding.who} · cost "
-                 f"{plural(finding.cost, 'step')} · {plural(finding.count, 'failure')} in "
-                 f"{plural(finding.sessions, 'session')}{variants}")
+        out.line(f"    {finding.code} · cost {plural(finding.cost, 'step')} · "
+                 f"{plural(finding.count, 'failure')} in "
+                 f"{plural(finding.sessions, 'session')}{variants} · who acts: {finding.who}")
         if finding.remedy:
             out.line(f"    fix: {safe(finding.remedy)}")
         example = finding.examples[0]
-        out.line(f"    e.g. {_location(example.path, example.session, example.step)}")
+        where = _location(example.path, example.session, example.step)
+        if out.width and len(where) + 9 > out.width:  # keep the file's name and the step
+            keep = max(10, out.width - 10)
+            where = "…" + where[-keep:]
+        out.line(f"    e.g. {where}")
     if len(findings) > len(shown):
         out.line(f"    …and {plural(len(findings) - len(shown), 'more finding')} "
                  "(--top N lists more; --finding N shows one)")
@@ -166,6 +174,19 @@ def _ended(out: Out, summary: Summary) -> None:
     counts = sorted(summary.ended.items(), key=lambda item: (order.get(item[0], 99), item[0]))
     out.heading("How sessions ended")
     out.line("  " + ", ".join(f"{count:,} {status}" for status, count in counts))
+
+
+def _breakdown(out: Out, title: str, table: dict[str, list[int]]) -> None:
+    """Sessions, sessions with failures and failures per model or agent version, where the
+    formats record them (sessions that record none are not counted here)."""
+    if not table:
+        return
+    out.heading(f"{title} (where the log records it)")
+    width = min(40, max(len(key) for key in table))
+    for key, (sessions, failing, failures) in sorted(table.items(), key=lambda kv: -kv[1][0]):
+        share = failing / sessions if sessions else 0.0
+        out.line(f"  {safe(key):<{width}}  {plural(sessions, 'session'):>14}, "
+                 f"{failing:,} with failures ({share:.0%}), {plural(failures, 'failure')}")
 
 
 def _blame(out: Out, summary: Summary) -> None:
@@ -242,6 +263,9 @@ def render_comparison(comparison: Comparison, *, top: int = 10, file: Any = None
                  f"{change.new_sessions:,} ({change.new_rate:.1%}){few}")
     if len(changed) > 2 * top:
         out.line(f"  …and {plural(len(changed) - 2 * top, 'more change')}")
+    for key, (old, new) in comparison.models.items():
+        out.line(f"  {safe(key)}: sessions with failures {old[1]:,} of {old[0]:,} then, "
+                 f"{new[1]:,} of {new[0]:,} now")
     statuses = sorted(set(comparison.old_ended) | set(comparison.new_ended))
     out.line("  ended then: " + ", ".join(f"{comparison.old_ended.get(s, 0):,} {s}"
                                           for s in statuses))

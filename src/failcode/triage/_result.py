@@ -98,6 +98,10 @@ class SessionResult:
     failures: list[FailureEntry] = field(default_factory=list)
     outcomes: list[OutcomeEntry] = field(default_factory=list)
     loops: list[Loop] = field(default_factory=list)
+    model: str | None = None
+    """The model the session ran, where the format records it."""
+    agent_version: str | None = None
+    """The agent's version, where the format records it."""
 
     def to_dict(self) -> dict[str, Any]:
         ended = self.ended_failure.to_dict() if self.ended_failure is not None else None
@@ -107,6 +111,7 @@ class SessionResult:
             "failures": [entry.to_dict() for entry in self.failures],
             "outcomes": [entry.to_dict() for entry in self.outcomes],
             "loops": [loop.to_dict() for loop in self.loops],
+            "model": self.model, "agent_version": self.agent_version,
         }
 
 

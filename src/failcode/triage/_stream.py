@@ -57,6 +57,10 @@ class Summary:
         self.ended: dict[str, int] = {}
         self.failing_sessions = 0
         """Sessions with at least one failing step."""
+        self.by_model: dict[str, list[int]] = {}
+        """Per model (where the format records it): sessions, failing sessions, failures."""
+        self.by_agent: dict[str, list[int]] = {}
+        """Per agent and version (``claude-code 2.1.12``): the same counts."""
         self.tables = Tables(keep_all=keep_all)
         """The tables; with ``keep_all`` its findings keep every occurrence (drill-down)."""
         self._looping: list[tuple[int, int, SessionResult]] = []
@@ -86,6 +90,14 @@ class Summary:
         self.per_input[session.path] = self.per_input.get(session.path, 0) + failures
         self.ended[session.status] = self.ended.get(session.status, 0) + 1
         self.failing_sessions += bool(failures)
+        for table, key in ((self.by_model, session.model),
+                           (self.by_agent, f"{session.format} {session.agent_version}"
+                            if session.agent_version else None)):
+            if key is not None:
+                row = table.setdefault(key, [0, 0, 0])
+                row[0] += 1
+                row[1] += bool(failures)
+                row[2] += failures
         self.tables.add(session)
         if session.loops:
             self.loops += len(session.loops)
@@ -147,11 +159,13 @@ class JsonDocument:
         self._put("]" + after)
 
     def close(self, inputs: list[InputResult], tables: Tables,
-              skipped: list[str] | None = None) -> None:
-        """Write the inputs, the files skipped, the tables, and end the document (one line)."""
+              skipped: list[str] | None = None, extra: dict[str, Any] | None = None) -> None:
+        """Write the inputs, the files skipped, the tables (and ``extra`` keys, such as a
+        ``comparison``), and end the document (one line)."""
         rest = {"inputs": [item.to_dict() for item in inputs], "skipped": list(skipped or []),
                 "signatures": tables.signatures(), "blame": tables.blame(),
-                "outcomes": tables.outcome_counts(), "findings": tables.findings.to_list()}
+                "outcomes": tables.outcome_counts(), "findings": tables.findings.to_list(),
+                **(extra or {})}
         self._put("], " + json.dumps(rest, ensure_ascii=False)[1:] + "\n")
         self._flush()
 

@@ -51,6 +51,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+from failcode._lazy_re import lazy
 from failcode.triage._events import (
     Command,
     ErrorText,
@@ -81,18 +82,18 @@ _NO_OUTPUT: Final = "Your command ran successfully and did not produce any outpu
 _EDIT_REFUSED: Final = ("Your proposed edit has introduced new syntax error",
                         "Your edit was not applied", "Your search and replace strings are the same",
                         "Search text must not be empty")
-_TOOL_REFUSAL: Final = re.compile(
+_TOOL_REFUSAL: Final = lazy(
     r"^(?:Usage:|No file open|Error: |No replacement was performed|The path \S.* does not exist"
     r"|The path \S.* is not an absolute path|File already exists at|Invalid `\w+`"
     r"|Parameter `\w+` is required|Unrecognized command|No edit history found"
     r"|The parent directory \S.* does not exist|(?:File|Directory) \S.* not found)")
-_CANCELLED: Final = re.compile(r"^The command '(?P<cmd>.*)' was cancelled because it took more "
+_CANCELLED: Final = lazy(r"^The command '(?P<cmd>.*)' was cancelled because it took more "
                                r"than [\d.]+ seconds", re.DOTALL)
 _TIMED_OUT_V0: Final = "EXECUTION TIMED OUT"
 _RUNTIME_FAILED: Final = ("COMMAND FAILED TO EXECUTE", "BROKEN PIPE ERROR",
                           "EXECUTION FAILED OR COMMAND MALFORMED")
-_NOT_FOUND: Final = re.compile(r"(?m)^(?:bash: (?:line \d+: )?)?(\S+): command not found$")
-_SHELL_FAILURE: Final = re.compile(
+_NOT_FOUND: Final = lazy(r"(?m)^(?:bash: (?:line \d+: )?)?(\S+): command not found$")
+_SHELL_FAILURE: Final = lazy(
     r"(?m)^(?:\S+: )?(?:cannot (?:open|access|stat)|can't open) .{0,300}"
     r"|^\S+: .{0,300}(?:No such file(?: or directory)?|Permission denied|not a directory)\s*$"
     r"|^(?:=+ )?.{0,80}\b\d+ (?:failed|errors?)\b.{0,80}(?: in [\d.]+s)?(?: =+)?$"
@@ -104,7 +105,7 @@ _LIMITS: Final = {"exit_cost": "cost", "exit_format": "format-error",
 _NO_FAILURE: Final = frozenset({"exit_command", "exit_forfeit", "skipped"})
 _HARNESS: Final = {"exit_environment_error": "the runtime failed (SWE-ReX)",
                    "early_exit": "the runtime failed and was restarted"}
-_EXIT_THOUGHT: Final = re.compile(r"^Exit due to (?:[\w ]+ error: )?(?P<rest>.*)", re.DOTALL)
+_EXIT_THOUGHT: Final = lazy(r"^Exit due to (?:[\w ]+ error: )?(?P<rest>.*)", re.DOTALL)
 
 
 def _program(action: str) -> str:
