@@ -89,6 +89,9 @@ def test_run_timeout_is_reported() -> None:
                       "import time; time.sleep(30)")
     assert result.returncode == 1
     assert "[FC-CMD-004]" in result.stderr
+    # the decision is to retry, but `failcode run` runs the command once: no "retrying in"
+    assert "retrying in" not in result.stderr
+    assert "may succeed when retried" in result.stderr
 
 
 def _real_traceback(tmp_path: Path) -> str:

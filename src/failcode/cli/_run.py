@@ -148,7 +148,9 @@ def run(purpose: str, as_json: bool, timeout: float | None, profile: str,
         document.update(result="failure", exit_code=code, failure=result.to_dict(),
                         decision=_decision_dict(decision))
         if not as_json:
-            failure_text(result, decision=decision)
+            # `failcode run` runs the command once: a decision to retry is said as what a
+            # retry can do, never as "retrying in N s"
+            failure_text(result, decision=None if decision.retries else decision)
     elif isinstance(result, (NoMatch, Cancelled)):
         code = status if status is not None else 1
         if isinstance(result, Cancelled):
