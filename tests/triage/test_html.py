@@ -135,16 +135,22 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             session=session)["result"]["value"]
         shown = ("Array.from(document.querySelectorAll('details.session')).filter("
                  "d => !d.hidden).length")
-        clicks = browser.send("Runtime.evaluate", {
+        filtered = browser.send("Runtime.evaluate", {
             "expression": f"var a = {shown}; "
                           "document.querySelector('.bar[data-key=finding][data-value=\"1\"]')"
                           ".dispatchEvent(new MouseEvent('click', {bubbles: true})); "
                           f"var b = {shown}; var chip = !document.getElementById('chip').hidden;"
-                          " document.getElementById('clear').click(); "
+                          " [a, b, chip].join('|')"}, session=session)["result"]["value"]
+        after = browser.send("Page.captureScreenshot", {"format": "png"}, session=session)
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / "triage-report-filtered.png").write_bytes(base64.b64decode(after["data"]))
+        rest = browser.send("Runtime.evaluate", {
+            "expression": "document.getElementById('clear').click(); "
                           f"var c = {shown}; document.getElementById('clean').click(); "
                           f"var d = {shown}; document.getElementById('clean').click(); "
-                          "window.scrollTo(0, 0); [a, b, chip, c, d].join('|')"},
+                          "window.scrollTo(0, 0); [c, d].join('|')"},
             session=session)["result"]["value"]
+        clicks = f"{filtered}|{rest}"
         shot = browser.send("Page.captureScreenshot", {"format": "png"}, session=session)
         ARTIFACTS.mkdir(exist_ok=True)
         (ARTIFACTS / "triage-report.png").write_bytes(base64.b64decode(shot["data"]))

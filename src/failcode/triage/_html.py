@@ -20,6 +20,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Final
 
 from failcode.triage._findings import WHO_ACTS
+from failcode.triage._report import plural
 from failcode.triage._stream import Summary
 
 if TYPE_CHECKING:
@@ -255,8 +256,9 @@ def _session(session: SessionResult, findings: Findings, ranks: dict[int, int]) 
         f'<details class="session" data-failures="{len(session.failures)}" '
         f'data-category="{" ".join(categories)}" data-finding="{" ".join(map(str, hit))}" '
         f'data-session="{escape(session.session)}"><summary>{escape(session.session)} '
-        f'<span class=muted>{escape(session.format)} · {session.steps} steps · '
-        f"{len(session.failures)} failures · {len(session.loops)} loops · ended {ended}"
+        f'<span class=muted>{escape(session.format)} · {plural(session.steps, "step")} · '
+        f"{plural(len(session.failures), 'failure')} · {plural(len(session.loops), 'loop')} · "
+        f"ended {ended}"
         f"</span></summary><p class=muted>{escape(session.path)}</p>"
         + (f"<table><thead><tr><th>step</th><th>source</th><th>code</th><th>kind</th>"
            f"<th>message</th><th>evidence</th></tr></thead><tbody>{rows}</tbody></table>"
@@ -266,6 +268,11 @@ def _session(session: SessionResult, findings: Findings, ranks: dict[int, int]) 
            f"<th>evidence</th></tr></thead><tbody>{outcomes}</tbody></table>"
            if outcomes else "")
         + "</details>")
+
+
+def _inputs_table(rows: str) -> str:
+    return ("<table><thead><tr><th>input</th><th>format</th><th>sessions</th><th>error</th>"
+            f"</tr></thead><tbody>{rows}</tbody></table>")
 
 
 def render_html(result: TriageResult, *, top: int = 10,
@@ -312,9 +319,9 @@ def render_html(result: TriageResult, *, top: int = 10,
         '<span id="chip" hidden><span></span><button id="clear" type="button">clear'
         '</button></span> <span id="shown" class=muted role="status"></span></p>'
         + "".join(_session(s, findings, ranks) for s in ordered)
-        + (f"<h2>{'Inputs with problems' if problems else 'Inputs'}</h2>"
-           "<table><thead><tr><th>input</th><th>format</th><th>sessions</th><th>error</th>"
-           f"</tr></thead><tbody>{inputs}</tbody></table>"))
+        + (f"<h2>Inputs with problems</h2>{_inputs_table(inputs)}" if problems else
+           f"<h2>Inputs</h2><details><summary>all {len(result.inputs):,} inputs were read"
+           f"</summary>{_inputs_table(inputs)}</details>"))
     return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
             '<meta name="viewport" content="width=device-width,initial-scale=1">'
             '<link rel="icon" href="data:,"><title>failcode triage</title>'
