@@ -168,6 +168,7 @@ if typing.TYPE_CHECKING:
         retrying,
         shared_budget,
     )
+    from failcode.render._headline import headline
     from failcode.render._i18n import (
         available_languages,
         locale_from_env,
@@ -233,6 +234,7 @@ _LAZY: dict[str, str] = {
     "render_rejected_action": "failcode.render._render",
     "render_rich": "failcode.render._render",
     "render_user": "failcode.render._render",
+    "headline": "failcode.render._headline",
     "visibility": "failcode.render._render",
     "visible": "failcode.render._render",
     "Attempt": "failcode.policy._retry",
@@ -366,6 +368,7 @@ __all__ = [
     "find_secrets",
     "from_air_error",
     "from_command",
+    "headline",
     "infer_purpose",
     "load_config",
     "locale_from_env",

@@ -11,13 +11,29 @@ rendered under every action ``decide`` can return, in English and German.
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
+from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
 
-from failcode import FC, Action, Failure, History, Policy, decide, render_user
+from failcode import (
+    FC,
+    Action,
+    Failure,
+    History,
+    Policy,
+    decide,
+    from_command,
+    headline,
+    render_user,
+)
 from failcode.render._i18n import ui_text
 from failcode.triage._report import plural
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CODES = [member.spec for member in FC if not member.spec.retired]
 ACTIONS = list(Action)
@@ -91,3 +107,24 @@ def test_the_summary_says_one_loop_not_one_loops() -> None:
     assert " 1 loops" not in out.getvalue()
     assert " 1 sessions" not in out.getvalue()
     assert " 1 steps" not in out.getvalue()
+
+
+def test_the_heading_says_what_failed_when_the_sentence_is_generic(tmp_path: Path) -> None:
+    """A real script's uncaught exception: "The command python exited with status 1." is
+    generic, so the heading adds the exception line (in every locale)."""
+    (tmp_path / "app.py").write_text("raise LookupError('no dialect named ansi2')\n")
+    argv = [sys.executable, "app.py"]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False,
+                          timeout=60)
+    failure = from_command(argv, done.returncode, done.stdout, done.stderr, purpose="general")
+    assert isinstance(failure, Failure)
+    assert failure.message == "The command python exited with status 1."
+    assert headline(failure) == ("The command python exited with status 1: "
+                                 "LookupError: no dialect named ansi2")
+    assert render_user(failure).splitlines()[0].endswith(
+        "exited with status 1: LookupError: no dialect named ansi2")
+    assert render_user(failure, locale="de").splitlines()[0].endswith(
+        ": LookupError: no dialect named ansi2")
+    specific = FC.CMD_MISSING_MODULE.failure(surface="python.run", params={"module": "erfa"},
+                                             detail="ModuleNotFoundError: No module named 'erfa'")
+    assert headline(specific) == specific.message

@@ -29,6 +29,7 @@ import msgspec
 from failcode.codes._registry import UnknownCodeError, lookup
 from failcode.record._axes import Category, Severity
 from failcode.record._failure import expect_failure
+from failcode.render._headline import headline
 from failcode.render._i18n import code_text, ui_text
 from failcode.signature._redact import redact, redact_tree
 
@@ -238,7 +239,9 @@ def _user_lines(
     """(role, text) lines of user text; roles style the rich form."""
     expect_failure(failure, "render_user")
     spec = _spec(failure.code)
-    message = _localized(failure, spec, "message", failure.message, locale) or failure.message
+    message = headline(failure,
+                       _localized(failure, spec, "message", failure.message, locale)
+                       or failure.message)
     severity = ui_text(f"ui.severity.{failure.severity.value}", locale)
     lines = [("heading", ui_text("ui.heading", locale, severity=severity, code=failure.code,
                                  message=message))]

@@ -5,7 +5,8 @@ headline falls into one message template (:class:`~failcode.signature.TemplateCl
 store's clusters), so signatures that differ only in a value (another module, path or test
 name in the same sentence) fold into one finding with ``variants``. The rules:
 
-- **Headline**: the failure's own sentence (``message``). When the code's sentence names
+- **Headline** (:func:`failcode.headline`, shared with ``render_user``'s heading): the
+  failure's own sentence (``message``). When the code's sentence names
   nothing but the program and its status (``FC-CMD-003`` "The command python exited with status
   1.", the build, test, lint, merge, debug and doctor codes that "failed", ``FC-SYS-001``), the
   headline adds what the detail says failed: the detail line that starts with the exception
@@ -31,18 +32,18 @@ name in the same sentence) fold into one finding with ``variants``. The rules:
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from failcode.render._headline import headline
 from failcode.signature._cluster import TemplateClusterer
-from failcode.triage._text import first_line
 
 if TYPE_CHECKING:
     from failcode import Failure
     from failcode.triage._result import SessionResult
 
 __all__ = ["WHO_ACTS", "Finding", "Findings", "Occurrence", "headline"]
+# ``headline`` lives in the render layer (render_user's heading says the same)
 
 WHO_ACTS: Final = {
     "task": "the agent",
@@ -53,17 +54,9 @@ WHO_ACTS: Final = {
 }
 """Who must act, per category, in words."""
 
-_GENERIC: Final = frozenset({"FC-CMD-003", "FC-CMD-005", "FC-CMD-007", "FC-BUILD-001",
-                             "FC-TEST-001", "FC-LINT-001", "FC-GIT-003", "FC-SYS-001"})
-_ERRORISH: Final = re.compile(r"(?i)\b(?:error|failed|failure|fatal|cannot|not found|no such)\b")
-# an exception line: `pkg.SomeError: message`, `AssertionError`
-_EXCEPTION: Final = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Failure|Exit)\b:?(?: |$)")
-# a compiler's or linter's diagnostic: `path:line[:col]: message`
-_DIAGNOSTIC: Final = re.compile(r"^[^\s:]+:\d+(?::\d+)?:? \S")
 _EXAMPLES: Final = 3
 _DETAIL_LINES: Final = 8
 _GAP: Final = 5
-_HEADLINE_CHARS: Final = 240
 
 
 def _consumed(steps: tuple[int, ...]) -> set[int]:
@@ -73,28 +66,6 @@ def _consumed(steps: tuple[int, ...]) -> set[int]:
         if b - a <= _GAP:
             out.update(range(a, b))
     return out
-
-
-def headline(failure: Failure) -> str:
-    """The failure's sentence, with the line of its detail that says what failed when the
-    sentence alone is generic (the module's rule)."""
-    message = failure.message
-    if failure.code not in _GENERIC or not failure.detail:
-        return message
-    lines = [line.strip() for line in failure.detail.splitlines() if line.strip()]
-    diagnostic = failure.metadata.get("diagnostic")
-    said = None
-    if isinstance(diagnostic, str) and diagnostic:
-        said = next((line for line in reversed(lines) if line.startswith(diagnostic)), None)
-    if said is None:  # the last exception line of a traceback, else a diagnostic
-        said = next((line for line in reversed(lines) if _EXCEPTION.match(line)), None)
-    if said is None:
-        said = next((line for line in lines if _DIAGNOSTIC.match(line)), None)
-    if said is None:
-        said = next((line for line in lines if _ERRORISH.search(line)), lines[0] if lines else "")
-    if not said:
-        return message
-    return f"{message.rstrip('.')}: {first_line(said, _HEADLINE_CHARS)}"
 
 
 @dataclass(frozen=True, slots=True)
