@@ -159,7 +159,8 @@ def test_the_first_screen_shows_totals_and_what_to_fix_first() -> None:
     assert " failing steps in " in screen[1]
     assert "What to fix first" in text
     assert text.count(" · cost ") >= 4
-    assert "fix: " in text
+    assert text.count("    who acts: ") >= 4
+    assert " · fix: " in text
     assert text.count("e.g. ") >= 4
     assert all(len(line.replace("\x1b[1m", "").replace("\x1b[0m", "")) <= 80
                for line in screen)

@@ -153,9 +153,9 @@ def _fix_first(out: Out, summary: Summary, top: int) -> None:
         out.line(f"{rank:>2}. {safe(finding.message)}")
         out.line(f"    {finding.code} · cost {plural(finding.cost, 'step')} · "
                  f"{plural(finding.count, 'failure')} in "
-                 f"{plural(finding.sessions, 'session')}{variants} · who acts: {finding.who}")
-        if finding.remedy:
-            out.line(f"    fix: {safe(finding.remedy)}")
+                 f"{plural(finding.sessions, 'session')}{variants}")
+        fix = f" · fix: {safe(finding.remedy)}" if finding.remedy else ""
+        out.line(f"    who acts: {finding.who}{fix}")
         example = finding.examples[0]
         where = _location(example.path, example.session, example.step)
         if out.width and len(where) + 9 > out.width:  # keep the file's name and the step
