@@ -34,6 +34,7 @@ import posixpath
 import re
 from collections import deque
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 
 from failcode._lazy_re import lazy
@@ -129,7 +130,21 @@ _SINGLE_RUN: Final = lazy(r"[^'`]+")
 _DOUBLE_RUN: Final = lazy(r'[^"\\`]+')
 
 
-def _segments(script: str) -> list[str]:  # noqa: PLR0915 - one lexer loop, one branch per char
+def _segments(script: str) -> list[str]:
+    """Simple commands of a shell script, in order: separators, heredoc bodies and comments gone
+    (:func:`_scan_segments`)."""
+    return list(segments_of(script))
+
+
+@lru_cache(maxsize=32)
+def segments_of(script: str) -> tuple[str, ...]:
+    """:func:`_segments` as a tuple, kept for the last few scripts: classifying one failing
+    command reads its segments twice (its purpose, then the program that decides its exit
+    status)."""
+    return tuple(_scan_segments(script))
+
+
+def _scan_segments(script: str) -> list[str]:  # noqa: PLR0915 - one lexer loop, one branch per char
     """Simple commands of a shell script, in order: separators, heredoc bodies and comments gone.
 
     A small single-pass lexer (quotes, backslashes, ``$(...)`` and backticks nest; ``;``, ``&``,
@@ -339,7 +354,7 @@ def parse_invocation(argv: str | Sequence[str]) -> Invocation:
         else:
             program, args, under_timeout, under_xargs = _unwrap(items)
             return _with_probe(program, args, under_timeout, under_xargs, (program,))
-    segments = _segments(script[:_MAX_SCRIPT])
+    segments = segments_of(script[:_MAX_SCRIPT])
     programs: list[str] = []
     decided: tuple[str, list[str], bool, bool] = ("sh", [], False, False)
     for segment in segments:

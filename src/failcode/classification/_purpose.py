@@ -338,10 +338,10 @@ def command_purpose(command: str | Sequence[str | bytes | os.PathLike[str]]) -> 
         if len(words) >= 3 and _name(words[0]) in _SHELLS and words[1] == "-c":
             return command_purpose(words[2])
     # the shell's own simple commands: quotes kept, heredoc bodies and comments gone
-    from failcode.classification._command import _segments  # noqa: PLC0415 - import cycle
+    from failcode.classification._command import segments_of  # noqa: PLC0415 - import cycle
 
     purpose = "general"
-    for segment in _segments(command[:8192]):
+    for segment in segments_of(command[:8192]):
         found = _segment_purpose(_words(segment.strip()))
         if found is not None:
             purpose = found

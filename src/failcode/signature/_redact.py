@@ -133,6 +133,8 @@ class _Rule(NamedTuple):
     need: str = ""
     # How many characters right before the match are a random part too (a token id).
     random_before: int = 0
+    # Substrings the text must hold one of (a third gate: words every match holds one of).
+    need_any: tuple[str, ...] = ()
 
 
 def _left_ok(text: str, i: int) -> bool:
@@ -567,9 +569,10 @@ def _rule(
     left_boundary: bool = True,
     need: str = "",
     random_before: int = 0,
+    need_any: tuple[str, ...] = (),
 ) -> _Rule:
     return _Rule(name, gates, lower_gate, lazy(pattern, _FLAGS | flags), check,
-                 left_boundary, need, random_before)
+                 left_boundary, need, random_before, need_any)
 
 
 _RULES: tuple[_Rule, ...] = (
@@ -707,7 +710,9 @@ _RULES: tuple[_Rule, ...] = (
         "cli_flag",
         ("pass", "pwd", "token", "secret", "key", "auth"),
         # --password X, --client-secret X, --api-key X, -storepass X, -passin pass:X, --auth u:p
-        r"(?<![A-Za-z0-9_-])(?P<o>--?(?:[a-z0-9]+[-_.])*(?:pass(?:word|wd|phrase|in|out)?|pwd"
+        # (`-(?<![A-Za-z0-9_-]-)` is `(?<![A-Za-z0-9_-])-`: the pattern starts with a literal,
+        # so a search jumps from one "-" to the next instead of trying every position)
+        r"(?P<o>-(?<![A-Za-z0-9_-]-)-?(?:[a-z0-9]+[-_.])*(?:pass(?:word|wd|phrase|in|out)?|pwd"
         r"|token|secret|(?:api|access|secret|private|client|account|master|storage)[-_]?key"
         r"|auth|(?:src|dest)?(?:store|key)pass))[ \t]+(?:pass:)?[\"']?"
         r"(?P<s>[^\s\"'`<>\\;|]+)",
@@ -733,6 +738,7 @@ _RULES: tuple[_Rule, ...] = (
         r"[ \t]-p[ \t]*[\"']?(?P<s>[^\s\"'`<>\\;|]+)",
         check=_positional_ok,
         left_boundary=False,
+        need_any=("login", "sshpass", "upload"),
     ),
     _rule(
         "cli_mysql_password",
@@ -741,6 +747,7 @@ _RULES: tuple[_Rule, ...] = (
         r"[ \t]-p[\"']?(?P<s>[^\s\"'`<>\\;|]+)",
         check=_positional_ok,
         left_boundary=False,
+        need_any=("mysql", "mariadb"),
     ),
     _rule(
         "cli_credentials_command",
@@ -1274,6 +1281,8 @@ def _find_in(text: str) -> list[tuple[int, int, str]]:
     for idx in sorted({i for gate in found for i in _RULES_BY_GATE.get(gate, ())}):
         rule = _RULES[idx]
         if rule.need and rule.need not in text:
+            continue
+        if rule.need_any and not any(word in text for word in rule.need_any):
             continue
         for m in rule.pattern.finditer(text):
             if rule.left_boundary and not _left_ok(text, m.start()):

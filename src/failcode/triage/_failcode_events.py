@@ -213,6 +213,27 @@ def sessions_from_events(events: Iterable[Event]) -> list[_Session]:
     return list(sessions.values())
 
 
+_BLANK: Final = b" \t\n\r\x0b\x0c"
+
+
+def first_filled_line(data: bytes) -> bytes | None:
+    """The first line of ``data`` that is not blank, with its line end: the first of
+    ``data.splitlines(keepends=True)`` whose ``strip()`` is not empty (None if none is),
+    found without splitting the rest (a head is 64 KiB of a file's lines)."""
+    stripped = data.lstrip(_BLANK)
+    if not stripped:
+        return None
+    at = len(data) - len(stripped)  # the first byte that is not white space
+    start = max(data.rfind(b"\n", 0, at), data.rfind(b"\r", 0, at)) + 1
+    ends = [end for end in (data.find(b"\n", at), data.find(b"\r", at)) if end >= 0]
+    if not ends:
+        return data[start:]
+    end = min(ends)
+    if data[end:end + 2] == b"\r\n":
+        end += 1
+    return data[start:end + 1]
+
+
 class FailcodeEventsReader:
     """Reader for failcode's own JSONL events."""
 
@@ -220,17 +241,16 @@ class FailcodeEventsReader:
 
     def sniff(self, head: bytes) -> bool:
         """The first non-blank line decodes as a failcode Event."""
-        for line in head.removeprefix(b"\xef\xbb\xbf").splitlines(keepends=True):
-            if not line.strip():
-                continue
-            if not line.endswith((b"\n", b"\r")) and len(head) >= 64 * 1024:
-                return False  # a first line longer than the head: not an event line
-            try:
-                _DECODE(line)
-            except (msgspec.ValidationError, msgspec.DecodeError):
-                return False
-            return True
-        return False
+        line = first_filled_line(head.removeprefix(b"\xef\xbb\xbf"))
+        if line is None:
+            return False
+        if not line.endswith((b"\n", b"\r")) and len(head) >= 64 * 1024:
+            return False  # a first line longer than the head: not an event line
+        try:
+            _DECODE(line)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return False
+        return True
 
     def read(self, stream: BinaryIO, label: str) -> Iterator[ReaderEvent]:
         """Decode every line, group the events by session, then replay each session."""

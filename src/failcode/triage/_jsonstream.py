@@ -26,6 +26,7 @@ MAX_VALUE: Final = 64 * 1024 * 1024
 """The largest single value (characters) held at once: 64 Mi."""
 _CHUNK: Final = 1024 * 1024
 _WS: Final = re.compile(r"[ \t\n\r]*")
+_WS_CHARS: Final = " \t\n\r"
 _DECODER: Final = json.JSONDecoder()
 _MALFORMED: Final = "FC-DATA-003"
 _LONGEST_CUT: Final = 10
@@ -73,6 +74,9 @@ class JsonStream:
 
     def _peek(self) -> str:
         """The next non-white-space character, or "" at the end."""
+        buf, pos = self._buf, self._pos
+        if pos < len(buf) and (char := buf[pos]) not in _WS_CHARS:
+            return char  # most often no white space at all: no regular expression
         while True:
             self._pos = _WS.match(self._buf, self._pos).end()  # type: ignore[union-attr]
             if self._pos < len(self._buf):

@@ -105,23 +105,38 @@ def _first_word(segment: str) -> str:
 def unmask(command: str) -> tuple[str, bool]:
     """The command with a trailing filter, ``|| true`` or ``; echo`` peeled off, and whether
     anything was."""
+    inner, peeled, _ = _peeled(command)
+    return inner, peeled
+
+
+def _peeled(command: str) -> tuple[str, bool, list[tuple[int, str]]]:
+    """:func:`unmask`, and the operators of the inner command.
+
+    The command is scanned once: the operators of ``inner[:position]`` (what is left once the
+    last operator and its tail are peeled off) are the operators found before ``position``,
+    since the scan reads left to right and no quote or escape it enters before an operator
+    ends after it.
+    """
     inner, peeled = command.strip(), False
+    operators = _operators(inner)
     while True:
-        operators = _operators(inner)
         if not operators:
-            return inner, peeled
+            return inner, peeled, operators
         position, operator = operators[-1]
         tail = inner[position + len(operator):].strip()
         hides = ((operator == "|" and _first_word(tail) in _FILTERS)
                  or (operator in ("||", ";") and _DISCARD.match(tail) is not None))
         if not hides:
-            return inner, peeled
+            return inner, peeled, operators
         inner, peeled = inner[:position].rstrip(), True
+        operators = operators[:-1]
 
 
-def _viewer(inner: str) -> bool:
-    """True when the inner command's last program only looks (a probe, a viewer)."""
-    operators = [(p, o) for p, o in _operators(inner) if o in ("&&", ";", "||", "|")]
+def _viewer(inner: str, operators: list[tuple[int, str]] | None = None) -> bool:
+    """True when the inner command's last program only looks (a probe, a viewer);
+    ``operators`` are ``_operators(inner)`` when the caller has them."""
+    operators = [(p, o) for p, o in (_operators(inner) if operators is None else operators)
+                 if o in ("&&", ";", "||", "|")]
     last = inner[operators[-1][0] + len(operators[-1][1]):] if operators else inner
     word = _first_word(last)
     if word == "git":
@@ -144,10 +159,10 @@ def shown_status(output: str) -> int | None:
 def masked_failure(command: str, output: str) -> tuple[str, int] | None:
     """For a command that exited 0: ``(inner command, status)`` when it hid a failure its
     output shows, else None (see the module docstring for the rules)."""
-    inner, peeled = unmask(command)
+    inner, peeled, operators = _peeled(command)
     if not peeled and not _SCRIPT.match(command.strip()):
         return None
-    if not inner or _viewer(inner):
+    if not inner or _viewer(inner, operators):
         return None
     status = shown_status(output)
     return None if status is None else (inner, status)

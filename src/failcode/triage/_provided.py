@@ -25,10 +25,14 @@ by ``as_local_module``.
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from failcode._lazy_re import lazy
 from failcode.classification._parsers import is_library_path
+
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Iterator
 
 __all__ = ["listed_apps", "modules_of_command", "modules_of_file"]
 
@@ -39,6 +43,12 @@ _QUOTED: Final = lazy(r"""['"]([A-Za-z_][\w.]*)['"]""")
 # is `\btee` written so that the pattern starts with a literal: sre then skips to the next `>`
 # or `t` instead of trying the pattern at every position (3x faster on long commands).
 _WRITTEN: Final = lazy(r"""(?:>>?|t(?<!\wt)ee(?:\s+-a)?)\s*['"]?([^\s'"<>|;&]+\.py)\b""")
+# Its two branches on their own, each starting with a literal sre finds by a fast scan (`>`,
+# and `tee` with the look-behind after it): no position holding a `t` is tried (most of a
+# heredoc's text). `_written` merges their matches into what `_WRITTEN.finditer` gives.
+_WRITTEN_TAIL: Final = r"""\s*['"]?([^\s'"<>|;&]+\.py)\b"""
+_WRITTEN_GT: Final = lazy(r">>?" + _WRITTEN_TAIL)
+_WRITTEN_TEE: Final = lazy(r"tee(?<!\wtee)(?:\s+-a)?" + _WRITTEN_TAIL)
 _CD: Final = lazy(r"""(?:^|[;&|(]\s*|\n)\s*cd\s+['"]?([^\s'";&|)]+)""")
 
 
@@ -69,11 +79,30 @@ def listed_apps(text: str) -> set[str]:
             if name != "django" and not name.startswith("django.")}
 
 
+def _written(command: str) -> Iterator[re.Match[str]]:
+    """``_WRITTEN.finditer(command)``: the leftmost match of either branch from where the last
+    match ended (a position starts at most one branch: ``>`` or ``t``)."""
+    gt, tee = _WRITTEN_GT.search(command), _WRITTEN_TEE.search(command)
+    while True:
+        if gt is not None and (tee is None or gt.start() < tee.start()):
+            found = gt
+        elif tee is not None:
+            found = tee
+        else:
+            return
+        yield found
+        end = found.end()
+        if gt is not None and gt.start() < end:
+            gt = _WRITTEN_GT.search(command, end)
+        if tee is not None and tee.start() < end:
+            tee = _WRITTEN_TEE.search(command, end)
+
+
 def modules_of_command(command: str) -> set[str]:
     """What a shell command provides: the Python files it writes and the apps it lists."""
     out = listed_apps(command)
     if ".py" in command:
-        for found in _WRITTEN.finditer(command):
+        for found in _written(command):
             path = found.group(1)
             if not path.startswith("/"):
                 where = [cd.group(1) for cd in _CD.finditer(command, 0, found.start())]
