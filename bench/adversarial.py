@@ -19,6 +19,12 @@ Cases, by group:
 - ``file``: hostile files to every decoder: ``Failure.from_json``, ``decode_envelope``,
   ``read_envelopes``, ``TemplateClusterer.from_json``, the pipeline's trace loading,
   ``validate_toml`` / ``load_config``; and the CLIs on hostile arguments.
+- ``triage``, ``store``, ``output``: hostile files beside a good one given to ``failcode
+  triage`` (JSON nested 1,000 and 100,000 deep, NUL bytes, invalid UTF-8 late, truncation, a
+  step of 10^30, control characters in a session name, rich markup in a folder name, a FIFO,
+  a planted secret in a failcode-events file): the good file is still triaged, nothing raises
+  a traceback, nothing printed holds a raw control character or the secret; the store on a
+  mistyped URL, hostile URLs and a NUL-bearing event; ``--html`` into a missing folder.
 """
 
 # ruff: noqa: E501 - the cases are Python sources kept one per line, as their table reads best
@@ -427,6 +433,127 @@ def _cases() -> list[tuple[str, str]]:
                 assert "Traceback" not in err, err[-2000:]
                 assert "hostile_catalog" in err, err[-800:]
                 """))
+    cases.extend(_triage_cases())
+    return cases
+
+
+# -- triage, store, sinks: hostile files beside a good one (issue 23) ---------------------------
+TRIAGE_PRELUDE = r'''
+import glob, shutil, stat
+from importlib import resources
+SAMPLES = str(resources.files("failcode.triage") / "data")
+SECRET = "sk-proj-" + "Q7vX2mKp9LwR4tYz8NbC3dFh6JsA1eUo5iGq0ZxVnM"  # an OpenAI-shaped key
+
+def folder_with(name, data):
+    """A folder holding one shipped trajectory (good) and the hostile file ``name``."""
+    base = tempfile.mkdtemp()
+    shutil.copy(os.path.join(SAMPLES, "python-test-fix.traj.json"), base)
+    target = os.path.join(base, name)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    if data is not None:
+        with open(target, "wb") as out: out.write(data)
+    return base, target
+
+def triage_json(*paths):
+    code, out, err = cli("triage", "--json", "--jobs", "1", *paths)
+    assert "Traceback" not in err, err[-2000:]
+    assert code in (0, 2), (code, err[-800:])
+    document = json.loads(out)
+    assert any(s["session"] == "python-test-fix" for s in document["sessions"]), "good input lost"
+    return code, document, out
+
+def triage_text(*paths):
+    code, out, err = cli("triage", "--jobs", "1", *paths)
+    assert "Traceback" not in err, err[-2000:]
+    assert code in (0, 2), (code, err[-800:])
+    raw = [c for c in out if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) < 0xa0]
+    assert not raw, repr(raw[:5])
+    return out
+
+def event_line(**fields):
+    line = {"version": 1, "event": "command.failed", "event_id": "01M8RN9H3Z7H81EB6G0M5F6M5B",
+            "ts": "2026-12-01T11:19:28.616138Z", "session": "hostile", "step": 1,
+            "source": "command", "failure": None, "outcome": None, "decision": None,
+            "remedy": None, "evidence_refs": []}
+    line.update(fields)
+    return json.dumps(line).encode() + b"\n"
+'''
+
+
+def _triage_cases() -> list[tuple[str, str]]:
+    """Hostile inputs to ``failcode triage``, its store and its outputs; each beside a good
+    file that must still be triaged, with no traceback, no raw control character printed and
+    no planted secret in any output."""
+    deep = 'b\'{"mini_version": "2.4.6", "messages": \' + b"[" * {n} + b"]" * {n} + b"}"'
+    files = {
+        "deep_json_1000": deep.replace("{n}", "1000"),
+        "deep_json_100000": deep.replace("{n}", "100000"),
+        "nul_bytes": 'open(os.path.join(SAMPLES, "c-build-fix.traj.json"), "rb").read().replace(b\'"content": "\', b\'"content": "\\u0000\\x00\', 3)',
+        "invalid_utf8_late": 'open(os.path.join(SAMPLES, "c-build-fix.traj.json"), "rb").read()[:-200] + b"\\xff\\xfe" + open(os.path.join(SAMPLES, "c-build-fix.traj.json"), "rb").read()[-200:]',
+        "truncated": 'open(os.path.join(SAMPLES, "c-build-fix.traj.json"), "rb").read()[:5000]',
+        "huge_step": 'event_line(step=10**30)',
+        "ansi_in_session": 'event_line(session="\\x1b[31mred\\x1b[0m\\x07", failure=json.loads(open(os.path.join(SAMPLES, "c-library-events.events.jsonl")).read().splitlines()[1])["failure"])',
+    }
+    cases: list[tuple[str, str]] = []
+    for name, builder in files.items():
+        suffix = ".events.jsonl" if "step" in name or "session" in name else ".traj.json"
+        cases.append((f"triage.file.{name}", f"""
+            base, target = folder_with("hostile{suffix}", {builder})
+            triage_json(base)
+            triage_text(base)
+            """))
+    cases.append(("triage.file.fifo_in_folder", """
+        base, target = folder_with("pipe.traj.json", None)
+        os.mkfifo(target)
+        triage_json(base)
+        """))
+    cases.append(("triage.file.markup_in_folder_name", """
+        base, target = folder_with("[link=https://example.invalid]x[/link]/[/x]/run.traj.json",
+                                   open(os.path.join(SAMPLES, "c-build-fix.traj.json"), "rb").read())
+        out = triage_text(base, "--verbose")
+        assert "[/x]" in out
+        """))
+    cases.append(("triage.file.secret_in_events", """
+        first = json.loads(open(os.path.join(SAMPLES, "c-library-events.events.jsonl")).read().splitlines()[1])
+        first["failure"]["detail"] = "token " + SECRET
+        first["failure"]["message"] = "failed with " + SECRET
+        base, target = folder_with("leak.events.jsonl", json.dumps(first).encode() + b"\\n")
+        code, document, out = triage_json(base)
+        assert SECRET not in out, "secret printed by --json"
+        html = os.path.join(base, "r.html")
+        cli("triage", base, "--html", html)
+        assert SECRET not in open(html).read(), "secret in --html"
+        """))
+    cases.append(("store.read.missing_url_is_an_error", """
+        missing = os.path.join(tempfile.mkdtemp(), "typo.db")
+        code, out, err = cli("report", "--store", "sqlite:///" + missing)
+        assert "Traceback" not in err, err[-2000:]
+        assert code != 0, "a store that does not exist read as an empty report"
+        assert not os.path.exists(missing), "a read created the store"
+        """))
+    cases.append(("store.url.hostile", """
+        for url in ("postgresql://[::1", "sqlite:///a\\x00b.db", "sqlite:///x.db?mode=ro", "nosuch://x"):
+            code, out, err = cli("store", "stats", "--store", url)
+            assert "Traceback" not in err, (url, err[-2000:])
+            assert code != 0, url
+        """))
+    cases.append(("store.write.nul_event", """
+        base = tempfile.mkdtemp()
+        data = event_line(failure=json.loads(open(os.path.join(SAMPLES, "c-library-events.events.jsonl")).read().splitlines()[1])["failure"])
+        data = data.replace(b"error", b"err\\\\u0000or", 1)
+        with open(os.path.join(base, "nul.events.jsonl"), "wb") as out: out.write(data)
+        url = "sqlite:///" + os.path.join(base, "store.db")
+        code, out, err = cli("triage", base, "--store", url)
+        assert "Traceback" not in err, err[-2000:]
+        code, out, err = cli("store", "stats", "--store", url)
+        assert code == 0, err[-800:]
+        """))
+    cases.append(("output.html_into_missing_folder", """
+        code, out, err = cli("triage", "--html", os.path.join(tempfile.mkdtemp(), "no", "such", "r.html"))
+        assert "Traceback" not in err, err[-2000:]
+        assert code != 0
+        assert "r.html" in err, err[-500:]
+        """))
     return cases
 
 
@@ -437,7 +564,8 @@ def _limits() -> None:
 
 def run_case(name: str, body: str) -> tuple[str, bool, str]:
     """Run one case in its own bounded interpreter; (name, passed, why it failed)."""
-    source = PRELUDE + "\n" + textwrap.dedent(body)
+    prelude = PRELUDE + TRIAGE_PRELUDE if name.startswith(("triage.", "store.", "output.")) else PRELUDE
+    source = prelude + "\n" + textwrap.dedent(body)
     with tempfile.TemporaryDirectory() as work:
         script = Path(work) / "case.py"
         script.write_text(source, encoding="utf-8", errors="surrogatepass")
