@@ -342,7 +342,7 @@ def _explain_from_store(signature: str, store_url: str) -> list[str]:
     from failcode import explain_signature  # noqa: PLC0415
     from failcode.store._cli import _opened  # noqa: PLC0415 - the same rules as `store`
 
-    with _opened(store_url) as store:
+    with _opened(store_url, read_only=True) as store:
         history = store.history(signature)
         remedies = store.known_remedies(signature)
     if history.diagnostic is None:

@@ -5,11 +5,19 @@ tables, and text wrapped to the terminal's width; ``NO_COLOR`` turns colour off 
 When the stream is a pipe or a file, output is plain, unwrapped text with no escape codes, so
 scripts can parse it. Commands call :func:`echo`, :func:`table` and :func:`failure_text`
 and never decide this themselves.
+
+Rule (the terminal is not an attack surface): :func:`echo` and :func:`table` print values that
+may come from a log, a store or a path, so both print them inert. Control characters other
+than a line break are escaped as ``\\xNN`` (ESC, NUL, CR, DEL, the C1 range; a tab becomes a
+space) and lone surrogates become U+FFFD (:func:`printable`), on a terminal and piped alike;
+on a terminal the text goes to rich as a ``Text`` object, never as a markup string, so
+``[/x]`` or ``[link=...]`` prints as it is and styles come only from ``style``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +30,25 @@ if TYPE_CHECKING:
 
     from failcode import Failure
 
-__all__ = ["count", "echo", "failure_text", "is_terminal", "table"]
+__all__ = ["count", "echo", "failure_text", "is_terminal", "printable", "table"]
+
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    if char == "\t":
+        return " "
+    return "\ufffd" if char >= "\ud800" else f"\\x{ord(char):02x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character but the line break escaped as ``\\xNN`` (a tab
+    as a space) and every lone surrogate as U+FFFD: what :func:`echo` and :func:`table`
+    print."""
+    if text.isprintable():
+        return text
+    return _UNSAFE.sub(_escaped, text.replace("\r\n", "\n"))
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
@@ -57,6 +83,7 @@ def _console(err: bool) -> Console:
 
 def echo(text: str = "", *, err: bool = False, style: str | None = None) -> None:
     """Print a line: styled and wrapped on a terminal, as it is otherwise."""
+    text = printable(text)
     if is_terminal(err):
         from rich.text import Text  # noqa: PLC0415 - only on a terminal
 
@@ -68,14 +95,17 @@ def echo(text: str = "", *, err: bool = False, style: str | None = None) -> None
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, err: bool = False) -> None:
     """A table: rich's on a terminal; aligned columns of plain text otherwise (the header first,
     cells separated by at least two spaces, so ``split()`` reads a row)."""
+    header = [printable(str(name)) for name in header]
+    rows = [[printable(str(cell)).replace("\n", " ") for cell in row] for row in rows]
     if is_terminal(err):
         from rich.table import Table  # noqa: PLC0415 - only on a terminal
+        from rich.text import Text  # noqa: PLC0415
 
         grid = Table(box=None, header_style="bold", pad_edge=False)
         for name in header:
-            grid.add_column(name, overflow="fold")
+            grid.add_column(Text(name), overflow="fold")
         for row in rows:
-            grid.add_row(*row)
+            grid.add_row(*(Text(cell) for cell in row))  # Text: never parsed as markup
         _console(err).print(grid)
         return
     all_rows = [tuple(header), *(tuple(row) for row in rows)]

@@ -21,6 +21,7 @@ from failcode.events._event import (
     DECISION_EVENTS,
     EVENT_VERSION,
     FAILURE_EVENTS,
+    MAX_STEP,
     OUTCOME_EVENTS,
     REMEDY_EVENT,
     Event,
@@ -30,6 +31,7 @@ from failcode.events._event import (
     event_json_schema,
     failure_event,
     outcome_event,
+    redact_event,
     remedy_event,
 )
 from failcode.events._feed import EventHandler, event_processor, failure_hook
@@ -60,6 +62,7 @@ __all__ = [
     "DECISION_EVENTS",
     "EVENT_VERSION",
     "FAILURE_EVENTS",
+    "MAX_STEP",
     "OUTCOME_EVENTS",
     "REMEDY_EVENT",
     "Event",
@@ -79,6 +82,7 @@ __all__ = [
     "open_store",
     "outcome_event",
     "read_events",
+    "redact_event",
     "remedy_event",
     "write_events",
 ]

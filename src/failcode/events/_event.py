@@ -7,10 +7,26 @@ events). Known event names fix which one; any other name of the form ``area.what
 subject. Build events with :func:`failure_event`, :func:`outcome_event`, :func:`decision_event`
 and :func:`remedy_event`: they fill the id and the time and redact every text before the event
 can leave the process.
+
+Rules (input from other programs):
+
+- Text: lone surrogates and NUL in every string field (session, source, a decision's reason,
+  a remedy, and everything the Failure or outcome holds) become U+FFFD when an event is built
+  or decoded, as for every record (:mod:`failcode.record._frozen`).
+- Integers are bounded at decoding: ``step`` lies in ``0..MAX_STEP`` (2**31 - 1), a
+  decision's ``rule`` in ``0..MAX_STEP`` and its ``delay_s`` is finite and >= 0; anything else
+  is a ``ValueError`` (a validation error when decoding) naming the field, the value and the
+  range, which :func:`~failcode.events.read_events` reports as that line's FC-STORE-008.
+- Redaction: an event decoded from a file another program wrote is not trusted to be
+  redacted; :func:`redact_event` redacts it exactly as the factories do, and every reader
+  that shows events (``failcode triage`` on a failcode-events file, ``failcode report``)
+  applies it before anything reaches an output.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
@@ -32,6 +48,7 @@ from failcode import (
     redact,
 )
 from failcode.events._ids import new_event_id
+from failcode.record._frozen import is_clean, replace_surrogates
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -42,6 +59,7 @@ __all__ = [
     "DECISION_EVENTS",
     "EVENT_VERSION",
     "FAILURE_EVENTS",
+    "MAX_STEP",
     "OUTCOME_EVENTS",
     "REMEDY_EVENT",
     "Event",
@@ -51,6 +69,7 @@ __all__ = [
     "event_json_schema",
     "failure_event",
     "outcome_event",
+    "redact_event",
     "remedy_event",
     "ts_micros",
 ]
@@ -87,6 +106,10 @@ DECISION_EVENTS: Final[Mapping[Action, str]] = {
 REMEDY_EVENT: Final = "remedy.applied"
 """A remedy was tried on a signature; the event says whether it worked."""
 
+MAX_STEP: Final = 2**31 - 1
+"""The largest step (and decision rule) an event holds: more steps than any session has, and
+a step count (step + 1) fits every store's integer column."""
+
 _NAME_RE: Final = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
 _MAX_NAME: Final = 64
 _MAX_TEXT: Final = 4000
@@ -107,6 +130,18 @@ class EventDecision(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     delay_s: float = 0.0
     rule: int | None = None
 
+    def __post_init__(self) -> None:
+        if not is_clean(self.reason):
+            msgspec.structs.force_setattr(self, "reason", replace_surrogates(self.reason))
+        if not (type(self.delay_s) in (int, float) and math.isfinite(self.delay_s)
+                and self.delay_s >= 0):
+            msg = (f"EventDecision.delay_s={self.delay_s!r:.40}: expected a finite number of "
+                   "seconds >= 0")
+            raise ValueError(msg)
+        if self.rule is not None and not (type(self.rule) is int and 0 <= self.rule <= MAX_STEP):
+            msg = f"EventDecision.rule={_shown_int(self.rule)} is not in 0..{MAX_STEP}"
+            raise ValueError(msg)
+
 
 class RemedyAttempt(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A remedy tried on a signature, and whether the failure went away."""
@@ -118,12 +153,25 @@ class RemedyAttempt(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     def __post_init__(self) -> None:
         _check_text("remedy.signature", self.signature, _MAX_ID)
         _check_text("remedy.remedy", self.remedy, _MAX_TEXT)
+        for field in ("signature", "remedy"):
+            value = getattr(self, field)
+            if not is_clean(value):
+                msgspec.structs.force_setattr(self, field, replace_surrogates(value))
 
 
 def _check_text(field: str, value: object, limit: int) -> None:
     if not isinstance(value, str) or not value.strip() or len(value) > limit:
-        msg = f"Event.{field}={value!r:.80}: expected a non-blank str of at most {limit} chars"
+        shown = redact(repr(value)[:80]) if isinstance(value, str) else repr(value)[:80]
+        msg = f"Event.{field}={shown}: expected a non-blank str of at most {limit} chars"
         raise ValueError(msg)
+
+
+def _shown_int(value: object) -> str:
+    """An integer as an error message quotes it: in full up to 20 digits, else its size (a
+    huge one has no short decimal form, and ``repr`` refuses one over 4,300 digits)."""
+    if type(value) is int and value.bit_length() > 64:
+        return f"~10**{int(value.bit_length() * 0.30103)}"
+    return repr(value)[:40]
 
 
 class Event(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -176,27 +224,28 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
             and event_id.isprintable() and " " not in event_id
             and ts.tzinfo is UTC
             and (session is None or (type(session) is str and 0 < len(session) <= _MAX_ID
-                                     and not session.isspace()))
+                                     and not session.isspace() and is_clean(session)))
             and (source is None or (type(source) is str and 0 < len(source) <= _MAX_ID
-                                    and not source.isspace()))
-            and (step is None or (type(step) is int and step >= 0))
+                                    and not source.isspace() and is_clean(source)))
+            and (step is None or (type(step) is int and 0 <= step <= MAX_STEP))
         ):
             self._validate()
 
     def _validate(self) -> None:
         """Every check, each with a message naming the field, the value and the rule."""
         if self.version != EVENT_VERSION:
-            msg = (f"Event.version={self.version!r}: this failcode reads event version "
+            msg = (f"Event.version={_shown_int(self.version)}: this failcode reads event version "
                    f"{EVENT_VERSION}")
             raise ValueError(msg)
         name = self.event
         if not (isinstance(name, str) and len(name) <= _MAX_NAME and _NAME_RE.fullmatch(name)):
-            msg = f"Event.event={name!r:.80}: expected a name like tool.failed"
+            msg = f"Event.event={redact(repr(name)[:80])}: expected a name like tool.failed"
             raise ValueError(msg)
         event_id = self.event_id
         if not (isinstance(event_id, str) and 0 < len(event_id) <= _MAX_ID
                 and event_id.isprintable() and " " not in event_id):
-            msg = f"Event.event_id={event_id!r:.80}: expected a printable id without spaces"
+            msg = (f"Event.event_id={redact(repr(event_id)[:80])}: expected a printable id "
+                   "without spaces")
             raise ValueError(msg)
         ts = self.ts
         if ts.tzinfo is None or ts.utcoffset() != timedelta(0):
@@ -205,8 +254,11 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
         for field, value in (("session", self.session), ("source", self.source)):
             if value is not None:
                 _check_text(field, value, _MAX_ID)
-        if self.step is not None and (type(self.step) is not int or self.step < 0):
-            msg = f"Event.step={self.step!r}: expected an integer >= 0"
+                if not is_clean(value):
+                    msgspec.structs.force_setattr(self, field, replace_surrogates(value))
+        step = self.step
+        if step is not None and not (type(step) is int and 0 <= step <= MAX_STEP):
+            msg = f"Event.step={_shown_int(step)} is not in 0..{MAX_STEP}"
             raise ValueError(msg)
         _check_subject(self)
 
@@ -323,13 +375,50 @@ def ts_micros(ts: datetime) -> int:
 # factories: every text redacted before the event exists
 
 
-def _redact_tree(value: Any) -> Any:
+def _redact_tree(value: Any, text: Any = redact) -> Any:
     if isinstance(value, str):
-        return redact(value)
+        return text(value)
     if isinstance(value, dict):
-        return {key: _redact_tree(item) for key, item in value.items()}
+        return {key: _redact_tree(item, text) for key, item in value.items()}
     if isinstance(value, list):
-        return [_redact_tree(item) for item in value]
+        return [_redact_tree(item, text) for item in value]
+    if isinstance(value, tuple):  # to_builtins keeps tuples (causes, refs) as they are
+        return tuple(_redact_tree(item, text) for item in value)
+    return value
+
+
+_redact_repeated: Final = functools.lru_cache(maxsize=4096)(redact)
+""":func:`failcode.redact`, remembering the texts events of one file repeat (a code's
+message and remedy, a signature, a session): a file of many events pays for each text once."""
+
+
+def _redacted_builtins(value: Any) -> Any:
+    """``value`` (built-in types, as ``to_builtins`` gives) with every string redacted; the
+    very same object when no string changed, so an event with nothing to redact costs one
+    walk and no copy."""
+    kind = type(value)
+    if kind is str:
+        return _redact_repeated(value)
+    if kind is dict:
+        copy: dict[str, Any] | None = None
+        for key, item in value.items():
+            kind = type(item)
+            if kind is str:
+                new = _redact_repeated(item)
+            elif kind is dict or kind is list or kind is tuple:
+                new = _redacted_builtins(item)
+            else:
+                continue
+            if new is not item and new != item:
+                if copy is None:
+                    copy = dict(value)
+                copy[key] = new
+        return value if copy is None else copy
+    if kind is list or kind is tuple:
+        items = [_redacted_builtins(item) for item in value]
+        if all(new is old or new == old for new, old in zip(items, value, strict=True)):
+            return value
+        return items
     return value
 
 
@@ -344,6 +433,25 @@ def _redacted(value: Any, cls: type[Any]) -> Any:
 
 def _text(value: str | None) -> str | None:
     return None if value is None else redact(value)
+
+
+def redact_event(event: Event) -> Event:
+    """``event`` with every text redacted as the factories redact it (the same object when
+    nothing needed it): for events another program wrote, read from a file or a store.
+
+    Raises:
+        ValueError: redaction changed a field the record checks against another (a secret in
+            a failure's surface, class or location, which its signature repeats).
+    """
+    plain = msgspec.to_builtins(event)
+    cleaned = _redacted_builtins(plain)
+    if cleaned is plain:
+        return event
+    try:
+        return msgspec.convert(cleaned, Event)
+    except msgspec.ValidationError as exc:
+        msg = f"a secret in a field redaction cannot rewrite: {exc}"
+        raise ValueError(msg) from None
 
 
 def _now() -> datetime:

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Final, Literal, Protocol, runtime_checkable
 
 import msgspec
 
-from failcode import FC, FailureError
-from failcode.events._event import EVENT_VERSION, Event
+from failcode import FC, FailureError, redact
+from failcode.events._event import EVENT_VERSION, MAX_STEP, Event, redact_event
+from failcode.record._frozen import is_clean, replace_surrogates
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -142,7 +143,8 @@ class EventProblem(msgspec.Struct, frozen=True, kw_only=True):
         file: the file, as given.
         line: its 1-based line number.
         kind: ``malformed`` (not JSON, or not a valid event) or ``unknown_version``.
-        problem: what was wrong, naming the field's path (``$.failure.kind``).
+        problem: what was wrong, naming the field's path (``$.failure.kind``); redacted (it
+            may quote the line), so a secret in a bad line never reaches an output.
         found: the version the line declared (``unknown_version`` only).
     """
 
@@ -151,6 +153,11 @@ class EventProblem(msgspec.Struct, frozen=True, kw_only=True):
     kind: Literal["malformed", "unknown_version"]
     problem: str
     found: int | None = None
+
+    def __post_init__(self) -> None:
+        msgspec.structs.force_setattr(self, "problem", redact(self.problem))
+        if not is_clean(self.file):
+            msgspec.structs.force_setattr(self, "file", replace_surrogates(self.file))
 
     def failure(self) -> Failure:
         """The problem as a classified Failure (FC-STORE-008 or FC-STORE-009)."""
@@ -175,14 +182,16 @@ def _problem(file: str, number: int, line: bytes, exc: Exception) -> EventProble
         probe = _PROBE(line)
     except (msgspec.ValidationError, msgspec.DecodeError):
         probe = None
-    if probe is not None and probe.version is not None and probe.version != EVENT_VERSION:
+    if (probe is not None and probe.version is not None and probe.version != EVENT_VERSION
+            and 0 <= probe.version <= MAX_STEP):  # a version beyond that is malformed
         return EventProblem(file=file, line=number, kind="unknown_version",
                             problem=f"event version {probe.version}", found=probe.version)
     text = str(exc).rstrip(".")
     # msgspec's ValidationError is a DecodeError too: only a syntax error is "not JSON"
     if isinstance(exc, msgspec.DecodeError) and not isinstance(exc, msgspec.ValidationError):
         text = f"not JSON ({text})"
-    return EventProblem(file=file, line=number, kind="malformed", problem=text[:200])
+    return EventProblem(file=file, line=number, kind="malformed",
+                        problem=redact(text)[:200])  # redacted whole, then cut
 
 
 MAX_LINE: Final = 32 * 1024 * 1024
@@ -206,7 +215,8 @@ def _stream_lines(stream: BinaryIO, max_line: int) -> Iterator[bytes | None]:
 
 
 def read_events(source: str | os.PathLike[str] | BinaryIO, *,
-                name: str | None = None) -> Iterator[Event | EventProblem]:
+                name: str | None = None, redacted: bool = False,
+                ) -> Iterator[Event | EventProblem]:
     """Read a JSONL event file: each valid line as an :class:`Event`, each bad one as an
     :class:`EventProblem` naming its line; blank lines are skipped.
 
@@ -216,19 +226,24 @@ def read_events(source: str | os.PathLike[str] | BinaryIO, *,
         source: a path, or a binary stream with ``readline`` (read from where it is; a line
             over 32 MiB is reported as malformed and skipped, so memory stays bounded).
         name: how problems name the input (default: the path; ``<stream>`` for a stream).
+        redacted: redact every event as the factories do (:func:`~failcode.events.redact_event`)
+            before yielding it: for files another program wrote, whose events reach an output.
+            An event whose secret sits where redaction cannot rewrite it (a failure's surface,
+            which its signature repeats) is reported as that line's problem instead.
 
     Raises:
         OSError: the file cannot be opened.
     """
     if hasattr(source, "readline"):
         yield from _decode_lines(_stream_lines(source, MAX_LINE),  # type: ignore[arg-type]
-                                 name or "<stream>")
+                                 name or "<stream>", redacted=redacted)
         return
     with Path(source).open("rb") as handle:
-        yield from _decode_lines(handle, name or os.fspath(source))
+        yield from _decode_lines(handle, name or os.fspath(source), redacted=redacted)
 
 
-def _decode_lines(lines: Iterable[bytes | None], name: str) -> Iterator[Event | EventProblem]:
+def _decode_lines(lines: Iterable[bytes | None], name: str, *,
+                  redacted: bool = False) -> Iterator[Event | EventProblem]:
     decode = _DECODE
     for number, line in enumerate(lines, start=1):
         if line is None:
@@ -236,7 +251,15 @@ def _decode_lines(lines: Iterable[bytes | None], name: str) -> Iterator[Event | 
                                problem=f"a line longer than {MAX_LINE // (1024 * 1024)} MiB")
             continue
         try:
-            yield decode(line)
+            event = decode(line)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             if line.strip():
                 yield _problem(name, number, line, exc)
+            continue
+        if redacted:
+            try:
+                event = redact_event(event)
+            except ValueError as exc:
+                yield EventProblem(file=name, line=number, kind="malformed", problem=str(exc))
+                continue
+        yield event

@@ -5,6 +5,10 @@ to encode, and decoded with unknown fields rejected. Every invariant of the
 record is checked in ``__post_init__``, which msgspec runs both on construction and on decoding,
 so an invalid record can exist neither in memory nor off the wire.
 
+Every text field (and every string in ``params``, ``context``, ``metadata``, ``cause`` and the
+refs) has its lone surrogates and NUL characters replaced by U+FFFD there too (the rule is in
+:mod:`failcode.record._frozen`), so a record always encodes as UTF-8 and every store keeps it.
+
 Exceptions raised here::
 
     ValueError
@@ -33,6 +37,7 @@ from failcode.record._frozen import (
     MAX_VALUE_CHARS,
     FrozenDict,
     Scalar,
+    is_clean,
     replace_surrogates,
 )
 
@@ -107,7 +112,7 @@ class EntityRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=Fals
         if not (isinstance(self.type, str) and self.type and isinstance(self.id, str) and self.id):
             msg = f"EntityRef needs a non-empty str type and id, got {self.type!r}, {self.id!r}"
             raise InvalidFailureError(msg)
-        if not (self.type.isascii() and self.id.isascii()):
+        if not (is_clean(self.type) and is_clean(self.id)):
             force_setattr(self, "type", replace_surrogates(self.type))
             force_setattr(self, "id", replace_surrogates(self.id))
 
@@ -124,9 +129,9 @@ class CauseLink(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=Fals
 
     def __post_init__(self) -> None:
         kind, message, code = self.type, self.message, self.code
-        if (type(kind) is str and type(message) is str and kind.isascii() and message.isascii()
+        if (type(kind) is str and type(message) is str and is_clean(kind) and is_clean(message)
                 and kind and len(message) <= MAX_TEXT_CHARS
-                and (code is None or (type(code) is str and code.isascii()))):
+                and (code is None or (type(code) is str and is_clean(code)))):
             return  # the common link: ASCII text within bounds, nothing to check or replace
         if not isinstance(self.type, str) or not self.type:
             msg = f"CauseLink.type must be a non-empty str, got {self.type!r}"
@@ -139,7 +144,7 @@ class CauseLink(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=Fals
             raise InvalidFailureError(msg)
         for field in ("type", "message", "code"):
             value = getattr(self, field)
-            if value is not None and not value.isascii():
+            if value is not None and not is_clean(value):
                 force_setattr(self, field, replace_surrogates(value))
 
 
@@ -217,9 +222,11 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
             and not signature[-8:].strip(_HEX)
             and ((remedy is None and not static[6])
                  or (type(remedy) is str and 0 < len(remedy) <= MAX_TEXT_CHARS
-                     and not remedy.isspace() and remedy.isascii()))
+                     and not remedy.isspace() and remedy.isascii()
+                     and "\x00" not in remedy))
             and self.detail is None and self.recoverable.__class__ is bool
             and type(self.error_id) is str and self.error_id and self.error_id.isascii()
+            and "\x00" not in self.error_id
         ):
             _validate(self)
             return
@@ -454,11 +461,12 @@ _TEXT_FIELDS: Final = ("message", "detail", "remedy", "surface", "error_class", 
 
 
 def _replace_surrogates(record: Failure) -> None:
-    """Lone surrogates (undecodable bytes of argv, paths, headers, output) become U+FFFD, the
-    same in every field, so the signature still matches its parts and ``to_json`` never fails."""
+    """Lone surrogates (undecodable bytes of argv, paths, headers, output) and NUL become
+    U+FFFD, the same in every field, so the signature still matches its parts, ``to_json``
+    never fails and every store keeps the text (PostgreSQL refuses NUL)."""
     for field in _TEXT_FIELDS:
         value = getattr(record, field)
-        if type(value) is str and not value.isascii():
+        if type(value) is str and not is_clean(value):
             force_setattr(record, field, replace_surrogates(value))
 
 

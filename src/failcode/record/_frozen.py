@@ -2,6 +2,13 @@
 
 A ``dict`` subclass so msgspec encodes it natively and equality with a plain ``dict`` holds;
 every mutating method raises :class:`TypeError`, as a ``MappingProxyType`` would.
+
+Rule (text that is safe everywhere): every string a record holds (a key or value here, every
+text field of a Failure, a cause link, an entity ref, an outcome, an event) has its lone
+surrogates and its NUL characters (U+0000) replaced by U+FFFD when the record is built or
+decoded (:func:`replace_surrogates`): UTF-8 encoders refuse the first, PostgreSQL's ``text``
+refuses the second, and neither may poison a sink or a store. Other control characters are
+kept (a record is data); renderers escape them.
 """
 
 from __future__ import annotations
@@ -10,7 +17,8 @@ import math
 import re
 from typing import Any, Final, NoReturn
 
-__all__ = ["MAX_INT", "MAX_KEYS", "MAX_VALUE_CHARS", "FrozenDict", "Scalar", "replace_surrogates"]
+__all__ = ["MAX_INT", "MAX_KEYS", "MAX_VALUE_CHARS", "FrozenDict", "Scalar", "is_clean",
+           "replace_surrogates"]
 
 Scalar = str | int | float | bool | None
 """The values a record's mappings hold: JSON scalars. Nested data belongs in evidence."""
@@ -22,23 +30,30 @@ MAX_VALUE_CHARS: Final = 4000
 MAX_INT: Final = 2**63
 """Integer values lie in ``-MAX_INT <= value < 2 * MAX_INT`` (int64 or uint64), so every JSON
 reader keeps them and arithmetic on them (a delay, a status) never overflows a float."""
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_SURROGATE: Final = re.compile("[\x00\ud800-\udfff]")
 
 
 def replace_surrogates(text: str) -> str:
     """``text`` with every lone surrogate (an undecodable byte smuggled in by
-    ``surrogateescape``, a broken JSON escape) replaced by U+FFFD, so it encodes as UTF-8."""
+    ``surrogateescape``, a broken JSON escape) and every NUL replaced by U+FFFD, so it
+    encodes as UTF-8 and every store keeps it; ``text`` itself when it has neither."""
     if text.isascii():
-        return text
+        return text.replace("\x00", "\ufffd") if "\x00" in text else text
     return _SURROGATE.sub("\ufffd", text)
+
+
+def is_clean(text: str) -> bool:
+    """Whether :func:`replace_surrogates` leaves ``text`` as it is (ASCII without NUL: the
+    cheap test; other text is checked by the replacement itself)."""
+    return text.isascii() and "\x00" not in text
 
 
 class FrozenDict(dict[str, Scalar]):
     """A read-only ``dict[str, Scalar]`` whose keys are str and values JSON scalars.
 
     Validated once, when built; every mutating method raises :class:`TypeError`. Hashing is
-    refused, as for ``dict``. Lone surrogates in keys and string values are replaced by U+FFFD,
-    so the mapping always encodes as UTF-8 JSON.
+    refused, as for ``dict``. Lone surrogates and NUL in keys and string values are replaced by
+    U+FFFD, so the mapping always encodes as UTF-8 JSON and every store keeps it.
 
     Raises:
         TypeError: a key is not a str or a value is not a JSON scalar.
@@ -65,7 +80,7 @@ class FrozenDict(dict[str, Scalar]):
                     msg = (f"value {key!r}: a string of {len(value)} characters; "  # type: ignore[arg-type]
                            f"at most {MAX_VALUE_CHARS}")
                     raise ValueError(msg)
-                if not (value.isascii() and key.isascii()):  # type: ignore[union-attr]
+                if not value.isascii() or "\x00" in value:  # type: ignore[union-attr,operator]
                     dirty = True
             elif value_type is float:
                 if not math.isfinite(value):  # type: ignore[arg-type]
@@ -75,7 +90,7 @@ class FrozenDict(dict[str, Scalar]):
                 msg = (f"value {key!r}: an integer of {value.bit_length()} bits; "  # type: ignore[union-attr]
                        f"at most 64")
                 raise ValueError(msg)
-            elif not key.isascii():
+            if not key.isascii() or "\x00" in key:  # every key, whatever its value
                 dirty = True
         if dirty:
             self._replace_surrogates()

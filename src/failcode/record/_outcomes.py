@@ -7,6 +7,10 @@ veto is a recorded negative decision, never turned into success. A crash on the 
 side of a pipe is observed (``PeerExited``), not coded.
 
 Each type is a frozen msgspec Struct tagged with its ``type`` so the wire envelope can carry it.
+
+As for a Failure, lone surrogates and NUL in every string field become U+FFFD when an outcome
+is built or decoded, and an integer field (an exit status, a signal) lies in int64 (a
+``ValueError`` otherwise, which decoding reports as a validation error naming the field).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from failcode.record._frozen import FrozenDict, Scalar
+from failcode.record._frozen import MAX_INT, FrozenDict, Scalar, is_clean, replace_surrogates
 
 __all__ = [
     "Cancelled",
@@ -38,6 +42,15 @@ class _OutcomeBase(
     def __post_init__(self) -> None:
         if type(self.context) is not FrozenDict:
             msgspec.structs.force_setattr(self, "context", FrozenDict(self.context))
+        for field in self.__struct_fields__:
+            value = getattr(self, field)
+            if type(value) is str:
+                if not is_clean(value):
+                    msgspec.structs.force_setattr(self, field, replace_surrogates(value))
+            elif type(value) is int and not -MAX_INT <= value < MAX_INT:
+                msg = (f"{type(self).__name__}.{field}: an integer of {value.bit_length()} "
+                       f"bits; expected one in -2**63..2**63-1")
+                raise ValueError(msg)
 
 
 class NoMatch(_OutcomeBase, tag="no_match", frozen=True):

@@ -4,17 +4,31 @@ Every command takes ``--store URL`` (default: ``$FAILCODE_STORE``, else ``[store
 failcode.toml, else the embedded store in the user data directory) and ``--json``. A store
 that cannot be opened prints its FC-STORE code, message and remedy and exits with the code's
 exit status (never a traceback).
+
+The commands that only read (``diagnostics``, ``blame``, ``loops``, ``clusters``, ``show``,
+``stats``, and ``failcode report``) open the store read-only: a store on a read-only mount is
+readable, nothing is written, and a URL naming no store is FC-STORE-001 (a typo never creates
+an empty store). ``import`` and ``prune`` open it for writing (creating it when missing).
+
+Every value that comes from the store (session names, signatures, messages, remedies, event
+names, the URL) is printed through :func:`printable`: control characters escaped as ``\\xNN``
+(a line break too: a row is one line), lone surrogates as ``\\udNNN``. Output is plain
+``click.echo`` text, never rich markup, so ``[/x]`` or ``[link=...]`` print as they are. A
+stdout that cannot be written (closed, a full disk, a closed pipe) is one line on stderr,
+``error: cannot write to stdout: REASON``, exit 1 (:func:`stdout_guard`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import sys
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import click
 import msgspec
@@ -29,7 +43,8 @@ if TYPE_CHECKING:
 else:  # a group that answers a mistyped command with the nearest ones
     from click_didyoumean import DYMGroup as DidYouMeanGroup
 
-__all__ = ["parse_duration", "store"]
+__all__ = ["OutputFailed", "failure_lines", "open_configured", "parse_duration", "printable",
+           "require_stdout", "stdout_guard", "store", "write_file"]
 
 _DURATION_RE: Final = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|h|d|w)")
 _UNIT_S: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -64,13 +79,128 @@ def _when(value: str | None, option: str) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
-def _report(failure: Failure) -> None:
+_UNPRINTABLE: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def printable(value: object) -> str:
+    """``value`` as one printable line: control characters (a line break and a tab too)
+    escaped as ``\\xNN``, lone surrogates as ``\\udNNN``."""
+    text = "" if value is None else str(value)
+    return _UNPRINTABLE.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+        else f"\\u{ord(m.group()):04x}", text)
+
+
+def failure_lines(failure: Failure) -> list[str]:
+    """The lines an FC-STORE failure is reported with: the code and message, the remedy."""
+    lines = [f"error: [{failure.code}] {printable(failure.message)}"]
+    if failure.remedy:
+        lines.append(f"  remedy: {printable(failure.remedy)}")
+    return lines
+
+
+def _report(failure: Failure) -> NoReturn:
     from failcode.boundary import exit_code  # noqa: PLC0415 - only on the error path
 
-    click.echo(f"error: [{failure.code}] {failure.message}", err=True)
-    if failure.remedy:
-        click.echo(f"  remedy: {failure.remedy}", err=True)
+    for line in failure_lines(failure):
+        click.echo(line, err=True)
     raise SystemExit(exit_code(failure))
+
+
+_CLOSED: Final = "error: cannot write to stdout: it is closed"
+
+
+class OutputFailed(Exception):  # noqa: N818 - a signal, reported by stdout_guard
+    """Writing an output (stdout or a file) failed; ``line`` says which and why."""
+
+    def __init__(self, line: str, stream: Any = None) -> None:
+        super().__init__(line)
+        self.line = line
+        self.stream = stream
+        """The stream that failed (its later writes go to the null device)."""
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return printable(exc) or type(exc).__name__
+
+
+class _GuardedStdout:
+    """``sys.stdout`` while a command prints: a failed write or flush raises
+    :class:`OutputFailed` (so it is told from any other error); the rest is the stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _failed(self, exc: BaseException) -> BaseException:
+        closed = getattr(self._stream, "closed", False)
+        if not isinstance(exc, OSError) and not closed:
+            return exc  # not the stream's failure (a str where bytes were meant)
+        return OutputFailed(_CLOSED if closed else
+                            f"error: cannot write to stdout: {_reason(exc)}", self._stream)
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except (OSError, ValueError) as exc:
+            raise self._failed(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except (OSError, ValueError) as exc:
+            raise self._failed(exc) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def stdout_guard(then: Sequence[str] = ()) -> Iterator[None]:
+    """Run a command's printing: a stdout that is closed or whose write fails (a full disk, a
+    closed pipe) ends it with one line, ``error: cannot write to stdout: REASON``, then the
+    ``then`` lines, exit 1, never a traceback (later writes go to the null device, so the
+    interpreter's own last flush stays quiet). Any other error passes through."""
+    real = sys.stdout
+    if real is not None:
+        sys.stdout = _GuardedStdout(real)
+    try:
+        yield
+        if sys.stdout is None:
+            raise OutputFailed(_CLOSED)
+        sys.stdout.flush()
+    except OutputFailed as failed:
+        line = failed.line
+        if failed.stream is not None:  # the interpreter's own last flush: quiet
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, failed.stream.fileno())
+                os.close(devnull)
+    else:
+        return
+    finally:
+        if real is not None:
+            sys.stdout = real
+    click.echo(line, err=True)
+    for more in then:
+        click.echo(more, err=True)
+    raise SystemExit(1)
+
+
+def require_stdout() -> None:
+    """Raise :class:`OutputFailed` when there is no stdout (closed before the start)."""
+    if sys.stdout is None:
+        raise OutputFailed(_CLOSED)
+
+
+def write_file(path: Path, text: str, what: str) -> str | None:
+    """Write ``text`` to ``path``; None, or the one line saying why it could not be."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        return f"error: cannot write {what} {printable(path)}: {_reason(exc)}"
+    return None
 
 
 def _settings(url: str | None) -> tuple[str | None, dict[str, int]]:
@@ -88,27 +218,54 @@ def _settings(url: str | None) -> tuple[str | None, dict[str, int]]:
     return url, thresholds
 
 
-@contextmanager
-def _opened(url: str | None) -> Iterator[Store]:
-    from failcode.store import StoreError, open_store  # noqa: PLC0415 - loaded on use
+def open_configured(url: str | None, *, read_only: bool = False) -> Store:
+    """The store the options, the environment and failcode.toml name (see the module).
+
+    Raises:
+        StoreError: it cannot be opened.
+    """
+    from failcode.store import open_store  # noqa: PLC0415 - loaded on use
 
     resolved, thresholds = _settings(url)
+    return open_store(resolved, read_only=read_only, **thresholds)
+
+
+@contextmanager
+def _opened(url: str | None, *, read_only: bool = False) -> Iterator[Store]:
+    from failcode.store import StoreError  # noqa: PLC0415 - loaded on use
+
     try:
-        with open_store(resolved, **thresholds) as opened:
+        with open_configured(url, read_only=read_only) as opened:
             yield opened
     except StoreError as exc:
         _report(exc.failure)
 
 
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
+
+
 def _print_json(value: Any) -> None:
-    click.echo(json.dumps(msgspec.to_builtins(value), indent=2, ensure_ascii=False))
+    text = json.dumps(msgspec.to_builtins(value), indent=2, ensure_ascii=False)
+    click.echo(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+
+
+def _guarded(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Run the command under :func:`stdout_guard`."""
+    import functools  # noqa: PLC0415 - decoration time only
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with stdout_guard():
+            return function(*args, **kwargs)
+
+    return run
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     if not rows:
         click.echo("(nothing stored matches)")
         return
-    cells = [list(headers)] + [["" if v is None else str(v) for v in row] for row in rows]
+    cells = [list(headers)] + [[printable(v) for v in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     for row in cells:
         click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
@@ -119,6 +276,7 @@ def _short(when: datetime) -> str:
 
 
 def _common(function: Callable[..., Any]) -> Callable[..., Any]:
+    function = _guarded(function)
     function = click.option("--json", "as_json", is_flag=True, help="Print JSON.")(function)
     return click.option("--store", "url", metavar="URL",
                         help="sqlite:///path.db or postgresql://...; default: FAILCODE_STORE, "
@@ -207,7 +365,7 @@ def store() -> None:
 @_filters
 def diagnostics_command(url: str | None, as_json: bool, **filters: Any) -> None:
     """The diagnostics table by signature, most frequent first."""
-    with _opened(url) as opened:
+    with _opened(url, read_only=True) as opened:
         rows = opened.diagnostics(**_query_args(**filters))
     if as_json:
         _print_json(rows)
@@ -225,7 +383,7 @@ def diagnostics_command(url: str | None, as_json: bool, **filters: Any) -> None:
               help="Group the kinds by code or by area.")
 def blame_command(url: str | None, as_json: bool, by: str, **filters: Any) -> None:
     """The blame histogram: who acts (category) x what failed (kind) x code or area."""
-    with _opened(url) as opened:
+    with _opened(url, read_only=True) as opened:
         rows = opened.blame(by=by, **_query_args(**filters))
     if as_json:
         _print_json(rows)
@@ -239,7 +397,7 @@ def blame_command(url: str | None, as_json: bool, by: str, **filters: Any) -> No
 @_filters
 def loops_command(url: str | None, as_json: bool, **filters: Any) -> None:
     """Retry loops: a signature failing 3+ times in a session, or twice in a row."""
-    with _opened(url) as opened:
+    with _opened(url, read_only=True) as opened:
         rows = opened.loops(**_query_args(**filters))
     if as_json:
         _print_json(rows)
@@ -262,7 +420,7 @@ def loops_command(url: str | None, as_json: bool, **filters: Any) -> None:
               help="Skip this many rows first (paging).")
 def clusters_command(url: str | None, as_json: bool, **filters: Any) -> None:
     """Clusters of signatures with one message template, across sessions."""
-    with _opened(url) as opened:
+    with _opened(url, read_only=True) as opened:
         rows = opened.clusters(**filters)
     if as_json:
         _print_json(rows)
@@ -282,26 +440,28 @@ def clusters_command(url: str | None, as_json: bool, **filters: Any) -> None:
 def show_command(signature: str, url: str | None, as_json: bool, session: str | None,
                  limit: int, offset: int) -> None:
     """One signature: its counts, known remedies (best first) and latest events."""
-    with _opened(url) as opened:
+    with _opened(url, read_only=True) as opened:
         found = opened.history(signature, session=session, limit=limit, offset=offset)
     if as_json:
         _print_json(found)
         return
     d = found.diagnostic
     if d is None:
-        click.echo(f"no failure with signature {signature} is stored", err=True)
+        click.echo(f"no failure with signature {printable(signature)} is stored", err=True)
         raise SystemExit(1)
-    click.echo(f"{d.signature}\n  {d.code} {d.kind} / {d.category}: {d.count} failures in "
-               f"{d.sessions} sessions, {_short(d.first_seen)} .. {_short(d.last_seen)}")
-    click.echo(f"  last message: {d.last_message}")
+    p = printable
+    click.echo(f"{p(d.signature)}\n  {p(d.code)} {p(d.kind)} / {p(d.category)}: {d.count} "
+               f"failures in {d.sessions} sessions, {_short(d.first_seen)} .. "
+               f"{_short(d.last_seen)}")
+    click.echo(f"  last message: {p(d.last_message)}")
     click.echo("known remedies (best first):" if found.remedies else "no remedy recorded yet")
     for r in found.remedies:
-        click.echo(f"  [{r.status}] {r.remedy}  (worked {r.worked} of {r.tried}, "
+        click.echo(f"  [{p(r.status)}] {p(r.remedy)}  (worked {r.worked} of {r.tried}, "
                    f"failed {r.streak_failed} in a row)")
     click.echo(f"latest events ({len(found.events)}):")
     for event in found.events:
-        click.echo(f"  {_short(event.ts)}  {event.event}  session={event.session or '-'}  "
-                   f"{event.event_id}")
+        click.echo(f"  {_short(event.ts)}  {p(event.event)}  session={p(event.session or '-')}"
+                   f"  {p(event.event_id)}")
 
 
 @store.command("import", epilog=_examples(*_EXAMPLES["import"]))
@@ -324,7 +484,8 @@ def import_command(file: Path, url: str | None, as_json: bool, batch: int) -> No
                 problems.append(item)
                 if not as_json:
                     failure = item.failure()
-                    click.echo(f"skipped: [{failure.code}] {failure.message}", err=True)
+                    click.echo(f"skipped: [{failure.code}] {printable(failure.message)}",
+                               err=True)
                 continue
             read += 1
             pending.append(item)
@@ -365,16 +526,16 @@ def prune_command(older_than: str, url: str | None, as_json: bool) -> None:
 @_common
 def stats_command(url: str | None, as_json: bool) -> None:
     """What the store holds."""
-    with _opened(url) as opened:
+    with _opened(url, read_only=True) as opened:
         found = opened.stats()
         where = opened.url
     if as_json:
         _print_json({"store": where, **msgspec.to_builtins(found)})
         return
-    click.echo(f"store: {where} (schema {found.schema_version})")
+    click.echo(f"store: {printable(where)} (schema {found.schema_version})")
     click.echo(f"events: {found.events_stored} stored, {found.events_ingested} ever ingested")
     for name, count in found.by_event.items():
-        click.echo(f"  {name}: {count}")
+        click.echo(f"  {printable(name)}: {count}")
     click.echo(f"signatures: {found.signatures}; sessions: {found.sessions}; clusters: "
                f"{found.clusters}; remedies: {found.remedies}")
     if found.oldest and found.newest:

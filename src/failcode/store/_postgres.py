@@ -3,6 +3,11 @@
 Many machines append to one database at once: every batch is one transaction, idempotent by
 event id (``ON CONFLICT DO NOTHING``); rows whose new value depends on the old are read
 ``FOR UPDATE``; a deadlock or serialization failure makes the store run the batch again.
+
+Read-only (``read_only=True``): every connection of the pool runs its transactions
+``READ ONLY`` (``default_transaction_read_only``), so a role that may only ``SELECT`` reads the
+store and nothing (no table, no migration) is ever written. A URL the driver cannot parse is
+FC-STORE-001.
 """
 
 from __future__ import annotations
@@ -104,13 +109,20 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:200] if text else type(exc).__name__
 
 
+def _read_only(connection: Any) -> None:
+    """Make every transaction of ``connection`` READ ONLY (a pool's configure hook)."""
+    connection.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    connection.commit()
+
+
 class PostgresBackend:
     """The PostgreSQL backend of :class:`~failcode.store.Store` (``postgresql://...``)."""
 
     name = "postgresql"
 
-    def __init__(self, url: str, *, timeout_s: float, max_connections: int = 4) -> None:
-        from failcode.store._store import StoreError, _safe_url  # noqa: PLC0415 - cycle
+    def __init__(self, url: str, *, timeout_s: float, max_connections: int = 4,
+                 read_only: bool = False) -> None:
+        from failcode.store._store import StoreError, _bad_url, _safe_url  # noqa: PLC0415
 
         self.url = _safe_url(url)
         try:
@@ -121,6 +133,12 @@ class PostgresBackend:
                 "url": self.url, "problem": f"{exc.name} is not installed "
                                             "(pip install 'failcode[postgres]')"})) from None
         self._psycopg = psycopg
+        try:
+            port = psycopg.conninfo.conninfo_to_dict(url).get("port")
+            if port is not None and not all(p.strip().isdigit() for p in str(port).split(",")):
+                raise _bad_url(self.url, f"the port {port} is not a number")
+        except psycopg.Error as exc:
+            raise _bad_url(self.url, _first_line(exc)) from None
         timeout = max(1, round(timeout_s))
         try:
             # one direct connection first: its error says why (the pool's only times out)
@@ -129,7 +147,8 @@ class PostgresBackend:
             raise StoreError(self._opening(exc)) from None
         self._pool = ConnectionPool(url, min_size=1, max_size=max_connections, open=False,
                                     timeout=timeout_s, kwargs={"connect_timeout": timeout},
-                                    name="failcode-store")
+                                    name="failcode-store",
+                                    configure=_read_only if read_only else None)
         try:
             self._pool.open(wait=True, timeout=timeout_s)
         except Exception as exc:  # noqa: BLE001 - the pool's errors are classified below

@@ -5,6 +5,18 @@ durable batch) with :meth:`Store.append` for explicit batches, the queries of
 :mod:`failcode.store._queries` as methods, and the migrations. A backend supplies connections,
 transactions and the mapping of its driver's exceptions to FC-STORE failures; everything else
 is shared, so both backends run the same statements and answer with the same results.
+
+Opening for reading (``open_store(url, read_only=True)``, what every command that only reads
+uses): the store must exist (a URL naming no store is FC-STORE-001, and nothing is created);
+nothing is written (no folder, no file, no ``-wal``/``-shm``, no migration, no ``journal_mode``
+change): SQLite opens the file with the ``mode=ro`` URI, and, when the folder cannot hold the
+``-shm`` file (a read-only mount) and no WAL is left over, with ``immutable=1``; PostgreSQL
+runs every transaction ``READ ONLY``. A store of an older schema is migrated once by a
+writing open first (that needs write access). A read-only store refuses ``append``, ``emit``
+and ``prune`` with FC-STORE-005.
+
+URL parsing never raises anything but FC-STORE-001: a NUL character, a malformed host or port,
+a query or fragment on a ``sqlite://`` URL (``?mode=ro``: failcode chooses the mode itself).
 """
 
 from __future__ import annotations
@@ -99,8 +111,10 @@ def _bad_url(url: str, problem: str) -> StoreError:
 
 def open_store(url: str | None = None, *, promote_after: int = DEFAULT_PROMOTE_AFTER,
                demote_after: int = DEFAULT_DEMOTE_AFTER, batch: int = 500,
-               flush_interval_s: float = 0.1, timeout_s: float = 5.0) -> Store:
-    """Open the store at ``url``, creating it and migrating its schema as needed.
+               flush_interval_s: float = 0.1, timeout_s: float = 5.0,
+               read_only: bool = False) -> Store:
+    """Open the store at ``url``, creating it and migrating its schema as needed (with
+    ``read_only``: an existing store, opened for reading only; see the module).
 
     Args:
         url: ``sqlite:///relative/or/absolute.db`` (``sqlite:////abs.db`` works too), a plain
@@ -111,6 +125,8 @@ def open_store(url: str | None = None, *, promote_after: int = DEFAULT_PROMOTE_A
         batch: events :meth:`Store.emit` buffers before it writes them as one transaction.
         flush_interval_s: an emit also writes the buffer when its oldest event is this old.
         timeout_s: how long to wait for a lock or a connection.
+        read_only: open an existing store without writing anything; a missing store is
+            FC-STORE-001.
 
     Raises:
         StoreError: FC-STORE-001 bad URL, -002 unreachable, -003 locked, -004 corrupt,
@@ -118,9 +134,45 @@ def open_store(url: str | None = None, *, promote_after: int = DEFAULT_PROMOTE_A
     """
     if url is None:
         url = default_store_url()
-    text = url.strip()
-    scheme = urlsplit(text).scheme.lower() if "://" in text else ""
-    backend: Backend
+    backend = _backend(url.strip(), timeout_s=timeout_s, read_only=read_only)
+    store = Store(backend, read_only=read_only, promote_after=promote_after,
+                  demote_after=demote_after, batch=batch, flush_interval_s=flush_interval_s)
+    try:
+        found = store.readable() if read_only else store.migrate()
+    except BaseException:
+        backend.close()
+        raise
+    if read_only and found < SCHEMA_VERSION:  # an older schema: migrated once, then read
+        backend.close()
+        options: dict[str, Any] = {
+            "promote_after": promote_after, "demote_after": demote_after, "batch": batch,
+            "flush_interval_s": flush_interval_s, "timeout_s": timeout_s}
+        open_store(url, **options).close()
+        return open_store(url, read_only=True, **options)
+    return store
+
+
+def _printable_url(url: str) -> str:
+    """``url`` without its password and with control characters escaped (it is printed)."""
+    text = "".join(f"\\x{ord(ch):02x}" if ord(ch) < 32 or 0x7F <= ord(ch) <= 0x9F else ch
+                   for ch in url)
+    try:
+        return _safe_url(text)
+    except ValueError:
+        return text
+
+
+def _backend(text: str, *, timeout_s: float, read_only: bool) -> Backend:
+    """The backend the URL names; every malformed URL is FC-STORE-001."""
+    if any(ord(ch) < 32 for ch in text):
+        raise _bad_url(_printable_url(text), "it holds a control character (a NUL?)")
+    try:
+        parts = urlsplit(text) if "://" in text else None
+        scheme = parts.scheme.lower() if parts is not None else ""
+        if scheme in ("postgresql", "postgres") and parts is not None:
+            _ = parts.port  # a port that is no number raises here
+    except ValueError as exc:
+        raise _bad_url(_printable_url(text), str(exc)) from None
     if scheme == "sqlite" or (not scheme and text):
         from failcode.store._sqlite import SqliteBackend  # noqa: PLC0415 - chosen by URL
 
@@ -128,26 +180,20 @@ def open_store(url: str | None = None, *, promote_after: int = DEFAULT_PROMOTE_A
         if scheme:
             if not path.startswith("/"):
                 raise _bad_url(text, "expected sqlite:///path/to/failcode.db")
+            if "?" in path or "#" in path:
+                raise _bad_url(text, "a sqlite URL takes no query or fragment (failcode opens "
+                                     "a store read-only itself when it only reads)")
             path = path[1:]
         if not path or path.endswith("/"):
             raise _bad_url(text, "the URL names no database file")
-        backend = SqliteBackend(path, display=text if scheme else f"sqlite:///{path}",
-                                timeout_s=timeout_s)
-    elif scheme in ("postgresql", "postgres"):
+        return SqliteBackend(path, display=text if scheme else f"sqlite:///{path}",
+                             timeout_s=timeout_s, read_only=read_only)
+    if scheme in ("postgresql", "postgres"):
         from failcode.store._postgres import PostgresBackend  # noqa: PLC0415 - chosen by URL
 
-        backend = PostgresBackend(text, timeout_s=timeout_s)
-    else:
-        raise _bad_url(_safe_url(text), f"unknown scheme {scheme or '(none)'}; expected "
-                                        "sqlite or postgresql")
-    store = Store(backend, promote_after=promote_after, demote_after=demote_after,
-                  batch=batch, flush_interval_s=flush_interval_s)
-    try:
-        store.migrate()
-    except BaseException:
-        backend.close()
-        raise
-    return store
+        return PostgresBackend(text, timeout_s=timeout_s, read_only=read_only)
+    raise _bad_url(_printable_url(text), f"unknown scheme {scheme or '(none)'}; expected "
+                                         "sqlite or postgresql")
 
 
 def _safe_url(url: str) -> str:
@@ -172,12 +218,13 @@ class Store:
     """
 
     def __init__(self, backend: Backend, *, promote_after: int, demote_after: int,
-                 batch: int, flush_interval_s: float) -> None:
+                 batch: int, flush_interval_s: float, read_only: bool = False) -> None:
         if promote_after < 1 or demote_after < 1 or batch < 1:
             msg = "promote_after, demote_after and batch must be >= 1"
             raise ValueError(msg)
         self.backend = backend
         self.url = backend.url
+        self.read_only = read_only
         self.promote_after = promote_after
         self.demote_after = demote_after
         self._batch = batch
@@ -252,6 +299,36 @@ class Store:
         if remedies:
             replay_remedies(tx, remedies)
 
+    def readable(self) -> int:
+        """Check, without writing, that the store holds a failcode schema this failcode reads;
+        return its version (older than :data:`SCHEMA_VERSION`: it needs migrating).
+
+        Raises:
+            StoreError: FC-STORE-001 no failcode store at the URL, -004 a database of
+                something else, -007 a newer schema.
+        """
+        sqlite = self.backend.name == "sqlite"
+        with self._classified(writing=False), self.backend.read() as tx:
+            if not self.backend.has_table(tx, "meta"):
+                if sqlite and tx.run("SELECT count(*) FROM sqlite_master")[0][0]:
+                    raise StoreError(FC.STORE_CORRUPT.failure(surface="store.open", params={
+                        "url": self.url, "problem": "it holds tables but no failcode schema"}))
+                raise _bad_url(self.url, "no failcode store exists there (a command that only "
+                                         "reads creates none; `failcode triage --store` or "
+                                         "`failcode store import` does)")
+            rows = tx.run("SELECT value FROM meta WHERE key = 'schema_version'")
+            found = int(rows[0][0]) if rows else 0
+        if found > SCHEMA_VERSION:
+            raise StoreError(FC.STORE_SCHEMA_NEWER.failure(surface="store.open", params={
+                "url": self.url, "found": found, "supported": SCHEMA_VERSION}))
+        return found
+
+    def _refuse_if_read_only(self) -> None:
+        if self.read_only:
+            raise StoreError(FC.STORE_READ_ONLY.failure(surface="store.write", params={
+                "url": self.url, "problem": "it was opened read-only, by a command that only "
+                                            "reads"}))
+
     def schema_version(self) -> int:
         """The schema version of the store."""
         with self._classified(writing=False), self.backend.read() as tx:
@@ -294,6 +371,7 @@ class Store:
         batch = list(events)
         if not batch:
             return 0
+        self._refuse_if_read_only()
         for attempt in range(_RETRYABLE_TX):
             try:
                 with self._lock, self._classified(writing=True), self.backend.write() as tx:
@@ -310,6 +388,7 @@ class Store:
             if self._closed:
                 msg = f"the store {self.url} is closed"
                 raise ValueError(msg)
+            self._refuse_if_read_only()
             if not self._buffer:
                 self._oldest = time.monotonic()
             self._buffer.append(event)
@@ -363,6 +442,7 @@ class Store:
     def prune(self, older_than_s: float, *, now_us: int | None = None) -> int:
         """Delete events older than ``older_than_s`` seconds; aggregates and knowledge stay.
         Returns how many events were deleted."""
+        self._refuse_if_read_only()
         current = time.time_ns() // 1000 if now_us is None else now_us
         cutoff = current - int(older_than_s * 1_000_000)
         with self._lock, self._classified(writing=True), self.backend.write() as tx:

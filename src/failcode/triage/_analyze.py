@@ -17,10 +17,29 @@ Rules (about failures, whatever the format):
   same cause (a timeout whatever the command, a missing module or program whatever its name,
   one error class at one location whatever the message, else the signature) at three or more
   steps or two consecutive steps with no step between them failing of another cause only.
+
+Rules (about bad input: one input never costs the others):
+
+- Any error raised while reading one input, the readers' own or not (``RecursionError``,
+  ``MemoryError``, a decoder's exception, a bug), is that input's FC-DATA-003 naming the file
+  and where reading got to (the line, or the character of the JSON value); the sessions read
+  before it are kept and the other inputs are read as if it were not there.
+- Only regular files are opened: a FIFO, socket or device named is FC-DATA-005 ("a FIFO, not
+  a regular file") and is never opened, so triage never blocks on one; found by walking a
+  folder it is skipped and counted. A file is opened non-blocking and checked again once
+  open, so one replaced by a FIFO in between cannot block either.
+- A folder that cannot be listed while walking (permission denied, a name too long, gone in
+  the meantime) is an input of its own with FC-DATA-005 naming it, never dropped; a symlink
+  loop is FC-DATA-005 too.
+- A file is binary (FC-DATA-002, not read) when its first 64 KiB hold a NUL byte or more than
+  1 in 20 bytes that are not UTF-8; a text file with a few invalid bytes is read, and is
+  FC-DATA-003 at the first of them, keeping what comes before.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fnmatch
 import json
 import os
@@ -51,6 +70,7 @@ from failcode.triage._events import (
     SessionStart,
     Wrote,
 )
+from failcode.triage._jsonstream import Position, loads
 from failcode.triage._loops import find_loops
 from failcode.triage._masking import masked_failure
 from failcode.triage._provided import listed_apps, modules_of_command, modules_of_file
@@ -66,6 +86,7 @@ from failcode.triage._result import (
 from failcode.triage._text import first_line
 
 if TYPE_CHECKING:
+    import io
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
 __all__ = ["infer_purpose", "triage"]
@@ -209,7 +230,8 @@ class _Session:
         if self.provided:
             for entry in failures:
                 entry.failure = as_local_module(entry.failure, self.provided)
-        return SessionResult(event.name or self.name or default, path, fmt, event.steps,
+        name = redact(event.name or self.name or default)  # a name may quote a secret
+        return SessionResult(name, path, fmt, event.steps,
                              event.status, ended, failures, self.outcomes, _loops(failures),
                              _clean(self.model), _clean(self.agent_version))
 
@@ -228,12 +250,15 @@ def _loops(failures: Iterable[FailureEntry]) -> list[Loop]:
 
 
 class _Counting:
-    """A binary stream that reports how many bytes were read; ``peek`` gives the head."""
+    """A binary stream that reports how many bytes were read; ``peek`` gives the head;
+    ``position`` is where reading got to (:class:`~failcode.triage._jsonstream.Position`)."""
 
-    def __init__(self, raw: Any, report: Callable[[int], None] | None, head: bytes) -> None:
+    def __init__(self, raw: Any, report: Callable[[int], None] | None, head: bytes,
+                 position: Position) -> None:
         self._raw = raw
         self._report = report
         self._head = head
+        self.position = position
 
     def read(self, size: int = -1) -> bytes:
         data: bytes = self._raw.read(size)
@@ -253,19 +278,60 @@ class _Counting:
 
 
 def _is_binary(head: bytes) -> bool:
+    """A NUL byte, or more than 1 in 20 bytes that are not UTF-8 (a text file with a few bad
+    bytes is text: reading it reports the first one)."""
     if b"\x00" in head:
         return True
     try:
         head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return exc.start < len(head) - 4  # a character cut at the end of the head is fine
+    except UnicodeDecodeError:
+        return head.decode("utf-8", "replace").count("\ufffd") * 20 > len(head)
     return False
+
+
+_KINDS: Final = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                 (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+class NotRegularError(OSError):
+    """An input that is not a regular file (a FIFO, socket or device): never read."""
+
+    def __init__(self, mode: int) -> None:
+        kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+        super().__init__(errno.EINVAL, f"it is {kind}, not a regular file (not opened)")
+
+
+def open_regular(path: Path) -> io.BufferedReader:
+    """``path`` opened for reading in binary, if it is a regular file.
+
+    Checked before opening (a FIFO, socket or device is never opened) and again once open:
+    opened non-blocking, so a file replaced by a FIFO in between cannot block.
+
+    Raises:
+        OSError: the file cannot be opened; :class:`NotRegularError` when it is not a regular file.
+    """
+    mode = path.stat().st_mode
+    if not stat.S_ISREG(mode):
+        raise NotRegularError(mode)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularError(mode)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def is_conversation(path: Path) -> bool:
     """An OpenHands V1 conversation folder (software-agent-sdk): ``base_state.json`` beside an
     ``events/`` folder of ``event-*.json`` files, one event each."""
-    return (path / "base_state.json").is_file() and (path / "events").is_dir()
+    try:
+        return (path / "base_state.json").is_file() and (path / "events").is_dir()
+    except OSError:  # a folder that cannot be searched (walking reports it)
+        return False
 
 
 class _Events:
@@ -287,7 +353,8 @@ class _Events:
 
     def _next(self) -> bytes:
         for path in self._files:
-            data = path.read_bytes().strip()
+            with open_regular(path) as handle:  # never a FIFO named like an event
+                data = handle.read().strip()
             if not data:
                 continue
             separator = b"" if self._first else b","
@@ -298,8 +365,9 @@ class _Events:
 
     def _state(self) -> bytes:
         try:
-            state = json.loads((self._folder / "base_state.json").read_bytes())
-        except (OSError, ValueError, RecursionError):
+            with open_regular(self._folder / "base_state.json") as handle:
+                state = loads(handle.read())
+        except (OSError, ValueError):
             return b""  # the events alone; a damaged state file is not the session's end
         status = state.get("execution_status") if isinstance(state, dict) else None
         if not isinstance(status, str):
@@ -342,46 +410,87 @@ class _Events:
 def triage_file(path: Path, label: str, *, progress: Callable[[int], None] | None = None,
                 ) -> tuple[InputResult, list[SessionResult]]:
     """Triage one file (or an OpenHands V1 conversation folder, read as one event array):
-    its input row and its sessions (kept even when reading fails)."""
+    its input row and its sessions (kept even when reading fails).
+
+    Never raises for the input's sake: whatever reading it raises (an ``Exception``) is its
+    FC-DATA-003 naming where reading got to (the module's rules)."""
     sessions: list[SessionResult] = []
+    position = Position()
+    try:
+        return _triage_file(path, label, progress, sessions, position), sessions
+    except Exception as exc:  # noqa: BLE001 - one input's failure is its own, never the run's
+        return _failed(label, None, "FC-DATA-003", unexpected(exc, position), size=0,
+                       sessions=len(sessions)), sessions
+
+
+def unexpected(exc: BaseException, position: Position | None = None) -> str:
+    """The problem (FC-DATA-003) of an error no reader expected, and where it happened."""
+    at = position.describe() if position is not None else ""
+    if isinstance(exc, RecursionError):
+        return f"nested too deeply to read{at} (RecursionError)"
+    if isinstance(exc, MemoryError):
+        return f"too large for the memory available{at} (MemoryError)"
+    text = redact(first_line(str(exc), 120))
+    return f"reading it failed{at} ({type(exc).__name__}{': ' + text if text else ''})"
+
+
+def _triage_file(path: Path, label: str, progress: Callable[[int], None] | None,
+                 sessions: list[SessionResult], position: Position) -> InputResult:
     try:
         folder = path.is_dir() and is_conversation(path)
         if folder:  # the head from one pass over the events, the reading from another
             size = sum(p.stat().st_size for p in (path / "events").glob("event-*.json"))
             head = _Events(path).read(HEAD_BYTES)
+        elif path.is_dir():  # a folder walking could not list (see expand)
+            return _failed(label, None, "FC-DATA-005", _unlisted(path), size=0)
         else:
             size = path.stat().st_size
-        with (_Events(path) if folder else path.open("rb")) as raw:
+        with (_Events(path) if folder else open_regular(path)) as raw:
             if not isinstance(raw, _Events):
                 head = raw.read(HEAD_BYTES)
                 raw.seek(0)
             if not head.strip():
                 code, problem = ("FC-DATA-004", "") if not head else (
                     "FC-DATA-002", "only white space")
-                return _failed(label, None, code, problem, size=size), sessions
+                return _failed(label, None, code, problem, size=size)
             if _is_binary(head):
                 return _failed(label, None, "FC-DATA-002", "binary data, not a session log",
-                               size=size), sessions
+                               size=size)
             reader = detect(head)
             if reader is None:
                 problem = "no reader recognises its content; supported: " + ", ".join(FORMATS)
-                return _failed(label, None, "FC-DATA-002", problem, size=size), sessions
+                return _failed(label, None, "FC-DATA-002", problem, size=size)
             try:
-                _read(reader.read(_Counting(raw, progress, head), label),  # type: ignore[arg-type]
-                      label, reader.name, sessions)
+                _read(reader.read(_Counting(raw, progress, head, position),  # type: ignore[arg-type]
+                                  label), label, reader.name, sessions, position)
             except InputError as exc:
                 if exc.message is not None:
                     return InputResult(label, reader.name, len(sessions), exc.code,
-                                       exc.message, size), sessions
+                                       exc.message, size)
                 return _failed(label, reader.name, exc.code, exc.problem, size=size,
-                               sessions=len(sessions)), sessions
-            return InputResult(label, reader.name, len(sessions), size=size), sessions
+                               sessions=len(sessions))
+            return InputResult(label, reader.name, len(sessions), size=size)
     except OSError as exc:
         problem = exc.strerror or type(exc).__name__
-        return _failed(label, None, "FC-DATA-005", problem.lower(), size=0), sessions
+        return _failed(label, None, "FC-DATA-005", problem if isinstance(exc, NotRegularError)
+                       else problem.lower(), size=0, sessions=len(sessions))
 
 
-def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult]) -> None:
+def _unlisted(folder: Path) -> str:
+    """Why a folder cannot be walked (its listing's error)."""
+    try:
+        with os.scandir(folder) as entries:
+            for _ in entries:
+                pass
+    except OSError as exc:
+        reason = (exc.strerror or type(exc).__name__).lower()
+    else:  # readable now (it was not while walking)
+        reason = "it could not be listed while walking"
+    return f"{reason} (a folder: the session logs in it, if any, are not read)"
+
+
+def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult],
+          position: Position | None = None) -> None:
     default = Path(label).stem
     current: _Session | None = None
     last_step = -1
@@ -421,10 +530,14 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult])
                 current.outcomes.append(OutcomeEntry(
                     event.step, "tool", _evidence(event.action or event.reason), outcome))
                 last_step = max(last_step, event.step if event.step is not None else -1)
-    except InputError:
+    except Exception as exc:  # noqa: BLE001 - whatever it is, it is this input's error
+        damage = exc if isinstance(exc, InputError) else InputError(
+            "FC-DATA-003", unexpected(exc, position))
         if current is not None:  # keep what was read before the damage
-            out.append(current.end(SessionEnd(last_step + 1, "unknown"), label, fmt, default))
-        raise
+            with contextlib.suppress(Exception):  # unless the session is what fails
+                out.append(current.end(SessionEnd(last_step + 1, "unknown"), label, fmt,
+                                       default))
+        raise damage from None
     if not any(s.steps or s.failures or s.outcomes or s.status != "unknown"
                for s in out[first:]):
         # the reader's detection matched, but nothing in it is a session of that format
@@ -460,8 +573,22 @@ AGENT_FILES: Final = frozenset({".aider.chat.history.md"})
 
 def _agent_logs(folder: Path) -> list[Path]:
     pattern = AGENT_LOGS[folder.name]
+    try:
+        with os.scandir(folder) as entries:  # glob drops a folder it cannot list: not this one
+            next(entries, None)
+    except OSError:
+        return [folder]  # its error (FC-DATA-005), from triage_file
     return sorted(p for p in folder.glob(pattern)
-                  if p.is_file() or (p.is_dir() and is_conversation(p)))
+                  if not p.is_dir() or is_conversation(p))  # FIFOs too: skipped and counted
+
+
+def _is_special(path: Path) -> bool:
+    """A FIFO, socket or device (never opened; found by walking, skipped and counted)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False  # its error, from triage_file
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 class Expanded(list[tuple[Path, str]]):
@@ -496,13 +623,16 @@ def _is_log(path: Path) -> bool | None:
     else (not a regular file, empty, binary, no reader's format); None when it cannot be
     opened, so that triage reports it (FC-DATA-005) instead of dropping it."""
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            return False  # a FIFO, socket or device is never opened
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:  # a FIFO, socket or device is never opened
             head = handle.read(HEAD_BYTES)
+    except NotRegularError:
+        return False
     except OSError:
         return None
-    return bool(head.strip()) and not _is_binary(head) and detect(head) is not None
+    try:
+        return bool(head.strip()) and not _is_binary(head) and detect(head) is not None
+    except Exception:  # noqa: BLE001 - a detection that fails: triage reports it
+        return None
 
 
 def _wanted(relative: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
@@ -522,12 +652,15 @@ def _walk(folder: Path, out: Expanded, include: Sequence[str], exclude: Sequence
         relative = path.relative_to(folder).as_posix()
         if not _wanted(relative, include, exclude):
             return
-        if sniff and _is_log(path) is False:
+        if _is_log(path) is False if sniff else _is_special(path):
             out.skipped.append(str(path))
             return
         out.append((path, str(path)))
 
-    for root, dirs, files in os.walk(folder):
+    def unlisted(error: OSError) -> None:  # a folder walking cannot list: an input, its error
+        out.append((Path(error.filename), str(error.filename)))
+
+    for root, dirs, files in os.walk(folder, onerror=unlisted):
         here = Path(root)
         agent = sorted(d for d in dirs if d in AGENT_LOGS)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -568,7 +701,11 @@ def expand(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
         if path.is_dir() and is_conversation(path):
             out.append((path, str(raw)))
         elif path.is_dir() and path.name in AGENT_LOGS:  # ~/.claude named: its logs only
-            out.extend((found, str(found)) for found in _agent_logs(path))
+            for found in _agent_logs(path):
+                if _is_special(found):
+                    out.skipped.append(str(found))
+                else:
+                    out.append((found, str(found)))
         elif path.is_dir():
             _walk(path, out, include, exclude)
         else:

@@ -1,4 +1,14 @@
-"""The ``failcode triage`` and ``failcode report`` commands."""
+"""The ``failcode triage`` and ``failcode report`` commands.
+
+Faults never cost the report: a ``--store`` that cannot be opened or fails while recording
+(FC-STORE-004 a foreign file, -005 read-only, -006 full, ...) stops only the recording; the
+finished report is printed, then the store's error and remedy on stderr, exit 1 (2 when an
+input could not be read). An output that cannot be written is one line on stderr naming it
+and the reason, never a traceback: ``error: cannot write the HTML report PATH: REASON`` (the
+report still goes to stdout), ``error: cannot write to stdout: REASON`` (closed, full, a
+closed pipe); exit 1. ``failcode report`` and ``--baseline URL`` open the store read-only:
+a URL naming no store is FC-STORE-001.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +24,10 @@ from failcode.triage._result import TriageResult
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
+    from failcode import Failure
     from failcode.store import Store
     from failcode.triage._compare import Comparison
+    from failcode.triage._record import Recorder
     from failcode.triage._result import SessionResult
     from failcode.triage._stream import Summary
 
@@ -95,6 +107,24 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
     when any input could not be read or has an unknown format (the others are still
     triaged).
     """
+    from failcode.store._cli import stdout_guard  # noqa: PLC0415 - start-up cost
+
+    problems: list[str] = []
+    with stdout_guard(problems):
+        _triage(paths, as_json=as_json, output_format=output_format, html_file=html_file,
+                top=top, verbose=verbose, finding_rank=finding_rank, signature=signature,
+                session_name=session_name, baseline=baseline, fail_on=fail_on,
+                store_url=store_url, jobs=jobs, include=include, exclude=exclude, home=home,
+                problems=problems)
+
+
+def _triage(
+        paths: tuple[Path, ...], *, as_json: bool, output_format: str, html_file: Path | None,
+        top: int, verbose: bool, finding_rank: int | None, signature: str | None,
+        session_name: str | None, baseline: tuple[str, ...], fail_on: str | None,
+        store_url: str | None, jobs: int | None, include: tuple[str, ...],
+        exclude: tuple[str, ...], home: bool, problems: list[str]) -> None:
+    from failcode.store._cli import write_file  # noqa: PLC0415 - start-up cost
     from failcode.triage._report import sample_paths  # noqa: PLC0415 - start-up cost
 
     if fail_on is not None and not baseline and fail_on != "any":
@@ -106,7 +136,8 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
         inputs = list(sample_paths())
     earlier = _baseline(baseline, top, jobs) if baseline else None
     run = _Run(top, keep_all=finding_rank is not None or signature is not None,
-               session_name=session_name, jsonl=as_json, html=html_file is not None)
+               session_name=session_name, jsonl=as_json, html=html_file is not None,
+               problems=problems)
     run.read(inputs, include=include, exclude=exclude, jobs=jobs, store_url=store_url)
     comparison = None
     if earlier is not None:
@@ -116,13 +147,21 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
     if html_file is not None and run.held is not None:
         from failcode.triage._html import render_html  # noqa: PLC0415
 
-        html_file.write_text(render_html(run.held, top=top, comparison=comparison),
-                             encoding="utf-8")
+        failed = write_file(html_file, render_html(run.held, top=top, comparison=comparison),
+                            "the HTML report")
+        if failed is not None:
+            problems.append(failed)
     _output(run, as_json=as_json, output_format=output_format, top=top, verbose=verbose,
             finding_rank=finding_rank, signature=signature, session_name=session_name,
             comparison=comparison)
+    if sys.stdout is not None:
+        sys.stdout.flush()
+    for line in problems:
+        click.echo(line, err=True)
     if not run.summary.ok:
         sys.exit(2)
+    if problems:
+        sys.exit(1)
     if fail_on is not None and (comparison.gate(fail_on) if comparison is not None
                                 else bool(run.summary.failures)):
         click.echo(f"failcode triage: --fail-on {fail_on}: the run has such findings", err=True)
@@ -134,7 +173,8 @@ class _Run:
     let go; only --html (and --session's matches) keep them."""
 
     def __init__(self, top: int, *, keep_all: bool = False, session_name: str | None = None,
-                 jsonl: bool = False, html: bool = False) -> None:
+                 jsonl: bool = False, html: bool = False,
+                 problems: list[str] | None = None) -> None:
         from failcode.triage._stream import JsonDocument, Summary  # noqa: PLC0415
 
         self.summary = Summary(top, keep_all=keep_all)
@@ -143,10 +183,13 @@ class _Run:
         self.session_name = session_name
         self.matches: list[SessionResult] = []
         self.skipped: list[str] = []
+        self.problems = [] if problems is None else problems
+        """Lines printed on stderr after the report (a store's failure), exit 1."""
 
     def read(self, inputs: list[Path | tuple[Path, str]], *, include: tuple[str, ...] = (),
              exclude: tuple[str, ...] = (), jobs: int | None = None,
              store_url: str | None = None) -> None:
+        from failcode.store._cli import printable  # noqa: PLC0415
         from failcode.triage._analyze import (  # noqa: PLC0415 - start-up cost
             empty_folder,
             expand,
@@ -158,11 +201,7 @@ class _Run:
         files = expand(inputs, include=include, exclude=exclude)
         summary, held = self.summary, self.held
         with contextlib.ExitStack() as stack:
-            recorder = None
-            if store_url is not None:
-                from failcode.triage._record import Recorder  # noqa: PLC0415
-
-                recorder = Recorder(stack.enter_context(_open(store_url)))
+            recorder = self._recorder(store_url, stack) if store_url is not None else None
             bar = Progress(sum(_size(path) for path, _ in files),
                            enabled=sys.stderr.isatty() and self.document is None)
             results = stack.enter_context(FileResults(
@@ -193,8 +232,42 @@ class _Run:
                 held.skipped = list(files.skipped)
             if recorder is not None:
                 new, known = recorder.close()
-                click.echo(f"recorded {new} new events in {recorder.store.url} ({known} "
-                           "already there)", err=True)
+                if recorder.failure is None:
+                    click.echo(f"recorded {new} new events in {printable(recorder.store.url)} "
+                               f"({known} already there)", err=True)
+                else:
+                    self._store_failed(recorder.failure, new)
+
+    def _recorder(self, url: str, stack: contextlib.ExitStack) -> Recorder | None:
+        """The recorder into the store at ``url``; None (the failure kept for after the
+        report) when it cannot be opened."""
+        from failcode.store import StoreError  # noqa: PLC0415 - start-up cost
+        from failcode.store._cli import open_configured  # noqa: PLC0415
+        from failcode.triage._record import Recorder  # noqa: PLC0415
+
+        try:
+            store = open_configured(url)
+        except StoreError as exc:
+            self._store_failed(exc.failure, None)
+            return None
+        stack.callback(self._close, store)
+        return Recorder(store)
+
+    def _close(self, store: Store) -> None:
+        from failcode.store import StoreError  # noqa: PLC0415 - start-up cost
+
+        try:
+            store.close()
+        except StoreError as exc:
+            self._store_failed(exc.failure, None)
+
+    def _store_failed(self, failure: Failure, recorded: int | None) -> None:
+        from failcode.store._cli import failure_lines  # noqa: PLC0415
+
+        self.problems.extend(failure_lines(failure))
+        if recorded is not None:
+            self.problems.append(f"  {recorded} new events were recorded before it failed; "
+                                 "triage again with --store to record the rest (each once)")
 
 
 def _baseline(baseline: tuple[str, ...], top: int, jobs: int | None) -> Summary:
@@ -205,7 +278,7 @@ def _baseline(baseline: tuple[str, ...], top: int, jobs: int | None) -> Summary:
     if len(baseline) == 1 and "://" in baseline[0]:
         from failcode.triage._record import result_from_store  # noqa: PLC0415
 
-        with _open(baseline[0]) as store:
+        with _open(baseline[0], read_only=True) as store:
             return Summary.of(result_from_store(store, label=store.url), top=top)
     earlier = _Run(top)
     earlier.read([Path(path) for path in baseline], jobs=jobs)
@@ -219,12 +292,14 @@ def _output(run: _Run, *, as_json: bool, output_format: str, top: int, verbose: 
             finding_rank: int | None, signature: str | None, session_name: str | None,
             comparison: Comparison | None) -> None:
     """What stdout shows: a drill-down, the JSON document, or the summary."""
+    from failcode.store._cli import require_stdout  # noqa: PLC0415
     from failcode.triage._report import (  # noqa: PLC0415
         Out,
         render_comparison,
         render_summary,
     )
 
+    require_stdout()
     summary = run.summary
     findings = summary.tables.findings
     if finding_rank is not None or signature is not None:
@@ -287,30 +362,41 @@ def report_command(store_url: str | None, as_json: bool, html_file: Path | None,
     events ``failcode triage --store`` recorded, and any other failure and outcome events in
     the store; sessions in which nothing was found leave no event and are not listed.
     """
+    from failcode.store._cli import stdout_guard  # noqa: PLC0415
     from failcode.triage._record import result_from_store  # noqa: PLC0415
 
-    with _open(store_url) as store:
+    with _open(store_url, read_only=True) as store:
         result = result_from_store(store, label=store.url)
-    _render(result, as_json=as_json, html_file=html_file, top=top)
+    problems: list[str] = []
+    with stdout_guard(problems):
+        _render(result, as_json=as_json, html_file=html_file, top=top, problems=problems)
+    for line in problems:
+        click.echo(line, err=True)
+    if problems:
+        sys.exit(1)
 
 
-def _open(url: str | None) -> AbstractContextManager[Store]:
+def _open(url: str | None, *, read_only: bool = False) -> AbstractContextManager[Store]:
     """The store as ``failcode store`` opens it (the URL, else $FAILCODE_STORE, else
     failcode.toml's ``[store] url``, else the default); a store that cannot be opened prints
     its FC-STORE code, message and remedy and exits with the code's status."""
     from failcode.store._cli import _opened  # noqa: PLC0415 - the same rules as `store`
 
-    return _opened(url)
+    return _opened(url, read_only=read_only)
 
 
 def _render(result: TriageResult, *, as_json: bool, html_file: Path | None,
-            top: int) -> None:
+            top: int, problems: list[str]) -> None:
+    from failcode.store._cli import require_stdout, write_file  # noqa: PLC0415
     from failcode.triage._report import render_summary  # noqa: PLC0415
 
     if html_file is not None:
         from failcode.triage._html import render_html  # noqa: PLC0415
 
-        html_file.write_text(render_html(result, top=top), encoding="utf-8")
+        failed = write_file(html_file, render_html(result, top=top), "the HTML report")
+        if failed is not None:
+            problems.append(failed)
+    require_stdout()
     if as_json:
         from failcode.triage._stream import JsonDocument  # noqa: PLC0415
 

@@ -56,6 +56,7 @@ from failcode.triage._events import (
     SessionStart,
     Wrote,
 )
+from failcode.triage._jsonstream import loads
 from failcode.triage._lines import json_objects
 from failcode.triage._text import as_dict, as_key, as_list, as_str, first_line, iso_time
 
@@ -94,7 +95,7 @@ def _arguments(call: dict[str, Any]) -> dict[str, Any]:
     raw = call.get("arguments", call.get("input"))
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = loads(raw)
         except ValueError:
             return {}
     return as_dict(raw)
@@ -128,7 +129,7 @@ def _output_text(payload: dict[str, Any]) -> tuple[str, int | None]:
     text = as_str(output)
     if text.startswith("{"):
         try:
-            parsed = json.loads(text)
+            parsed = loads(text)
         except ValueError:
             parsed = None
         if isinstance(parsed, dict) and "output" in parsed:

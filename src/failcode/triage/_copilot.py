@@ -79,7 +79,6 @@ Rules (about the format and the tool):
 
 from __future__ import annotations
 
-import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
@@ -93,6 +92,7 @@ from failcode.triage._events import (
     SessionEnd,
     SessionStart,
 )
+from failcode.triage._jsonstream import loads
 from failcode.triage._lines import json_objects
 from failcode.triage._text import as_dict, as_key, as_list, as_str, first_line, iso_time
 
@@ -130,7 +130,7 @@ def _arguments(value: object) -> dict[str, Any]:
     """A call's arguments: an object, or the JSON text of one."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads(value)
         except ValueError:
             return {}
     return as_dict(value)
@@ -218,7 +218,7 @@ class CopilotCliReader:
         if not first.startswith(b"{"):
             return False
         try:
-            value = json.loads(first)
+            value = loads(first)
         except ValueError:  # not whole: a first line longer than the head, or a cut file
             whole = b"\n" in head.lstrip(b"\xef\xbb\xbf \t\r\n")
             return not whole and bool(_LONG_FIRST.match(first))

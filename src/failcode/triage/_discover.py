@@ -18,7 +18,8 @@ Rules (each agent's documented default location, and the environment variable it
   current directory's history is read when there is one.
 
 A location that does not exist is skipped; none existing is an error (FC-DATA-005) naming
-every place looked in.
+every place looked in. A location that exists but cannot be listed (permission denied) is
+found as an input of its own, so that triage reports its error (FC-DATA-005), never skips it.
 """
 
 from __future__ import annotations
@@ -91,6 +92,12 @@ def home_logs(locations: list[Location] | None = None) -> tuple[list[Path], list
     for location in locations if locations is not None else default_locations():
         looked.append(location.folder)
         if not location.folder.is_dir():
+            continue
+        try:
+            with os.scandir(location.folder) as entries:  # glob drops a folder it cannot list
+                next(entries, None)
+        except OSError:
+            found.append(location.folder)  # triage reports why (FC-DATA-005)
             continue
         for path in sorted(location.folder.glob(location.pattern)):
             if location.pattern == _CONVERSATION:

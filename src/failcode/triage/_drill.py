@@ -9,6 +9,10 @@
   ``loop`` with the loop's number when the step is part of one; outcome: its type), the
   steps between them folded into "N quiet steps" (the formats keep no record of a step that
   neither failed nor was refused, so triage has none).
+
+Every value from a log, a store or a path (names, paths, formats, signatures, evidence,
+details, messages, loop causes) is printed through :func:`~failcode.triage._report.safe`
+(control characters escaped, surrogates replaced; the rule is in that module).
 """
 
 from __future__ import annotations
@@ -33,17 +37,18 @@ def render_finding(finding: Finding, rank: int | None, out: Out,
     occurrences = [o for o in finding.examples if signature is None or o.signature == signature]
     title = f"Finding {rank}" if rank is not None else "Finding"
     out.line(f"{title}: {safe(finding.message)}")
-    out.line(f"  {finding.code} · who acts: {finding.who} · cost {plural(finding.cost, 'step')}"
+    out.line(f"  {safe(finding.code)} · who acts: {finding.who} · "
+             f"cost {plural(finding.cost, 'step')}"
              f" · {plural(finding.count, 'failure')} in {plural(finding.sessions, 'session')}")
     if finding.remedy:
         out.line(f"  fix: {safe(finding.remedy)}")
-    out.line("  variants: " + ", ".join(f"{sig} ({count})"
+    out.line("  variants: " + ", ".join(f"{safe(sig)} ({count})"
                                         for sig, count in finding.signatures.items()))
     out.heading(f"Occurrences ({len(occurrences):,})")
     for occurrence in occurrences:
         step = f", step {occurrence.step}" if occurrence.step is not None else ""
         out.line(f"- {safe(occurrence.path)}, session {safe(occurrence.session)}{step}")
-        out.line(f"  signature: {occurrence.signature}")
+        out.line(f"  signature: {safe(occurrence.signature)}")
         out.line(f"  evidence: {safe(occurrence.evidence)[:_CHARS]}")
         for line in [line for line in occurrence.detail.splitlines() if line.strip()][
                 :_DETAIL_LINES]:
@@ -52,10 +57,11 @@ def render_finding(finding: Finding, rank: int | None, out: Out,
 
 def render_session(session: SessionResult, findings: Findings, out: Out) -> None:
     """``session``'s timeline: one line per step at which something happened."""
-    ended = f", ended {session.status}"
+    ended = f", ended {safe(session.status)}"
     if session.ended_failure is not None:
-        ended += f" ({session.ended_failure.code}: {safe(session.ended_failure.message)})"
-    out.line(f"Session {safe(session.session)} ({session.format}, {safe(session.path)}): "
+        ended += (f" ({safe(session.ended_failure.code)}: "
+                  f"{safe(session.ended_failure.message)})")
+    out.line(f"Session {safe(session.session)} ({safe(session.format)}, {safe(session.path)}): "
              f"{plural(session.steps, 'step')}, {plural(len(session.failures), 'failure')}"
              f"{ended}")
     in_loop = {step: number for number, loop in enumerate(session.loops, 1)
@@ -70,12 +76,12 @@ def render_session(session: SessionResult, findings: Findings, out: Out) -> None
         finding = findings.find(failure.signature)
         what = finding.message if finding is not None else failure.message
         rows.append((entry.step if entry.step is not None else -1,
-                     (f"{failure.code}{exit_text}{loop}{masked} · {safe(entry.evidence)} · "
+                     (f"{safe(failure.code)}{exit_text}{loop}{masked} · {safe(entry.evidence)} · "
                      f"{safe(what)}")))
     for outcome in session.outcomes:
         kind = str(outcome.outcome.__struct_config__.tag)
         rows.append((outcome.step if outcome.step is not None else -1,
-                     f"{kind} · {safe(outcome.evidence)}"))
+                     f"{safe(kind)} · {safe(outcome.evidence)}"))
     rows.sort(key=lambda row: row[0])
     out.heading("Timeline")
     previous = -1
@@ -88,4 +94,4 @@ def render_session(session: SessionResult, findings: Findings, out: Out) -> None
         out.line(f"      … {plural(session.steps - previous - 1, 'quiet step')}")
     for number, looped in enumerate(session.loops, 1):
         out.line(f"  loop {number}: steps {', '.join(map(str, looped.steps))} "
-                 f"({looped.cause or looped.signature})")
+                 f"({safe(looped.cause or looped.signature)})")

@@ -30,6 +30,20 @@ Rules (about the format):
   recorded by ``failcode triage --store`` carry the session's step count and how it ended in
   ``triage.*`` keys of the failure's or outcome's context, which are read back (and removed).
 
+Trust (a file another program wrote):
+
+- Redaction: every event is redacted as the event factories redact (``read_events(...,
+  redacted=True)``, :func:`failcode.events.redact_event`) before it becomes a session, so a
+  secret in a session name, a detail, a context value or an outcome never reaches ``--json``,
+  ``--html``, the terminal or a store; an event whose secret redaction cannot rewrite (in a
+  failure's surface or location, which its signature repeats) is that line's FC-STORE-008.
+  Events read back from a store (``failcode report``) are redacted the same way.
+- Integers: a ``step`` outside ``0..MAX_STEP`` (2**31 - 1) is that line's FC-STORE-008
+  naming the value and the range (the event decoder refuses it); ``triage.steps`` and
+  ``triage.repeats`` outside that range are ignored (the session keeps what its events say).
+- Text: NUL and lone surrogates were already replaced by the record layer; every renderer
+  escapes control characters and markup.
+
 Memory: the reader keeps the failures and outcomes found (as the result does), never a line
 after it is decoded.
 """
@@ -40,7 +54,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from failcode.events import DECISION_EVENTS, REMEDY_EVENT, Event, EventProblem, read_events
+from failcode.events import (
+    DECISION_EVENTS,
+    MAX_STEP,
+    REMEDY_EVENT,
+    Event,
+    EventProblem,
+    read_events,
+    redact_event,
+)
 from failcode.triage._events import (
     SOURCES,
     InputError,
@@ -162,7 +184,7 @@ class _Session:
             self.events.append(Recorded(
                 event.step, _source(event, failure), _failure_evidence(failure, extra),
                 failure, _stamp(extra, stamp),
-                repeats if type(repeats) is int and repeats > 0 else 1,
+                repeats if type(repeats) is int and 0 < repeats <= MAX_STEP else 1,
                 masked=extra.get("masked") is True))
         elif event.outcome is not None:
             outcome = event.outcome
@@ -178,7 +200,7 @@ class _Session:
 
     def _session_facts(self, extra: dict[str, Any]) -> None:
         steps = extra.get("steps")
-        if type(steps) is int and steps > self.steps:
+        if type(steps) is int and self.steps < steps <= MAX_STEP + 1:
             self.steps = steps
         ended = extra.get("ended")
         if isinstance(ended, str) and ended != "unknown":
@@ -200,11 +222,22 @@ def _input_path(event: Event) -> str | None:
     return path if isinstance(path, str) else None
 
 
-def sessions_from_events(events: Iterable[Event]) -> list[_Session]:
+def sessions_from_events(events: Iterable[Event], *, redacted: bool = False,
+                         ) -> list[_Session]:
     """Group events into sessions (by session and, for events triage recorded, the input
-    they came from), in the order each session first appears."""
+    they came from), in the order each session first appears.
+
+    Each event is redacted first (:func:`failcode.events.redact_event`) unless ``redacted``
+    says the caller did; one whose secret redaction cannot rewrite is left out."""
     sessions: dict[tuple[str | None, str | None], _Session] = {}
-    for event in events:
+    for given in events:
+        if redacted:
+            event = given
+        else:
+            try:
+                event = redact_event(given)
+            except ValueError:
+                continue  # never shown unredacted
         key = (event.session, _input_path(event))
         session = sessions.get(key)
         if session is None:
@@ -257,14 +290,14 @@ class FailcodeEventsReader:
         problems: list[EventProblem] = []
 
         def events() -> Iterator[Event]:
-            for item in read_events(stream, name=label):
+            for item in read_events(stream, name=label, redacted=True):
                 if isinstance(item, EventProblem):
                     problems.append(item)
                 else:
                     yield item
 
         default = _stem(label)
-        for session in sessions_from_events(events()):
+        for session in sessions_from_events(events(), redacted=True):
             yield from session.replay(default)
         if problems:
             first = problems[0].failure()

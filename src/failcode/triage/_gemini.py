@@ -7,7 +7,8 @@ messages}``):
 
 - Detection: a first JSON object with ``sessionId`` and ``projectHash`` (the JSONL header
   ``{sessionId, projectHash, startTime, kind}``, or the whole chat as one object).
-- One file is one session, named by ``sessionId``.
+- One file is one session, named by ``sessionId``. A damaged file (not UTF-8, cut, not JSON
+  from some point on) is the session its records before the damage make, ending ``unknown``.
 - Records are ``{id, timestamp, type, content, toolCalls?}``; ``type`` is ``user``,
   ``gemini`` (the model), ``info``, ``warning`` or ``error``. A record id written again
   replaces the earlier record (Gemini CLI writes a model turn first without its tool calls,
@@ -37,7 +38,6 @@ messages}``):
 
 from __future__ import annotations
 
-import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
@@ -47,13 +47,14 @@ from failcode.triage._events import (
     Command,
     ErrorText,
     Event,
+    InputError,
     Rejected,
     SessionEnd,
     SessionStart,
     Wrote,
     cancelled,
 )
-from failcode.triage._jsonstream import JsonStream
+from failcode.triage._jsonstream import JsonStream, loads
 from failcode.triage._lines import json_objects
 from failcode.triage._text import as_dict, as_list, as_str, first_line, iso_time
 
@@ -129,7 +130,19 @@ class GeminiCliReader:
         """The JSONL recording line by line, or the one-document chat item by item."""
         head = stream.peek().lstrip(b"\xef\xbb\xbf \t\r\n")  # type: ignore[attr-defined]
         first = head.split(b"\n", 1)[0]
-        session = self._lines(stream) if self._is_header(first) else self._document(stream)
+        session = _Session(None)
+        try:
+            if self._is_header(first):
+                self._lines(stream, session)
+            else:
+                self._document(stream, session)
+        except InputError:  # damaged: the records read before it are the session so far, whose
+            yield SessionStart(session.name)  # end is unknown (triage ends it at the damage)
+            for event in self._events(session):
+                if isinstance(event, SessionEnd):
+                    break
+                yield event
+            raise
         yield SessionStart(session.name)
         yield from self._events(session)
 
@@ -137,17 +150,17 @@ class GeminiCliReader:
     def _is_header(first: bytes) -> bool:
         """True for a JSONL recording's first line: a whole object without ``messages``."""
         try:
-            value = json.loads(first)
+            value = loads(first)
         except ValueError:
             return False
         return isinstance(value, dict) and "messages" not in value
 
     @staticmethod
-    def _lines(stream: BinaryIO) -> _Session:
-        session: _Session | None = None
+    def _lines(stream: BinaryIO, session: _Session) -> None:
+        header = True
         for _, entry in json_objects(stream):
-            if session is None:
-                session = _Session(as_str(entry.get("sessionId")) or None)
+            if header:
+                session.name, header = as_str(entry.get("sessionId")) or None, False
                 continue
             patch = entry.get("$set")
             if isinstance(patch, dict):
@@ -156,12 +169,10 @@ class GeminiCliReader:
                         session.add(record)
             elif "type" in entry:
                 session.add(entry)
-        return session or _Session(None)
 
     @staticmethod
-    def _document(stream: BinaryIO) -> _Session:
+    def _document(stream: BinaryIO, session: _Session) -> None:
         doc = JsonStream(stream)
-        session = _Session(None)
         for key in doc.members():
             if key == "sessionId":
                 value = doc.value()
@@ -173,7 +184,6 @@ class GeminiCliReader:
             else:
                 doc.skip()
         doc.end()
-        return session
 
     def _events(self, session: _Session) -> Iterable[Event]:
         steps = 0

@@ -9,18 +9,23 @@ by failures, clean ones hidden behind a toggle, each a table a person can open. 
 bar filters the session list to the sessions that bar counts (a category, a finding, a
 session); the filter shows what it is and clears with one click. Every text is escaped;
 nothing is fetched when the file opens.
+
+Rule: every value from a log, a store or a path goes through :func:`_escape`: control characters
+escaped as ``\\xNN`` and lone surrogates replaced (:func:`~failcode.triage._report.safe`, so
+the document always encodes as UTF-8 and holds no raw ESC or NUL), then HTML-escaped (quotes
+too, for attributes).
 """
 
 from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
-from html import escape
+from html import escape as _html_escape
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Final
 
 from failcode.triage._findings import WHO_ACTS
-from failcode.triage._report import plural
+from failcode.triage._report import plural, safe
 from failcode.triage._stream import Summary
 
 if TYPE_CHECKING:
@@ -102,6 +107,12 @@ _COLORS: Final = {"task": "#3b6fd8", "environment": "#c46a12", "transient": "#2a
 _DAY: Final = 86400.0
 
 
+def escape(text: object) -> str:
+    """``text`` as HTML text or an attribute value: :func:`safe` (no control character, no
+    lone surrogate), then HTML-escaped."""
+    return _html_escape(safe(text))
+
+
 def _colour(category: str) -> str:
     return _COLORS.get(category, "#777777")
 
@@ -128,8 +139,9 @@ def _bars(title: str, rows: list[tuple[str, int, str, str, str]], *, width: int 
         y = 5 + index * row_h
         length = max(2, round(bar_w * value / largest))
         short = label if len(label) <= 52 else label[:51] + "…"
-        parts.append(f'<g class="bar" tabindex="0" role="button" data-key="{key}" '
-                     f'data-value="{escape(filter_value)}" data-label="{escape(label[:80])}" '
+        parts.append(f'<g class="bar" tabindex="0" role="button" '
+                     f'data-key="{escape(key)}" data-value="{escape(filter_value)}" '
+                     f'data-label="{escape(label[:80])}" '
                      f'aria-label="{escape(label[:120])}: {value}; show its sessions">'
                      f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end">'
                      f"{escape(short)}</text>"
@@ -181,7 +193,10 @@ def _common_folder(paths: list[str]) -> str:
     """The folder every path lies in (with its final ``/``), shown once above the table."""
     if not paths:
         return ""
-    prefix = os.path.commonpath(paths) if len(paths) > 1 else str(PurePath(paths[0]).parent)
+    try:
+        prefix = os.path.commonpath(paths) if len(paths) > 1 else str(PurePath(paths[0]).parent)
+    except ValueError:  # absolute and relative paths (or labels such as <stdin>) mixed
+        return ""
     return prefix.rstrip("/") + "/" if prefix and prefix != "/" else ""
 
 

@@ -1,11 +1,23 @@
-"""Read a text input line by line with a bound on the longest line."""
+"""Read a text input line by line with a bound on the longest line.
+
+Rules (about damaged and hostile input, each an FC-DATA-003 ``InputError``; the lines before
+it are yielded first, so what was read is kept):
+
+- A line longer than :data:`MAX_LINE` bytes: "line N is longer than 32 MiB".
+- A line that is not UTF-8 (``strict``): "line N is not UTF-8 (<reason> at byte B of the
+  line, B from 0 at the line's start)"; not ``strict``, invalid bytes are read as U+FFFD.
+- A JSON-lines record (:func:`json_objects`) that is not JSON, or nested deeper than
+  :data:`~failcode.triage._jsonstream.MAX_DEPTH` levels: "line N is not a JSON object (...)".
+- A stream with a ``position`` attribute holding a :class:`~failcode.triage._jsonstream.Position`
+  gets the number of the last line yielded, so that an error no reader expected names it.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Final
 
 from failcode.triage._events import InputError
+from failcode.triage._jsonstream import Position, loads
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -32,6 +44,9 @@ def lines(stream: BinaryIO, *, max_line: int = MAX_LINE, strict: bool = True,
             first.
     """
     limit = max(max_line, _CHUNK)
+    where = getattr(stream, "position", None)
+    if not isinstance(where, Position):
+        where = Position()  # nobody asks: a throwaway one costs less than a test per line
     errors = "strict" if strict else "replace"
     number = 0
     carry = b""
@@ -58,6 +73,7 @@ def lines(stream: BinaryIO, *, max_line: int = MAX_LINE, strict: bool = True,
             found = _decoded(block, number, ended=bool(data))  # the lines before the bad one
         for line in found:
             number += 1
+            where.line = number
             if number == 1 and line.startswith("\ufeff"):
                 yield number, line[1:].rstrip("\r")
             else:
@@ -94,8 +110,8 @@ def json_objects(stream: BinaryIO) -> Iterator[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            entry = json.loads(line)
-        except ValueError as exc:
+            entry = loads(line)
+        except ValueError as exc:  # TooDeepError too: "nested deeper than 200 levels"
             msg = f"line {number} is not a JSON object ({exc})"
             raise InputError("FC-DATA-003", msg) from None
         if isinstance(entry, dict):

@@ -1,7 +1,8 @@
 """``--format markdown``: the summary as GitHub-flavoured Markdown, for a pull request or
 ``$GITHUB_STEP_SUMMARY``: totals, what to fix first, how sessions ended and, with a baseline,
 the comparison. Every value from a log is escaped (``|``, backticks, HTML, line breaks), so
-a table row stays one row and nothing in a log becomes markup.
+a table row stays one row and nothing in a log becomes markup; control characters are escaped
+and lone surrogates replaced first (:func:`~failcode.triage._report.safe`).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def render_markdown(summary: Summary, *, top: int = 10,
             example = finding.examples[0]
             where = _md(example.path) + (f", step {example.step}"
                                          if example.step is not None else "")
-            lines.append(f"| {rank} | `{finding.code}` {_md(finding.message)}{variants}{fix} | "
+            lines.append(f"| {rank} | `{_md(finding.code)}` "
+                         f"{_md(finding.message)}{variants}{fix} | "
                          f"{_md(finding.who)} | {finding.cost:,} | {finding.count:,} | "
                          f"{finding.sessions:,} | {where} |")
         lines.append("")
@@ -58,7 +60,8 @@ def render_markdown(summary: Summary, *, top: int = 10,
             lines.append("")
     if summary.ended:
         lines += ["### How sessions ended", "", "| status | sessions |", "|---|---:|"]
-        lines += [f"| {status} | {count:,} |" for status, count in sorted(summary.ended.items())]
+        lines += [f"| {_md(status)} | {count:,} |"
+                  for status, count in sorted(summary.ended.items())]
         lines.append("")
     if comparison is not None:
         lines += _comparison(comparison, top)
@@ -71,7 +74,8 @@ def _comparison(comparison: Comparison, top: int) -> list[str]:
              "| change | finding | sessions then | sessions now |", "|---|---|---:|---:|"]
     for change in [c for c in comparison.changes if c.status != "same"][: 2 * top]:
         few = "" if change.significant else " (few)"
-        lines.append(f"| **{change.status}**{few} | `{change.code}` {_md(change.message)} | "
+        lines.append(f"| **{change.status}**{few} | `{_md(change.code)}` "
+                     f"{_md(change.message)} | "
                      f"{change.old_sessions:,} ({change.old_rate:.1%}) | "
                      f"{change.new_sessions:,} ({change.new_rate:.1%}) |")
     if comparison.models:
@@ -81,7 +85,7 @@ def _comparison(comparison: Comparison, top: int) -> list[str]:
                   for key, (old, new) in comparison.models.items()]
     statuses = sorted(set(comparison.old_ended) | set(comparison.new_ended))
     lines += ["", "| ended | then | now |", "|---|---:|---:|"]
-    lines += [f"| {status} | {comparison.old_ended.get(status, 0):,} | "
+    lines += [f"| {_md(status)} | {comparison.old_ended.get(status, 0):,} | "
               f"{comparison.new_ended.get(status, 0):,} |" for status in statuses]
     lines.append("")
     return lines

@@ -36,7 +36,6 @@ observations, 2.x tool calls with ``role=tool`` observations carrying ``extra``,
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
@@ -53,7 +52,7 @@ from failcode.triage._events import (
     SessionStart,
     cancelled,
 )
-from failcode.triage._jsonstream import JsonStream
+from failcode.triage._jsonstream import JsonStream, loads
 from failcode.triage._text import (
     as_dict,
     as_list,
@@ -199,7 +198,7 @@ class MiniSweAgentReader:
             command = ""
             if isinstance(arguments, str):
                 try:
-                    parsed = json.loads(arguments)
+                    parsed = loads(arguments)
                 except ValueError:
                     parsed = None
                 if isinstance(parsed, dict) and isinstance(parsed.get("command"), str):

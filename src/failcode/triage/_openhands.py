@@ -68,7 +68,6 @@ Rules (about the format and the tool):
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
@@ -85,7 +84,7 @@ from failcode.triage._events import (
     Wrote,
     cancelled,
 )
-from failcode.triage._jsonstream import JsonStream
+from failcode.triage._jsonstream import JsonStream, loads
 from failcode.triage._lines import json_objects, lines
 from failcode.triage._swe_agent import shell_failed
 from failcode.triage._text import (
@@ -454,7 +453,7 @@ def _arguments(call: object) -> tuple[str, dict[str, Any]]:
     parsed: Any = None
     if isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments)
+            parsed = loads(arguments)
         except ValueError:
             parsed = None
     return str(function.get("name", "")), parsed if isinstance(parsed, dict) else {}

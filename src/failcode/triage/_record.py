@@ -16,6 +16,11 @@ What only triage knows travels in the failure's or outcome's context under ``tri
 (path, format, evidence, repeats, the step's time, the session's steps and end), which the
 reader removes again. Sessions in which triage found no failure and no outcome leave no event,
 so a report from a store lists only sessions with findings.
+
+A store that fails while recording (a full disk, a read-only or foreign file, a server gone)
+never costs the run: :class:`Recorder` keeps the first FC-STORE failure in ``failure``, stops
+writing (the page that failed is not stored, every page acknowledged before stays), and the
+run goes on; ``failcode triage`` prints the finished report, then that failure, exit 1.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from failcode.triage._result import InputResult, TriageResult
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from failcode import Failure
     from failcode.events import Event
     from failcode.store import Store
     from failcode.triage._result import SessionResult
@@ -120,11 +126,15 @@ class Recorder:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.failure: Failure | None = None
+        """The store's first failure; after it nothing more is written."""
         self._page: list[Event] = []
         self._new = self._total = 0
 
     def add(self, session: SessionResult) -> None:
         """Record one session's failures and outcomes (sessions in report order)."""
+        if self.failure is not None:
+            return
         events = result_events(TriageResult(sessions=[session]))
         while more := list(itertools.islice(events, _PAGE - len(self._page))):
             self._page.extend(more)
@@ -132,13 +142,20 @@ class Recorder:
                 self._append()
 
     def _append(self) -> None:
-        if self._page:
-            self._new += self.store.append(self._page)
-            self._total += len(self._page)
-            self._page = []
+        from failcode.store import StoreError  # noqa: PLC0415 - the class, at run time
+
+        if self._page and self.failure is None:
+            try:
+                self._new += self.store.append(self._page)
+            except StoreError as exc:
+                self.failure = exc.failure
+            else:
+                self._total += len(self._page)
+        self._page = []
 
     def close(self) -> tuple[int, int]:
-        """Record what is left: (new events, events already stored) of every session."""
+        """Record what is left: (new events, events already stored) of every page the store
+        acknowledged."""
         self._append()
         return self._new, self._total - self._new
 

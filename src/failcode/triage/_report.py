@@ -1,4 +1,16 @@
-"""The terminal summary and the progress bar (rich, imported only on a terminal)."""
+"""The terminal summary and the progress bar (rich, imported only on a terminal).
+
+Rule (the terminal is not an attack surface): every value that comes from a log, a store or a
+path (session names, paths, formats, statuses, commands, messages, signatures, error texts) is
+printed through :func:`safe`: redacted (a secret a reader let through never reaches the
+terminal, the Markdown or the HTML), C0 and C1 control characters (ESC, NUL, DEL, CR...) are escaped
+as ``\\xNN`` (as ``--json`` escapes them), a line break or a tab becomes a space (a row is one
+line) and a lone surrogate (an undecodable byte of a file name) becomes U+FFFD, so nothing
+printed can move the cursor, retitle the window, hide text or fail to encode. The summary is
+written as plain text (never through rich's markup), so ``[/x]`` or ``[link=...]`` in a path
+prints as it is. The drill-downs (:mod:`~failcode.triage._drill`), the Markdown summary and the
+HTML report apply the same function before their own escaping.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +19,8 @@ import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+
+from failcode import redact
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -66,13 +80,22 @@ class Progress:
 
 
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _STATUS_ORDER: Final = ("submitted", "provider_error", "timeout", "limit", "running", "unknown")
 
 
 def safe(text: object) -> str:
-    """A value from a log or a path, printable: control characters escaped as ``\\xNN`` and
-    a line break as a space (a row is one line)."""
-    flat = str(text).replace("\r\n", " ").replace("\n", " ").replace("\t", " ")
+    """A value from a log or a path, printable and redacted: every secret
+    :func:`failcode.redact` recognises replaced (whichever reader let it through), control
+    characters escaped as ``\\xNN``, a line break or tab as a space (a row is one line), a lone
+    surrogate as U+FFFD."""
+    flat = str(text)
+    if not flat.isascii():
+        flat = _SURROGATE.sub("\ufffd", flat)  # one U+FFFD each, before redact's decoding
+    flat = redact(flat)
+    if flat.isprintable():
+        return flat  # the common value: nothing to escape
+    flat = flat.replace("\r\n", " ").replace("\n", " ").replace("\t", " ")
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", flat)
 
 
@@ -151,7 +174,7 @@ def _fix_first(out: Out, summary: Summary, top: int) -> None:
     for rank, finding in enumerate(shown, 1):
         variants = f", {finding.variants} variants" if finding.variants > 1 else ""
         out.line(f"{rank:>2}. {safe(finding.message)}")
-        out.line(f"    {finding.code} · cost {plural(finding.cost, 'step')} · "
+        out.line(f"    {safe(finding.code)} · cost {plural(finding.cost, 'step')} · "
                  f"{plural(finding.count, 'failure')} in "
                  f"{plural(finding.sessions, 'session')}{variants}")
         fix = f" · fix: {safe(finding.remedy)}" if finding.remedy else ""
@@ -173,7 +196,7 @@ def _ended(out: Out, summary: Summary) -> None:
     order = {status: index for index, status in enumerate(_STATUS_ORDER)}
     counts = sorted(summary.ended.items(), key=lambda item: (order.get(item[0], 99), item[0]))
     out.heading("How sessions ended")
-    out.line("  " + ", ".join(f"{count:,} {status}" for status, count in counts))
+    out.line("  " + ", ".join(f"{count:,} {safe(status)}" for status, count in counts))
 
 
 def _breakdown(out: Out, title: str, table: dict[str, list[int]]) -> None:
@@ -213,7 +236,7 @@ def _loops(out: Out, summary: Summary, top: int) -> None:
         what = finding.message if finding is not None else longest.signature
         if longest.cause.startswith("missing_dependency:"):
             what = f"missing dependencies, first: {what}"
-        out.line(f"  {safe(session.session)} ({session.format}): "
+        out.line(f"  {safe(session.session)} ({safe(session.format)}): "
                  f"{plural(len(session.loops), 'loop')}, longest "
                  f"{plural(len(longest.steps), 'step')}: {safe(what)}")
     if summary.looping > len(shown):
@@ -239,10 +262,10 @@ def _inputs(out: Out, summary: Summary, *, verbose: bool) -> None:
     out.heading("Inputs" if verbose else "Inputs with problems")
     for item in rows:
         if item.error_code:
-            out.line(f"  {safe(item.path)}: error {item.error_code}: "
+            out.line(f"  {safe(item.path)}: error {safe(item.error_code)}: "
                      f"{safe(item.error_message)}")
         else:
-            out.line(f"  {safe(item.path)}: {item.format or '-'}, "
+            out.line(f"  {safe(item.path)}: {safe(item.format or '-')}, "
                      f"{plural(item.sessions, 'session')}, "
                      f"{plural(summary.per_input.get(item.path, 0), 'failing step')}")
 
@@ -258,7 +281,7 @@ def render_comparison(comparison: Comparison, *, top: int = 10, file: Any = None
         out.line("  no finding changed")
     for change in changed[: 2 * top]:
         few = "" if change.significant else " (few: within noise)"
-        out.line(f"  {change.status:<5} {change.code} {safe(change.message)}")
+        out.line(f"  {change.status:<5} {safe(change.code)} {safe(change.message)}")
         out.line(f"        sessions {change.old_sessions:,} ({change.old_rate:.1%}) -> "
                  f"{change.new_sessions:,} ({change.new_rate:.1%}){few}")
     if len(changed) > 2 * top:
@@ -267,7 +290,7 @@ def render_comparison(comparison: Comparison, *, top: int = 10, file: Any = None
         out.line(f"  {safe(key)}: sessions with failures {old[1]:,} of {old[0]:,} then, "
                  f"{new[1]:,} of {new[0]:,} now")
     statuses = sorted(set(comparison.old_ended) | set(comparison.new_ended))
-    out.line("  ended then: " + ", ".join(f"{comparison.old_ended.get(s, 0):,} {s}"
+    out.line("  ended then: " + ", ".join(f"{comparison.old_ended.get(s, 0):,} {safe(s)}"
                                           for s in statuses))
-    out.line("  ended now:  " + ", ".join(f"{comparison.new_ended.get(s, 0):,} {s}"
+    out.line("  ended now:  " + ", ".join(f"{comparison.new_ended.get(s, 0):,} {safe(s)}"
                                           for s in statuses))

@@ -11,6 +11,10 @@ Rules:
   Linux, so they start with failcode already imported); at most :data:`AHEAD` files per worker
   are handed out beyond the next one to yield, so the results waiting behind a slow file stay
   bounded. Each worker ignores SIGINT: Ctrl-C stops the parent, which stops the workers.
+- One input never costs the others: an error a worker's result raises (it could not be sent
+  back) is that input's FC-DATA-003. A worker that dies (killed, out of memory) breaks the
+  pool: the input next in order is read again alone in a fresh worker (FC-DATA-003 if that one
+  dies too: it is the culprit), and the inputs after it go to a fresh pool.
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ from __future__ import annotations
 import os
 import sys
 from collections import deque
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from failcode.triage._analyze import triage_file
+from failcode.triage._analyze import triage_file, unexpected
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -70,6 +74,20 @@ def _triage_one(path: Path, label: str) -> Triaged:  # pragma: no cover - runs i
     return triage_file(path, label)
 
 
+def _crashed(label: str, exc: BaseException) -> InputResult:
+    """The row of an input whose worker failed to give its result (FC-DATA-003)."""
+    from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415
+
+    from failcode import FC  # noqa: PLC0415
+    from failcode.triage._result import InputResult  # noqa: PLC0415
+
+    problem = ("the process reading it stopped (killed, or out of memory)"
+               if isinstance(exc, BrokenProcessPool) else unexpected(exc))
+    failure = FC.DATA_MALFORMED_INPUT.failure(surface="triage.input", params={
+        "path": label[:200], "problem": problem[:200]})
+    return InputResult(label, None, 0, failure.code, failure.message, 0)
+
+
 class FileResults:
     """The files' results in input order; a context manager (it owns the worker processes).
 
@@ -82,9 +100,11 @@ class FileResults:
         self._inputs = list(inputs)
         self._progress = progress
         self._pool: ProcessPoolExecutor | None = None
-        self._pending: deque[Future[Triaged]] = deque()
+        self._pending: deque[tuple[Future[Triaged], int]] = deque()
+        """Futures handed out and the index of their input."""
         self._next = 0
         workers = min(jobs, len(self._inputs))
+        self._workers = workers
         self._serial = workers < 2 or sum(
             _size(path) for path, _ in self._inputs) < PARALLEL_MIN_BYTES
         if not self._serial:
@@ -96,12 +116,9 @@ class FileResults:
         return not self._serial
 
     def _start(self, workers: int) -> None:
-        import multiprocessing  # noqa: PLC0415 - only a parallel run needs these
-        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only in parallel
 
-        context = multiprocessing.get_context("fork") if sys.platform.startswith(
-            "linux") else None
-        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=self._context(),
                                          initializer=_ignore_interrupts)
         for _ in range(workers * (AHEAD + 1)):
             if not self._submit():
@@ -111,8 +128,8 @@ class FileResults:
         if self._pool is None or self._next >= len(self._inputs):
             return False
         path, label = self._inputs[self._next]
+        self._pending.append((self._pool.submit(_triage_one, path, label), self._next))
         self._next += 1
-        self._pending.append(self._pool.submit(_triage_one, path, label))
         return True
 
     def __iter__(self) -> Iterator[Triaged]:
@@ -122,13 +139,58 @@ class FileResults:
             return
         try:
             while self._pending:
-                item, sessions = self._pending.popleft().result()
+                future, index = self._pending.popleft()
+                item, sessions = self._result(future, index)
                 self._submit()
                 if self._progress is not None and item.size:
                     self._progress(item.size)
                 yield item, sessions
         finally:
             self.close()
+
+    def _result(self, future: Future[Triaged], index: int) -> Triaged:
+        """The input's result; whatever getting it raises is the input's error."""
+        from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415
+
+        path, label = self._inputs[index]
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            again = self._alone(path, label)
+            self._restart()
+            return again
+        except Exception as exc:  # noqa: BLE001 - this input's error, never the run's
+            return _crashed(label, exc), []
+
+    def _alone(self, path: Path, label: str) -> Triaged:
+        """The input read again in a worker of its own (after a worker died)."""
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+
+        pool = ProcessPoolExecutor(max_workers=1, mp_context=self._context(),
+                                   initializer=_ignore_interrupts)
+        try:
+            return pool.submit(_triage_one, path, label).result()
+        except Exception as exc:  # noqa: BLE001 - it died again: this input is the culprit
+            return _crashed(label, exc), []
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _restart(self) -> None:
+        """A fresh pool for the inputs handed out to the broken one and those after them."""
+        pending = [index for _, index in self._pending]
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool = None
+        self._pending.clear()
+        self._next = pending[0] if pending else self._next
+        self._start(self._workers)
+
+    @staticmethod
+    def _context() -> Any:
+        import multiprocessing  # noqa: PLC0415
+
+        return multiprocessing.get_context("fork") if sys.platform.startswith(
+            "linux") else None
 
     def close(self) -> None:
         """Stop the workers (files not yet read are dropped)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import TYPE_CHECKING, Any, Final
 
 from failcode.triage._result import FORMAT_VERSION, Tables
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["JsonDocument", "Summary"]
 
 _FLUSH: Final = 1024 * 1024
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _FAILURES: Final = "\x00failcode-triage:failures\x00"
 _OUTCOMES: Final = "\x00failcode-triage:outcomes\x00"
 _FAILURES_JSON: Final = json.dumps(_FAILURES)
@@ -128,6 +130,11 @@ class JsonDocument:
         self._first = True
 
     def _put(self, text: str) -> None:
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate (a path of undecodable bytes)
+                text = _SURROGATE.sub("\ufffd", text)
         self._buffer.append(text)
         self._size += len(text)
         if self._size >= _FLUSH:
