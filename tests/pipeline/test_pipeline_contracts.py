@@ -118,17 +118,26 @@ agent_errors = st.builds(
     st.booleans())
 
 
+def _as_recorded(error: AgentError) -> AgentError:
+    """The error as a Failure keeps it: a NUL is U+FFFD in every record (the record layer's
+    rule, so that every sink and store keeps it); everything else is unchanged."""
+    return error.model_copy(update={
+        "message": error.message.replace("\x00", "\ufffd"),
+        "detail": None if error.detail is None else error.detail.replace("\x00", "\ufffd")})
+
+
 def _round_trips(error: AgentError) -> None:
     failure = agent_error_to_failure(error)
-    assert agent_error_from_failure(failure) == error
+    assert agent_error_from_failure(failure) == _as_recorded(error)
     assert agent_code_for(failure) == (error.code, error.transient)
 
 
 @given(agent_errors)
 @example(AgentError(code=AgentErrorCode.FATAL, message="x", detail="\r"))
 @example(AgentError(code=AgentErrorCode.TIMEOUT, message="x", detail=" \n\t"))
+@example(AgentError(code=AgentErrorCode.TIMEOUT, message="\x00", detail="a\x00b"))
 def test_agent_error_failure_round_trip_is_lossless(error: AgentError) -> None:
-    """AgentError -> Failure -> AgentError gives the same AgentError."""
+    """AgentError -> Failure -> AgentError gives the same AgentError (NUL as U+FFFD)."""
     _round_trips(error)
 
 
@@ -152,7 +161,7 @@ def test_agent_error_failure_survives_the_wire(error: AgentError) -> None:
     from failcode import Failure
 
     failure = Failure.from_json(agent_error_to_failure(error).to_json())
-    assert agent_error_from_failure(failure) == error
+    assert agent_error_from_failure(failure) == _as_recorded(error)
 
 
 def test_failure_other_fields_come_from_the_code_spec() -> None:
