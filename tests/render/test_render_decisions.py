@@ -128,3 +128,19 @@ def test_the_heading_says_what_failed_when_the_sentence_is_generic(tmp_path: Pat
     specific = FC.CMD_MISSING_MODULE.failure(surface="python.run", params={"module": "erfa"},
                                              detail="ModuleNotFoundError: No module named 'erfa'")
     assert headline(specific) == specific.message
+
+
+@pytest.mark.parametrize(("text", "one_line", "shown"), [
+    ("plain", False, "plain"),
+    ("a\x1b[31mb\tc\x9b", False, "a\\x1b[31mb c\\x9b"),
+    ("line\r\nnext\n", False, "line\nnext\n"),
+    ("line\r\nnext\n", True, "line next "),
+    ("bad\udcffbyte", True, "bad\ufffdbyte"),
+    (None, True, ""),
+])
+def test_printable_is_the_one_escaping_rule(text: str | None, one_line: bool,
+                                            shown: str) -> None:
+    """The CLI, the store subcommands and triage's reports print through one rule."""
+    from failcode.render._printable import printable
+
+    assert printable(text, one_line=one_line) == shown

@@ -17,11 +17,12 @@ on a terminal the text goes to rich as a ``Text`` object, never as a markup stri
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from failcode.render._printable import printable
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -31,25 +32,6 @@ if TYPE_CHECKING:
     from failcode import Failure
 
 __all__ = ["count", "echo", "failure_text", "is_terminal", "printable", "table"]
-
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def _escaped(match: re.Match[str]) -> str:
-    char = match.group()
-    if char == "\t":
-        return " "
-    return "\ufffd" if char >= "\ud800" else f"\\x{ord(char):02x}"
-
-
-def printable(text: str) -> str:
-    """``text`` with every control character but the line break escaped as ``\\xNN`` (a tab
-    as a space) and every lone surrogate as U+FFFD: what :func:`echo` and :func:`table`
-    print."""
-    if text.isprintable():
-        return text
-    return _UNSAFE.sub(_escaped, text.replace("\r\n", "\n"))
-
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """``1 code``, ``2 codes`` (``plural`` for irregular nouns: ``1 retry``, ``2 retries``)."""

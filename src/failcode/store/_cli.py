@@ -11,8 +11,8 @@ readable, nothing is written, and a URL naming no store is FC-STORE-001 (a typo 
 an empty store). ``import`` and ``prune`` open it for writing (creating it when missing).
 
 Every value that comes from the store (session names, signatures, messages, remedies, event
-names, the URL) is printed through :func:`printable`: control characters escaped as ``\\xNN``
-(a line break too: a row is one line), lone surrogates as ``\\udNNN``. Output is plain
+names, the URL) is printed through :func:`printable`: control characters escaped as ``\\xNN``,
+a line break or tab as a space (a row is one line), lone surrogates as U+FFFD. Output is plain
 ``click.echo`` text, never rich markup, so ``[/x]`` or ``[link=...]`` print as they are. A
 stdout that cannot be written (closed, a full disk, a closed pipe) is one line on stderr,
 ``error: cannot write to stdout: REASON``, exit 1 (:func:`stdout_guard`).
@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import click
 import msgspec
+
+from failcode.render._printable import printable as _printable
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -79,16 +81,10 @@ def _when(value: str | None, option: str) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
-_UNPRINTABLE: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-
 
 def printable(value: object) -> str:
-    """``value`` as one printable line: control characters (a line break and a tab too)
-    escaped as ``\\xNN``, lone surrogates as ``\\udNNN``."""
-    text = "" if value is None else str(value)
-    return _UNPRINTABLE.sub(
-        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-        else f"\\u{ord(m.group()):04x}", text)
+    """``value`` as one printable line (:func:`failcode.render._printable.printable`)."""
+    return _printable(value, one_line=True)
 
 
 def failure_lines(failure: Failure) -> list[str]:

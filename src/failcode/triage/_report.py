@@ -14,13 +14,14 @@ HTML report apply the same function before their own escaping.
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from failcode import redact
+from failcode.render._printable import printable
+from failcode.triage._events import END_STATUSES
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -79,24 +80,17 @@ class Progress:
             self._bar.__exit__(kind, value, tb)
 
 
-_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_STATUS_ORDER: Final = ("submitted", "provider_error", "timeout", "limit", "running", "unknown")
 
 
 def safe(text: object) -> str:
     """A value from a log or a path, printable and redacted: every secret
-    :func:`failcode.redact` recognises replaced (whichever reader let it through), control
-    characters escaped as ``\\xNN``, a line break or tab as a space (a row is one line), a lone
-    surrogate as U+FFFD."""
+    :func:`failcode.redact` recognises replaced (whichever reader let it through), then
+    :func:`~failcode.render._printable.printable` on one line (control characters as ``\\xNN``,
+    a line break or tab as a space, a lone surrogate as U+FFFD)."""
     flat = str(text)
     if not flat.isascii():
-        flat = _SURROGATE.sub("\ufffd", flat)  # one U+FFFD each, before redact's decoding
-    flat = redact(flat)
-    if flat.isprintable():
-        return flat  # the common value: nothing to escape
-    flat = flat.replace("\r\n", " ").replace("\n", " ").replace("\t", " ")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", flat)
+        flat = printable(flat)  # one U+FFFD per surrogate, before redact's decoding
+    return printable(redact(flat), one_line=True)
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -193,7 +187,7 @@ def _fix_first(out: Out, summary: Summary, top: int) -> None:
 def _ended(out: Out, summary: Summary) -> None:
     if not summary.ended:
         return
-    order = {status: index for index, status in enumerate(_STATUS_ORDER)}
+    order = {status: index for index, status in enumerate(END_STATUSES)}
     counts = sorted(summary.ended.items(), key=lambda item: (order.get(item[0], 99), item[0]))
     out.heading("How sessions ended")
     out.line("  " + ", ".join(f"{count:,} {safe(status)}" for status, count in counts))
