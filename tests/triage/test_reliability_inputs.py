@@ -380,6 +380,79 @@ def test_a_folder_walking_cannot_list_is_reported_not_dropped(tmp_path: Path) ->
 
 
 
+def test_a_folder_cannot_be_listed_deep_in_an_agent_folder_is_reported(tmp_path: Path) -> None:
+    """Inside an agent's log folder (``.claude/projects/**``), a folder walking cannot list is
+    an input with FC-DATA-005, beside the logs that could be listed (glob dropped it)."""
+    projects = tmp_path / ".claude" / "projects"
+    readable = projects / "p1"
+    readable.mkdir(parents=True)
+    (readable / "s.jsonl").write_bytes(LINE_FILES["claude-code"]().read_bytes())
+    _deep_folder(projects / "p2")
+    for named in (tmp_path, tmp_path / ".claude"):
+        result = triage([named])
+        rows = [(i.path, i.error_code) for i in result.inputs]
+        assert (str(readable / "s.jsonl"), None) in rows
+        unlisted = [i for i in result.inputs if i.error_code == "FC-DATA-005"]
+        assert len(unlisted) == 1, rows
+        assert unlisted[0].path.startswith(str(projects / "p2" / ("d" * 200)))
+
+
+def test_symlinked_folders_are_walked_once(tmp_path: Path) -> None:
+    """A symlink to a folder is walked (a user's logs linked in are read); a link back up the
+    tree or a second link to one folder is walked once, so no input is read twice and walking
+    ends; in an agent's folder too."""
+    first, last = _neighbours(tmp_path)
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    elsewhere.mkdir()
+    linked_log = elsewhere / "linked.jsonl"
+    linked_log.write_bytes(LINE_FILES["claude-code"]().read_bytes())
+    (tmp_path / "logs").symlink_to(elsewhere, target_is_directory=True)
+    (tmp_path / "again").symlink_to(elsewhere, target_is_directory=True)
+    (tmp_path / "up").symlink_to(tmp_path, target_is_directory=True)
+    projects = tmp_path / ".claude" / "projects"
+    projects.mkdir(parents=True)
+    agent_log = tmp_path.parent / f"{tmp_path.name}-agent"
+    agent_log.mkdir()
+    (agent_log / "agent.jsonl").write_bytes(LINE_FILES["claude-code"]().read_bytes())
+    (projects / "p").symlink_to(agent_log, target_is_directory=True)
+    (projects / "loop").symlink_to(projects, target_is_directory=True)
+    result = triage([tmp_path])
+    names = sorted(Path(i.path).name for i in result.inputs)
+    assert names == sorted([first.name, last.name, "linked.jsonl", "agent.jsonl"])
+    assert all(i.error_code is None for i in result.inputs)
+
+
+def test_the_summary_of_many_failed_inputs_is_bounded(tmp_path: Path) -> None:
+    """60 damaged inputs: the terminal lists the first INPUT_ROWS by name after one count per
+    error code, and says how many more; --json has every one."""
+    from failcode.triage._report import INPUT_ROWS
+
+    lines = LINE_FILES["claude-code"]().read_bytes().splitlines(keepends=True)[:8]
+    for index in range(60):
+        (tmp_path / f"bad{index:03d}.jsonl").write_bytes(b"".join(lines) + b"\xff\xfe x\n")
+    for index in range(5):
+        (tmp_path / f"deep{index:03d}.traj.json").write_text(
+            '{"info": {"mini_version": "1"}, "messages": [' + _nested(5_000, "array") + "]}",
+            encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "failcode", "triage", str(tmp_path)],
+                         capture_output=True, text=True, check=False, timeout=600)
+    assert run.returncode == 2, run.stderr
+    section = run.stdout.split("Inputs with problems (65)\n", 1)[1].splitlines()
+    assert section[0] == "  65 FC-DATA-003"
+    named = [line for line in section if line.startswith(f"  {tmp_path}")]
+    assert len(named) == INPUT_ROWS
+    assert section[len(named) + 1] == (
+        f"  …and {65 - INPUT_ROWS} more (--verbose lists every input; --json has every one)")
+    document = json.loads(subprocess.run(
+        [sys.executable, "-m", "failcode", "triage", "--json", str(tmp_path)],
+        capture_output=True, text=True, check=False, timeout=600).stdout)
+    assert sum(1 for i in document["inputs"] if i["error"]) == 65
+    verbose = subprocess.run([sys.executable, "-m", "failcode", "triage", "--verbose",
+                              str(tmp_path)], capture_output=True, text=True, check=False,
+                             timeout=600).stdout
+    assert sum(1 for line in verbose.splitlines() if line.startswith(f"  {tmp_path}")) == 65
+
+
 def _drop_dac() -> None:  # pragma: no cover - runs in the child before exec
     libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
     for cap in (1, 2):
@@ -493,3 +566,27 @@ def test_ends_early_names_the_character_where_the_input_was_cut(tmp_path: Path, 
     assert item.error_code == "FC-DATA-003", item
     assert f"ends early at character {expected}" in (item.error_message or ""), (
         item, expected)
+
+
+@pytest.mark.parametrize("fmt", list(LINE_FILES))
+@_SETTINGS
+@given(which=st.floats(0.0, 1.0), fraction=st.floats(0.0, 1.0))
+def test_a_json_line_cut_short_ends_early_where_it_was_cut(tmp_path: Path, fmt: str,
+                                                           which: float, fraction: float) -> None:
+    """One record of a JSON-lines session cut short, the lines after it intact: "line N ends
+    early at character C", N and C computed here from the cut (not the decoder's wording)."""
+    records = LINE_FILES[fmt]().read_bytes().splitlines(keepends=True)
+    # a record after the first, so that detection (which reads the head) still sees the format
+    index = 1 + int(which * (len(records) - 2))
+    line = records[index].rstrip(b"\n").decode("utf-8")
+    cut = max(1, int(fraction * (len(line) - 1)))
+    damaged = tmp_path / f"cut{LINE_FILES[fmt]().suffix}"
+    damaged.write_bytes(b"".join(records[:index]) + line[:cut].encode("utf-8") + b"\n"
+                        + b"".join(records[index + 1:]))
+    item = _unaffected(tmp_path, damaged).inputs[1]
+    if item.error_code == "FC-DATA-002":  # cut inside what detection looks for
+        assert sum(map(len, records[:index])) + cut < HEAD_BYTES
+        return
+    assert item.error_code == "FC-DATA-003", item
+    assert f"line {index + 1} ends early at character {cut} " in (item.error_message or ""), (
+        item, line[:cut][-40:])

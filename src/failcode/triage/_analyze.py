@@ -572,14 +572,81 @@ AGENT_FILES: Final = frozenset({".aider.chat.history.md"})
 
 
 def _agent_logs(folder: Path) -> list[Path]:
-    pattern = AGENT_LOGS[folder.name]
+    """The session logs in an agent's folder: the paths its :data:`AGENT_LOGS` pattern names
+    (``**`` any folders, ``*`` any name), walked only where the pattern can match. A folder on
+    the way that cannot be listed is returned as an input (its FC-DATA-005 from
+    :func:`triage_file`), never dropped as ``glob`` would; symlinked folders are followed,
+    each real folder once."""
+    parts = AGENT_LOGS[folder.name].split("/")
     try:
-        with os.scandir(folder) as entries:  # glob drops a folder it cannot list: not this one
+        with os.scandir(folder) as entries:
             next(entries, None)
     except OSError:
         return [folder]  # its error (FC-DATA-005), from triage_file
-    return sorted(p for p in folder.glob(pattern)
-                  if not p.is_dir() or is_conversation(p))  # FIFOs too: skipped and counted
+    found: list[Path] = []
+
+    def unlisted(error: OSError) -> None:
+        found.append(Path(error.filename))
+
+    def matches(names: list[str]) -> bool:
+        """``names`` (a relative path) matches ``parts`` (``**``: zero or more names)."""
+        return _match(parts, names)
+
+    def may_hold(names: list[str]) -> bool:
+        """Some path under ``names`` can match ``parts``."""
+        for index, name in enumerate(names):
+            if index >= len(parts) - 1:
+                return False
+            if parts[index] == "**":
+                return True
+            if not fnmatch.fnmatchcase(name, parts[index]):
+                return False
+        return True
+
+    seen = {_folder_key(folder)}
+    for root, dirs, files in os.walk(folder, onerror=unlisted, followlinks=True):
+        here = Path(root)
+        under = [] if here == folder else list(here.relative_to(folder).parts)
+        walk_on: list[str] = []
+        for name in sorted(dirs):
+            names = [*under, name]
+            if matches(names) and is_conversation(here / name):
+                found.append(here / name)
+            elif may_hold(names) and _first_visit(here / name, seen):
+                walk_on.append(name)
+        dirs[:] = walk_on
+        found.extend(here / name for name in files if matches([*under, name]))
+    return sorted(found)  # FIFOs too: skipped and counted
+
+
+def _match(parts: list[str], names: list[str]) -> bool:
+    if not parts:
+        return not names
+    if parts[0] == "**":
+        return any(_match(parts[1:], names[start:]) for start in range(len(names) + 1))
+    return bool(names) and fnmatch.fnmatchcase(names[0], parts[0]) and _match(parts[1:],
+                                                                              names[1:])
+
+
+def _folder_key(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def _first_visit(path: Path, seen: set[tuple[int, int] | None]) -> bool:
+    """Whether walking should enter ``path``: a folder (or a symlink to one) not entered yet
+    (a symlink back up the tree, or two links to one folder, is walked once). A folder whose
+    identity cannot be read is entered: listing it reports its error."""
+    key = _folder_key(path)
+    if key is None:
+        return True
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
 
 
 def _is_special(path: Path) -> bool:
@@ -660,10 +727,12 @@ def _walk(folder: Path, out: Expanded, include: Sequence[str], exclude: Sequence
     def unlisted(error: OSError) -> None:  # a folder walking cannot list: an input, its error
         out.append((Path(error.filename), str(error.filename)))
 
-    for root, dirs, files in os.walk(folder, onerror=unlisted):
+    seen = {_folder_key(folder)}
+    for root, dirs, files in os.walk(folder, onerror=unlisted, followlinks=True):
         here = Path(root)
         agent = sorted(d for d in dirs if d in AGENT_LOGS)
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = [d for d in sorted(dirs) if not d.startswith(".")
+                   and _first_visit(here / d, seen)]
         for name in agent:
             for found in _agent_logs(here / name):
                 add(found, sniff=False)

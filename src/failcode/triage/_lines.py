@@ -6,7 +6,9 @@ it are yielded first, so what was read is kept):
 - A line longer than :data:`MAX_LINE` bytes: "line N is longer than 32 MiB".
 - A line that is not UTF-8 (``strict``): "line N is not UTF-8 (<reason> at byte B of the
   line, B from 0 at the line's start)"; not ``strict``, invalid bytes are read as U+FFFD.
-- A JSON-lines record (:func:`json_objects`) that is not JSON, or nested deeper than
+- A JSON-lines record (:func:`json_objects`) cut short (the decoder needed more text at
+  its end): "line N ends early at character C (cut short?)", C the line's length in
+  characters; one that is not JSON otherwise, or nested deeper than
   :data:`~failcode.triage._jsonstream.MAX_DEPTH` levels: "line N is not a JSON object (...)".
 - A stream with a ``position`` attribute holding a :class:`~failcode.triage._jsonstream.Position`
   gets the number of the last line yielded, so that an error no reader expected names it.
@@ -14,6 +16,7 @@ it are yielded first, so what was read is kept):
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, Final
 
 from failcode.triage._events import InputError
@@ -98,6 +101,29 @@ def _too_long(number: int, max_line: int) -> InputError:
     return InputError("FC-DATA-003", msg)
 
 
+_NUMBER_OR_LITERAL: Final = frozenset("-+.eE0123456789")
+
+
+def _not_json(number: int, line: str, exc: ValueError) -> str:
+    """The message of a JSON-lines record that does not decode. A record cut short (the
+    decoder ran out of text: an unterminated string, or what is left where it stopped is
+    nothing, a number's characters, the start of ``true``/``false``/``null`` or of a
+    ``\\uXXXX`` escape) "ends early
+    at character C", C the line's length in characters (where it was cut); anything else is
+    "not a JSON object" with the decoder's reason."""
+    text = line.rstrip("\r")
+    if isinstance(exc, json.JSONDecodeError):
+        rest = text[exc.pos:].rstrip()
+        if (exc.msg.startswith("Unterminated string") or not rest
+                or set(rest) <= _NUMBER_OR_LITERAL
+                or any(word.startswith(rest) for word in ("true", "false", "null"))
+                or (exc.msg.startswith("Invalid \\uXXXX") and len(rest.lstrip("\\")) < 5
+                    and all(c in "0123456789abcdefABCDEF" for c in rest.lstrip("\\")[1:]))):
+            return (f"line {number} ends early at character {len(text)} (cut short?); "
+                    "expected the rest of a JSON object")
+    return f"line {number} is not a JSON object ({exc})"
+
+
 def json_objects(stream: BinaryIO) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, object)`` of a JSON-lines input; blank lines and values that are
     not objects are passed over.
@@ -112,7 +138,6 @@ def json_objects(stream: BinaryIO) -> Iterator[tuple[int, dict[str, Any]]]:
         try:
             entry = loads(line)
         except ValueError as exc:  # TooDeepError too: "nested deeper than 200 levels"
-            msg = f"line {number} is not a JSON object ({exc})"
-            raise InputError("FC-DATA-003", msg) from None
+            raise InputError("FC-DATA-003", _not_json(number, line, exc)) from None
         if isinstance(entry, dict):
             yield number, entry

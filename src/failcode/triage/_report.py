@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from failcode import redact
 from failcode.render._printable import printable
@@ -249,12 +250,22 @@ def _outcomes(out: Out, summary: Summary) -> None:
     out.line("  " + ", ".join(parts))
 
 
+INPUT_ROWS: Final = 20
+"""Inputs with problems listed by name in the terminal summary; beyond them it counts them
+per error code (``--verbose`` lists every input, ``--json`` has every one)."""
+
+
 def _inputs(out: Out, summary: Summary, *, verbose: bool) -> None:
     rows = summary.inputs if verbose else [i for i in summary.inputs if i.error_code]
     if not rows:
         return
-    out.heading("Inputs" if verbose else "Inputs with problems")
-    for item in rows:
+    out.heading("Inputs" if verbose else f"Inputs with problems ({len(rows):,})")
+    if not verbose and len(rows) > INPUT_ROWS:
+        codes = Counter(item.error_code for item in rows)
+        out.line("  " + ", ".join(f"{count:,} {safe(code)}"
+                                  for code, count in codes.most_common()))
+    shown = rows if verbose else rows[:INPUT_ROWS]
+    for item in shown:
         if item.error_code:
             out.line(f"  {safe(item.path)}: error {safe(item.error_code)}: "
                      f"{safe(item.error_message)}")
@@ -262,6 +273,9 @@ def _inputs(out: Out, summary: Summary, *, verbose: bool) -> None:
             out.line(f"  {safe(item.path)}: {safe(item.format or '-')}, "
                      f"{plural(item.sessions, 'session')}, "
                      f"{plural(summary.per_input.get(item.path, 0), 'failing step')}")
+    if len(rows) > len(shown):
+        out.line(f"  …and {len(rows) - len(shown):,} more (--verbose lists every input; "
+                 "--json has every one)")
 
 
 def render_comparison(comparison: Comparison, *, top: int = 10, file: Any = None) -> None:
