@@ -1,0 +1,130 @@
+"""Every reader, step by step, against its ground truth: the labels of the real sessions in
+../shared/data/agent-sessions/ (tests/fixtures/triage_labels.json) and the lab's scenarios.
+
+The other tests of the labelled sets check shares against floors, with margins a reader could
+pass while shifting every step by one. These compare every labelled step exactly: the failing
+steps and their kinds, the rejected actions and how each session ended, per session. Where
+triage and a label disagree today the step is in :data:`DISAGREEMENTS`, named one by one (a
+probe or unlabelled command triage reports, a kind it reads differently, a provider error
+outside any step); a new disagreement fails, and so does one that went away (take it off the
+list: the labels then hold a little more).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from failcode.triage import triage
+from tests.lab.score import score_fixtures
+from tests.triage._data import labels, sessions_dir
+
+# per file: (step, labelled kind or None, kind triage reports or None)
+DISAGREEMENTS: dict[str, list[tuple[int | None, str | None, str | None]]] = {
+    'mini-swe-agent/deepseek_chat_dev/pylint-dev__astroid-1333.traj.json': [
+        (139, None, 'command_error'),
+        (144, None, 'command_error'),
+        (154, None, 'command_error'),
+        (168, None, 'command_error'),
+    ],
+    'mini-swe-agent/deepseek_chat_dev/sqlfluff__sqlfluff-1517.traj.json': [
+        (45, None, 'command_error'),
+        (85, None, 'command_error'),
+    ],
+    'mini-swe-agent/deepseek_chat_test_1-100/django__django-11910.traj.json': [
+        (36, None, 'dependency_error'),
+        (37, None, 'test_error'),
+    ],
+    'mini-swe-agent/deepseek_chat_test_1-100/django__django-12125.traj.json': [
+        (29, None, 'dependency_error'),
+    ],
+    'mini-swe-agent/deepseek_chat_test_1-100/django__django-12470.traj.json': [
+        (84, None, 'dependency_error'),
+        (85, None, 'test_error'),
+        (100, None, 'test_error'),
+        (117, None, 'command_error'),
+    ],
+    'mini-swe-agent/deepseek_chat_test_1-100/django__django-13265.traj.json': [
+        (114, None, 'dependency_error'),
+        (125, None, 'command_error'),
+        (131, None, 'command_error'),
+    ],
+    'mini-swe-agent/deepseek_chat_test_1-100/django__django-15738.traj.json': [
+        (6, 'command_error', None),
+        (25, 'command_error', 'tool_error'),
+        (103, None, 'dependency_error'),
+        (104, None, 'dependency_error'),
+        (105, None, 'test_error'),
+        (113, None, 'test_error'),
+    ],
+    'mini-swe-agent/deepseek_lite_dev_noparallel/pydicom__pydicom-1139.traj.json': [
+        (49, 'dependency_error', 'test_error'),
+    ],
+    'mini-swe-agent/deepseek_reasoner_dev/pvlib__pvlib-python-1072.traj.json': [
+        (None, None, 'provider_error'),
+        (7, None, 'dependency_error'),
+    ],
+    'mini-swe-agent/deepseek_reasoner_dev/pvlib__pvlib-python-1154.traj.json': [
+        (None, None, 'provider_error'),
+    ],
+    'mini-swe-agent/deepseek_reasoner_dev/pvlib__pvlib-python-1707.traj.json': [
+        (None, None, 'provider_error'),
+    ],
+    'mini-swe-agent/deepseek_reasoner_dev/pylint-dev__astroid-1196.traj.json': [
+        (None, None, 'provider_error'),
+    ],
+    'mini-swe-agent/pr854_example_trajectories/astropy__astropy-12907.traj.json': [
+        (18, 'command_error', 'dependency_error'),
+        (42, None, 'dependency_error'),
+        (44, None, 'build_error'),
+        (46, None, 'build_error'),
+        (47, None, 'build_error'),
+    ],
+    'openhands/multi_swe_bench_examples/output.jsonl': [
+        (None, None, 'agent_error'),
+    ],
+}
+
+
+def _sessions() -> dict[tuple[str, str], Any]:
+    root = sessions_dir()
+    result = triage([root / path for path in labels()])
+    return {(str(Path(s.path).relative_to(root)), s.session): s for s in result.sessions}
+
+
+def test_every_labelled_step_of_every_real_session_is_read_as_labelled() -> None:
+    """Failing steps and kinds, step by step, equal the labels but for DISAGREEMENTS."""
+    found = _sessions()
+    differences: dict[str, list[tuple[int | None, str | None, str | None]]] = {}
+    for path, by_session in sorted(labels().items()):
+        for name, label in sorted(by_session.items()):
+            session = found.get((path, name))
+            assert session is not None, (path, name)
+            reported = {e.step: str(e.failure.kind) for e in session.failures}
+            wanted = {int(step): kind for step, kind in label["failures"].items()}
+            for step in sorted(set(reported) | set(wanted), key=lambda s: -1 if s is None else s):
+                if reported.get(step) != wanted.get(step):
+                    differences.setdefault(path, []).append(
+                        (step, wanted.get(step), reported.get(step)))
+    assert differences == DISAGREEMENTS
+
+
+def test_every_rejected_action_and_ending_is_read_as_labelled() -> None:
+    """The rejected actions (as outcomes, at their steps) and each session's end, exactly."""
+    found = _sessions()
+    for path, by_session in sorted(labels().items()):
+        for name, label in sorted(by_session.items()):
+            session = found[(path, name)]
+            rejected = sorted(e.step for e in session.outcomes
+                              if type(e.outcome).__name__ == "RejectedAction")
+            assert (rejected, session.status) == (sorted(label["rejected"]), label["ended"]), (
+                path, name)
+
+
+def test_every_observable_lab_check_passes() -> None:
+    """Each step of each lab fixture, per agent: the failure expected there (and its kind), the
+    outcome, the quiet step, the loops and the end, all of them (the floors in floors.toml are
+    shares; this is every check a log can support)."""
+    failed = [(c.agent, c.scenario, c.step, c.check, c.detail)
+              for c in score_fixtures() if c.observable and not c.passed]
+    assert failed == []
