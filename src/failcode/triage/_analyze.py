@@ -544,6 +544,10 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult],
         del out[first:]
         raise InputError("FC-DATA-002", f"it looks like a {fmt} log but holds no step of a "
                                         "session (no command, tool call, failure or end)")
+    # beside sessions with something in them, one with nothing (a record that names another
+    # or an empty session id and holds no step) is not a session either
+    out[first:] = [s for s in out[first:]
+                   if s.steps or s.failures or s.outcomes or s.status != "unknown"]
 
 
 def _failed(label: str, fmt: str | None, code: str, problem: str, *, size: int,
