@@ -125,6 +125,6 @@ def test_every_observable_lab_check_passes() -> None:
     """Each step of each lab fixture, per agent: the failure expected there (and its kind), the
     outcome, the quiet step, the loops and the end, all of them (the floors in floors.toml are
     shares; this is every check a log can support)."""
-    failed = [(c.agent, c.scenario, c.step, c.check, c.detail)
+    failed = [(c.agent, c.scenario, c.step, c.name, c.detail)
               for c in score_fixtures() if c.observable and not c.passed]
     assert failed == []
