@@ -76,8 +76,14 @@ class EventHandler(logging.Handler):
             self.handleError(record)
 
     def flush(self) -> None:
-        """Flush the sink."""
-        self.sink.flush()
+        """Flush the sink. Like every logging handler it never raises (``logging.shutdown``
+        flushes it at exit): a sink that cannot write (a full disk) keeps its events for the
+        next flush, and this prints one line naming the problem on stderr."""
+        try:
+            self.sink.flush()
+        except FailureError as exc:
+            print(f"failcode: EventHandler could not flush its sink: {exc.failure.message}",
+                  file=sys.stderr)
 
 
 def event_processor(sink: Sink, *, event: str = "tool.failed",
