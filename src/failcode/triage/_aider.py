@@ -8,8 +8,13 @@ Rules (about the format and the tool):
 - ``# aider chat started at YYYY-MM-DD HH:MM:SS`` opens a session, named by that time; text
   before the first one (or a file with none) is one session named after the file, unless it
   is blank (aider writes a blank line before each heading, so a new file starts with one).
+- Time: the heading's time is the time of every step of its session (aider logs no other). It
+  is the writer's local time without a zone, and is read as UTC (``_text``'s rules): it may be
+  off by the writer's UTC offset, but is the same on every machine that reads the file, and
+  so are the event ids that hold it. A session before any heading has no time.
 - A step is one user input (``#### ...``), numbered from 0 in the session; what aider prints
-  after it belongs to that step. Aider records no exit status.
+  after it belongs to that step. Aider records no exit status: a number in the output (a
+  pre-commit hook's ``- exit code: N``) is output, never read as one.
 - ``/run CMD``, its alias ``!CMD`` and ``/test CMD`` run a shell command: it failed when its
   output shows what a shell shows for a failure (a traceback, ``command not found``, a test
   summary with failures, compiler errors); ``/test`` is a test run. Older aider logged the
@@ -42,7 +47,6 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Final
 
@@ -57,7 +61,7 @@ from failcode.triage._events import (
 )
 from failcode.triage._lines import lines
 from failcode.triage._swe_agent import shell_failed
-from failcode.triage._text import split_exception
+from failcode.triage._text import iso_time, split_exception
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterator
@@ -134,7 +138,7 @@ class AiderReader:
                                      session.ended_by)
                 if start is not None:
                     when = start.group(1)
-                    session = _Session(when, datetime.fromisoformat(when).timestamp())
+                    session = _Session(when, iso_time(when))
                 else:
                     session = _Session(PurePath(label).stem, None)
                 yield SessionStart(session.name)

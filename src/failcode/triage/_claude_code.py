@@ -19,7 +19,9 @@ versions add fields and record types that are ignored when not named here):
   ...`` (alone in 1.x, after ``Exit code 143``/``255`` in 2.x) is a timeout; "Command did
   not complete within its Ns timeout and was moved to the background" is still running, not
   a failure. An error result without the exit-code line is a failed command (exit 1 unless
-  its output says 127).
+  its output says 127). The status is the line's digits; one outside -2**31..2**32-1 is
+  FC-DATA-003 naming the transcript's line and the value (``_text``'s rules; the sessions
+  before it are kept).
 - Claude Code's own refusals (``<tool_use_error>...``: a file not read before writing, an
   unknown parameter), a ``PreToolUse`` hook blocking it (``PreToolUse:Bash hook returned
   blocking error``) and other tools' errors (a string to replace not found) are fed back to
@@ -33,6 +35,10 @@ versions add fields and record types that are ignored when not named here):
   it is the session's last word the session ended on it. Each ``system`` line of subtype
   ``api_error`` (``error.status``, ``error.message``, ``retryAttempt``) is one failed try of a
   request Claude Code retries: a provider error at the next step, its tries counted as repeats.
+  An HTTP status (``apiErrorStatus``, ``error.status``) is read when it is an integer in
+  100..599, else the error is kept without one.
+- Time: each line's ``timestamp`` (Claude Code writes UTC with ``Z``; one without a zone would
+  be read as UTC, ``_text``'s rules).
 - How a session ended (the transcript has no end record): an ``attachment`` line of type
   ``max_turns_reached`` is the agent stopped at its turn limit (``limit``); a provider error
   that is the session's last word ended it (``provider_error``); a last main-chain assistant
@@ -66,7 +72,14 @@ from failcode.triage._events import (
 )
 from failcode.triage._lines import json_objects
 from failcode.triage._swe_agent import shell_failed
-from failcode.triage._text import as_dict, as_str, first_line, iso_time
+from failcode.triage._text import (
+    as_dict,
+    as_str,
+    exit_in_text,
+    first_line,
+    http_status,
+    iso_time,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterator
@@ -119,7 +132,7 @@ class ClaudeCodeReader:
         last_error: ErrorText | None = None
         end = "unknown"  # how the session ends if nothing follows: see the module's rules
         started, about = False, About()
-        for _, entry in json_objects(stream):
+        for number, entry in json_objects(stream):
             sid = entry.get("sessionId")
             if isinstance(sid, str) and sid != session:
                 if started:
@@ -163,7 +176,8 @@ class ClaudeCodeReader:
                 detail = as_dict(entry.get("toolUseResult")) if len(results) == 1 else {}
                 for block in content:
                     if isinstance(block, dict) and block.get("type") == "tool_result":
-                        event = self._result(steps, block, uses, stamp, detail)
+                        event = self._result(steps, block, uses, stamp, detail=detail,
+                                             where=f"line {number}")
                         if event is not None:
                             yield event
                         steps += 1
@@ -188,8 +202,8 @@ class ClaudeCodeReader:
 
     @staticmethod
     def _result(step: int, block: dict[str, Any],
-                uses: dict[str, tuple[str, dict[str, Any]]], stamp: float | None,
-                detail: dict[str, Any] | None = None) -> Event | None:
+                uses: dict[str, tuple[str, dict[str, Any]]], stamp: float | None, *,
+                detail: dict[str, Any] | None = None, where: str = "") -> Event | None:
         name, tool_input = uses.get(str(block.get("tool_use_id")), ("", {}))
         text = _text(block.get("content"))
         command = as_str(tool_input.get("command"))
@@ -213,7 +227,7 @@ class ClaudeCodeReader:
             if _BACKGROUND.match(rest.lstrip()):
                 return None  # still running in the background
             if found is not None:
-                return Command(step, command, int(found.group(1)), rest, stamp)
+                return Command(step, command, exit_in_text(found.group(1), where), rest, stamp)
             if block.get("is_error"):  # an error without the exit-code line (older versions)
                 body = text.removeprefix("Error: ")
                 return Command(step, command, shell_failed(body) or 1, body, stamp)
@@ -234,11 +248,11 @@ class ClaudeCodeReader:
         """A ``system`` ``api_error`` record: one failed try that Claude Code retries."""
         error = as_dict(entry.get("error"))
         inner = as_dict(error.get("error"))
-        status = error.get("status")
+        status = http_status(error.get("status"))
         message = (as_str(error.get("message")) or as_str(inner.get("message"))
                    or as_str(as_dict(inner.get("error")).get("message"))
                    or as_str(entry.get("content")) or "API error")
-        text = f"Error code: {status} - {message}" if type(status) is int else message
+        text = f"Error code: {status} - {message}" if status is not None else message
         return ErrorText(step, "provider", "anthropic.APIStatusError", text,
                          evidence=f"API error (retry {entry.get('retryAttempt', '?')}): "
                                   f"{first_line(text)}", timestamp=stamp)
@@ -248,7 +262,7 @@ class ClaudeCodeReader:
                    code: object = None) -> ErrorText:
         found = _API_ERROR.search(text)
         status, rest = (found.group(1), found.group(2).strip()) if found else (None, text)
-        if status is None and type(status_field) is int:
+        if status is None and http_status(status_field) is not None:
             status = str(status_field)
         if not rest and isinstance(code, str):
             rest = code.replace("_", " ")  # newer versions: "API Error" and error="rate_limit"

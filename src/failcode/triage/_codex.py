@@ -23,7 +23,10 @@ recorder wrote, which readers of the format document):
   ``aggregated_output`` or ``stdout``/``stderr``); else the tool output the model saw: the
   text ``Process exited with code N`` (0.17x) or ``Exit code: N`` (the ``shell`` tool's text
   output), or the JSON ``{"output", "metadata": {"exit_code"}}`` of older versions. Codex's
-  ``status: "failed"`` only restates a non-zero status, so it is never read on its own.
+  ``status: "failed"`` only restates a non-zero status, so it is never read on its own. A
+  status is a JSON integer or the text's digits (another type is none); one outside
+  -2**31..2**32-1 is FC-DATA-003 naming the rollout's line and the value (``_text``'s rules;
+  what was read before it is kept).
 - Output that says the command was stopped at its time limit (``command timed out``) is a
   timeout.
 - A non-shell tool whose output is an error (``apply_patch`` verification failed, an unknown
@@ -37,6 +40,9 @@ recorder wrote, which readers of the format document):
   ``event_msg`` of type ``error`` is one too; ``turn_aborted`` (interrupted) ends it as
   ``unknown``; ``task_complete`` with a last agent message and no error is ``submitted``.
   Retried provider faults are not in the rollout (``codex exec --json`` prints them only).
+  An ``http_status_code`` is read when it is an integer in 100..599.
+- Time: each line's ``timestamp`` (Codex writes UTC with ``Z``; one without a zone would be
+  read as UTC, ``_text``'s rules).
 """
 
 from __future__ import annotations
@@ -58,7 +64,17 @@ from failcode.triage._events import (
 )
 from failcode.triage._jsonstream import loads
 from failcode.triage._lines import json_objects
-from failcode.triage._text import as_dict, as_key, as_list, as_str, first_line, iso_time
+from failcode.triage._text import (
+    as_dict,
+    as_key,
+    as_list,
+    as_str,
+    exit_in_text,
+    first_line,
+    http_status,
+    iso_time,
+    stated_exit,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -121,7 +137,7 @@ def _patched(payload: dict[str, Any]) -> Iterator[Wrote]:
             added.append(line[1:])
 
 
-def _output_text(payload: dict[str, Any]) -> tuple[str, int | None]:
+def _output_text(payload: dict[str, Any], where: str) -> tuple[str, int | None]:
     """The tool output the model saw, and the exit status it states (if any)."""
     output = payload.get("output")
     if isinstance(output, dict):  # some versions write the object itself
@@ -133,10 +149,10 @@ def _output_text(payload: dict[str, Any]) -> tuple[str, int | None]:
         except ValueError:
             parsed = None
         if isinstance(parsed, dict) and "output" in parsed:
-            code = as_dict(parsed.get("metadata")).get("exit_code")
-            return as_str(parsed.get("output")), code if type(code) is int else None
+            code = stated_exit(as_dict(parsed.get("metadata")).get("exit_code"), where)
+            return as_str(parsed.get("output")), code
     found = _EXITED.search(text)
-    status = int(found.group(1)) if found else None
+    status = exit_in_text(found.group(1), where) if found else None
     mark = _OUTPUT_MARK.search(text)
     return (text[mark.end():] if mark else text), status
 
@@ -184,7 +200,7 @@ class CodexReader:
     def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
         """One pass over the lines; a call's event is yielded when its result arrives."""
         state: _State | None = None
-        for _, entry in json_objects(stream):
+        for number, entry in json_objects(stream):
             kind = entry.get("type")
             payload = as_dict(entry.get("payload")) if "payload" in entry else entry
             if state is None:
@@ -198,8 +214,9 @@ class CodexReader:
                 yield About(as_str(payload.get("model")))
                 continue
             stamp = iso_time(entry.get("timestamp"))
-            event = (self._event(state, payload, stamp) if kind == "event_msg"
-                     else self._item(state, payload, stamp))
+            where = f"line {number}"
+            event = (self._event(state, payload, stamp, where) if kind == "event_msg"
+                     else self._item(state, payload, stamp, where))
             if event is not None:
                 yield event
             if payload.get("name") == "apply_patch" and payload.get("type") in _CALLS:
@@ -212,7 +229,7 @@ class CodexReader:
                               call.stamp)
         yield SessionEnd(state.steps, state.status, state.session, state.ended_by)
 
-    def _item(self, state: _State, payload: dict[str, Any], stamp: float | None,
+    def _item(self, state: _State, payload: dict[str, Any], stamp: float | None, where: str,
               ) -> Event | None:
         """A response item (a bare one in the oldest rollouts): a call or its result."""
         item_type = payload.get("type")
@@ -223,18 +240,18 @@ class CodexReader:
         elif item_type in _OUTPUTS:
             found = state.calls.pop(as_key(payload.get("call_id")), None)
             if found is not None:
-                return self._result(found, payload)
+                return self._result(found, payload, where)
         return None
 
-    def _event(self, state: _State, payload: dict[str, Any], stamp: float | None,
+    def _event(self, state: _State, payload: dict[str, Any], stamp: float | None, where: str,
                ) -> Event | None:
         """An ``event_msg``: an executor's record, or how the task ended."""
         item_type = payload.get("type")
         if item_type == "item_completed":
-            self._execution(state.calls, as_dict(payload.get("item")))
+            self._execution(state.calls, as_dict(payload.get("item")), where)
         elif item_type == "exec_command_end":
             self._execution(state.calls, {**payload, "id": payload.get("call_id"),
-                                          "type": "exec_command_end"})
+                                          "type": "exec_command_end"}, where)
         elif item_type == "task_complete":
             error = as_dict(payload.get("error"))
             if error:
@@ -261,14 +278,14 @@ class CodexReader:
         return _Call(step, name, command, stamp)
 
     @staticmethod
-    def _execution(calls: dict[str, _Call], item: dict[str, Any]) -> None:
+    def _execution(calls: dict[str, _Call], item: dict[str, Any], where: str) -> None:
         """The executor's own record of a command run: its status and output win."""
         call = calls.get(as_key(item.get("id")))
         if call is None or item.get("type", "CommandExecution") not in (
                 "CommandExecution", "exec_command_end"):
             return
-        code = item.get("exit_code")
-        if type(code) is int:
+        code = stated_exit(item.get("exit_code"), where)
+        if code is not None:
             call.exit_code = code
         output = item.get("aggregated_output")
         if not isinstance(output, str):
@@ -278,8 +295,8 @@ class CodexReader:
             call.command = _command_text(item.get("command"))
 
     @staticmethod
-    def _result(call: _Call, payload: dict[str, Any]) -> Event | None:
-        text, stated = _output_text(payload)
+    def _result(call: _Call, payload: dict[str, Any], where: str) -> Event | None:
+        text, stated = _output_text(payload, where)
         shell = call.name in _SHELLS or call.name == "local_shell_call" or bool(call.command)
         if not shell:
             if _ERROR_OUTPUT.match(text.lstrip()):
@@ -300,8 +317,8 @@ class CodexReader:
         status: int | None = None
         if isinstance(info, dict):
             for value in info.values():
-                code = as_dict(value).get("http_status_code")
-                if type(code) is int:
+                code = http_status(as_dict(value).get("http_status_code"))
+                if code is not None:
                     status = code
         elif isinstance(info, str):
             status = _GENERIC_STATUS.get(info)

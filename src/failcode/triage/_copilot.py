@@ -49,7 +49,9 @@ Rules (about the format and the tool):
   ``<exited with exit code N>`` line that ends the text the model saw (``result.content``,
   then ``detailedContent``). The output is that text without the line. A shell result with
   neither is a command moved to the background (async, or still running when its wait
-  expired): still running, not a failure.
+  expired): still running, not a failure. A status is a JSON integer or the line's digits
+  (another type is none); one outside -2**31..2**32-1 is FC-DATA-003 naming the file's line
+  and the value (``_text``'s rules; what was read before it is kept).
 - A call that ``success: false`` names with ``error.code`` ``rejected`` or ``denied`` is one
   the user (or their permission rules) declined: no failure. A call still pending when an
   ``abort`` arrives (the user pressed Ctrl+C, a remote stop) was cancelled: no failure, whatever
@@ -60,6 +62,7 @@ Rules (about the format and the tool):
   (``authentication``, ``authorization``, ``quota``, ``rate_limit``, ``context_limit``,
   ``query``, ``model_call``) or it carries an HTTP ``statusCode``; the status is that code, or
   the one the type stands for (401, 403, 402, 429), and ``context_limit`` is the context window.
+  A ``statusCode`` is read when it is an integer in 100..599.
   Any other ``session.error``, and a ``session.shutdown`` of type ``error``, is Copilot's own
   runtime failing (harness). ``model.call_failure`` (a failed model call, in ``--output-format
   json`` output) is a provider error too. Errors are counted at the next step; one repeated
@@ -72,6 +75,8 @@ Rules (about the format and the tool):
   the agent's answer (``submitted``); anything else (a tool result or a prompt never answered,
   an abort, a runtime error) is ``unknown``. A message or a tool call after an error means the
   session went on: the error did not end it.
+- Time: each event's ``timestamp`` (Copilot writes UTC with ``Z``; one without a zone is read
+  as UTC, ``_text``'s rules, whatever the machine's zone).
 - A file in this format with neither a message nor a tool call nor an error (a session
   started and closed without a prompt) holds no session: it is an FC-DATA-002 input error,
   never an empty session.
@@ -94,7 +99,17 @@ from failcode.triage._events import (
 )
 from failcode.triage._jsonstream import loads
 from failcode.triage._lines import json_objects
-from failcode.triage._text import as_dict, as_key, as_list, as_str, first_line, iso_time
+from failcode.triage._text import (
+    as_dict,
+    as_key,
+    as_list,
+    as_str,
+    exit_in_text,
+    first_line,
+    http_status,
+    iso_time,
+    stated_exit,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -136,32 +151,35 @@ def _arguments(value: object) -> dict[str, Any]:
     return as_dict(value)
 
 
-def _exit_line(text: str) -> tuple[int | None, str]:
+def _exit_line(text: str, where: str) -> tuple[int | None, str]:
     """The status an ``<exited with exit code N>`` last line states, and the text before it."""
     found = _EXITED.search(text)
     if found is None:
         return None, text
-    return int(found.group(1)), text[:found.start()]
+    return exit_in_text(found.group(1), where), text[:found.start()]
 
 
-def _shell_status(result: dict[str, Any], error: dict[str, Any]) -> tuple[int | None, str]:
+def _shell_status(result: dict[str, Any], error: dict[str, Any], where: str,
+                  ) -> tuple[int | None, str]:
     """A shell call's exit status and output: the runtime's record, else the text's last line."""
     status: int | None = None
     preview = ""
     for block in as_list(result.get("contents")):
         item = as_dict(block)
-        code = item.get("exitCode")
-        if item.get("type") in ("shell_exit", "terminal") and type(code) is int:
+        if item.get("type") not in ("shell_exit", "terminal"):
+            continue
+        code = stated_exit(item.get("exitCode"), where)
+        if code is not None:
             status = code
             preview = as_str(item.get("outputPreview")) or as_str(item.get("text"))
     texts = (as_str(result.get("content")), as_str(result.get("detailedContent")),
              as_str(error.get("message")))
     for text in texts:
-        stated, _ = _exit_line(text)
+        stated, _ = _exit_line(text, where)
         if status is None and stated is not None:
             status = stated
     # the whole output where Copilot kept it (``content`` may be cut for the model)
-    _, output = _exit_line(texts[1] or texts[0] or texts[2])
+    _, output = _exit_line(texts[1] or texts[0] or texts[2], where)
     return status, (output or preview)
 
 
@@ -232,8 +250,8 @@ class CopilotCliReader:
     def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
         """One pass over the lines; a call's event is yielded when its result arrives."""
         state = _State(None)
-        for _, entry in json_objects(stream):
-            for event in self._entry(state, entry):
+        for number, entry in json_objects(stream):
+            for event in self._entry(state, entry, f"line {number}"):
                 if not state.started:
                     state.started = True
                     yield SessionStart(state.name or _folder_name(label))
@@ -252,7 +270,7 @@ class CopilotCliReader:
         else:
             yield SessionEnd(state.steps, "unknown", name)
 
-    def _entry(self, state: _State, entry: dict[str, Any]) -> Iterator[Event]:
+    def _entry(self, state: _State, entry: dict[str, Any], where: str) -> Iterator[Event]:
         """The events one record gives, and what it changes in the session's state."""
         kind = entry.get("type")
         data = as_dict(entry.get("data"))
@@ -285,7 +303,7 @@ class CopilotCliReader:
             call = state.calls.pop(as_key(data.get("toolCallId")), None)
             if call is not None:
                 call.name = call.name or as_str(data.get("toolName"))
-                event = self._result(call, data)
+                event = self._result(call, data, where)
                 if event is not None:
                     yield event
             if root:
@@ -319,7 +337,7 @@ class CopilotCliReader:
             state.last, state.ended_by = "error", error
 
     @staticmethod
-    def _result(call: _Call, data: dict[str, Any]) -> Event | None:
+    def _result(call: _Call, data: dict[str, Any], where: str) -> Event | None:
         success = data.get("success") is True
         error = as_dict(data.get("error"))
         if not success and as_str(error.get("code")) in _DECLINED:
@@ -327,7 +345,7 @@ class CopilotCliReader:
         result = as_dict(data.get("result"))
         if call.name in _SHELLS:
             command = as_str(call.args.get("command"))
-            status, output = _shell_status(result, error)
+            status, output = _shell_status(result, error, where)
             if status is not None:
                 return Command(call.step, command, status, output, call.stamp)
             if success:
@@ -346,8 +364,8 @@ class CopilotCliReader:
     def _session_error(step: int, data: dict[str, Any], stamp: float | None) -> ErrorText:
         error_type = as_str(data.get("errorType"))
         message = as_str(data.get("message")) or error_type or "session error"
-        code = data.get("statusCode")
-        status = code if type(code) is int else _PROVIDER_TYPES.get(error_type)
+        code = http_status(data.get("statusCode"))
+        status = code if code is not None else _PROVIDER_TYPES.get(error_type)
         if error_type not in _PROVIDER_TYPES and status is None:
             return ErrorText(step, "harness", "CopilotSessionError", message,
                              evidence=first_line(message), timestamp=stamp)
@@ -358,8 +376,7 @@ class CopilotCliReader:
     def _call_failure(step: int, data: dict[str, Any], stamp: float | None) -> ErrorText:
         message = (as_str(data.get("errorMessage")) or as_str(data.get("errorCode"))
                    or "model call failed")
-        code = data.get("statusCode")
-        return _provider(step, message, code if type(code) is int else None, stamp)
+        return _provider(step, message, http_status(data.get("statusCode")), stamp)
 
 
 def _provider(step: int, message: str, status: int | None, stamp: float | None, *,

@@ -24,7 +24,11 @@ Rules (about the format):
   failure's code (``FC-PROV-`` -> provider, ``FC-SYS-003`` -> harness), else tool.
 - Evidence: the ``command`` the failure's params or context name, else the failure's code and
   the first line of its message (an outcome: its probe, action or reason).
-- Time: the event's ``ts`` (or the step's own time triage recorded, which may be none).
+- Time: the event's ``ts`` (always UTC: the event decoder refuses a naive or non-UTC one), or
+  the step's own time triage recorded (``triage.timestamp``: seconds since the epoch, finite,
+  within the years 1 to 9999; anything else, or none, is no time).
+- Exit statuses: a failure read here was classified when it happened and is taken as it is;
+  its exit status is part of that failure (its params), never read by this reader.
 - How the session ended: failcode events carry no end marker, so ``unknown``; except a session
   whose ``agent.failed`` event is the agent reaching a limit (FC-LIFE-009): ``limit``. Events
   recorded by ``failcode triage --store`` carry the session's step count and how it ended in
@@ -71,7 +75,7 @@ from failcode.triage._events import (
     SessionEnd,
     SessionStart,
 )
-from failcode.triage._text import first_line
+from failcode.triage._text import epoch_time, first_line
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -100,8 +104,7 @@ def _stamp(extra: dict[str, Any], ts: float) -> float | None:
     """The step's own time when triage recorded the event (None when its format had none:
     the event's ``ts`` is then when it was recorded), else the event's ``ts``."""
     if extra:
-        value = extra.get("timestamp")
-        return float(value) if isinstance(value, (int, float)) else None
+        return epoch_time(extra.get("timestamp"))
     return ts
 
 

@@ -20,7 +20,10 @@ messages}``):
   ran ``success``, exit 127 included. Its exit status is the ``Exit Code: N`` line of the
   tool's output text (inside ``<untrusted_context>``), absent when the command exited 0; a
   ``Signal: N`` line is a command killed by that signal. The output is the ``Output:`` section
-  (``(empty)`` is none), or ``Stdout:`` and ``Stderr:`` in older versions.
+  (``(empty)`` is none), or ``Stdout:`` and ``Stderr:`` in older versions. An exit status
+  outside -2**31..2**32-1, or a signal whose 128+N is, is FC-DATA-003 naming the record
+  (``line N`` of a JSONL recording, ``messages[i]`` of a one-document chat) and the value
+  (``_text``'s rules; the records before it make the session so far).
 - Any other tool whose call has ``status: "error"`` (a string to replace not found, a file to
   read that does not exist, arguments the tool refused) was fed back to the model: a rejected
   action. A ``cancelled`` call never ran: a cancelled outcome, no failure.
@@ -31,6 +34,8 @@ messages}``):
   result ended ``unknown`` (Gemini CLI 0.61 writes neither a fatal provider error nor its
   turn limit into the chat).
 - The model is each model record's ``model``.
+- Time: each record's ``timestamp`` (Gemini CLI writes UTC with ``Z``; one without a zone is
+  read as UTC, ``_text``'s rules, whatever the machine's zone).
 - A ``write_file`` (``content``) or ``replace`` (``new_string``) call that succeeded wrote
   ``file_path``: a :class:`~failcode.triage._events.Wrote`, what the session's repository
   provides (its step is still counted).
@@ -56,7 +61,15 @@ from failcode.triage._events import (
 )
 from failcode.triage._jsonstream import JsonStream, loads
 from failcode.triage._lines import json_objects
-from failcode.triage._text import as_dict, as_list, as_str, first_line, iso_time
+from failcode.triage._text import (
+    EXIT_MAX,
+    as_dict,
+    as_list,
+    as_str,
+    exit_in_text,
+    first_line,
+    iso_time,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -101,18 +114,21 @@ def _sections(text: str) -> dict[str, str]:
 class _Session:
     """One chat being read: its records in the order their ids first appeared."""
 
-    __slots__ = ("name", "order", "records")
+    __slots__ = ("name", "order", "records", "where")
 
     def __init__(self, name: str | None) -> None:
         self.name = name
         self.order: list[str] = []
         self.records: dict[str, dict[str, Any]] = {}
+        self.where: dict[str, str] = {}
+        """Where each record's last version is in the input (for an error naming it)."""
 
-    def add(self, record: dict[str, Any]) -> None:
+    def add(self, record: dict[str, Any], where: str) -> None:
         key = as_str(record.get("id")) or f"#{len(self.order)}"
         if key not in self.records:
             self.order.append(key)
         self.records[key] = record
+        self.where[key] = where
 
 
 class GeminiCliReader:
@@ -158,17 +174,17 @@ class GeminiCliReader:
     @staticmethod
     def _lines(stream: BinaryIO, session: _Session) -> None:
         header = True
-        for _, entry in json_objects(stream):
+        for number, entry in json_objects(stream):
             if header:
                 session.name, header = as_str(entry.get("sessionId")) or None, False
                 continue
             patch = entry.get("$set")
             if isinstance(patch, dict):
-                for record in as_list(patch.get("messages")):
+                for index, record in enumerate(as_list(patch.get("messages"))):
                     if isinstance(record, dict):
-                        session.add(record)
+                        session.add(record, f"line {number}, $set.messages[{index}]")
             elif "type" in entry:
-                session.add(entry)
+                session.add(entry, f"line {number}")
 
     @staticmethod
     def _document(stream: BinaryIO, session: _Session) -> None:
@@ -178,9 +194,9 @@ class GeminiCliReader:
                 value = doc.value()
                 session.name = value if isinstance(value, str) else None
             elif key == "messages" and doc.peek() == "[":
-                for record in doc.items():
+                for index, record in enumerate(doc.items()):
                     if isinstance(record, dict):
-                        session.add(record)
+                        session.add(record, f"messages[{index}]")
             else:
                 doc.skip()
         doc.end()
@@ -199,7 +215,7 @@ class GeminiCliReader:
                     yield About(as_str(record.get("model")))
                 for call in as_list(record.get("toolCalls")):
                     if isinstance(call, dict):
-                        event = self._call(steps, call, stamp)
+                        event = self._call(steps, call, stamp, session.where[key])
                         if event is not None:
                             yield event
                         steps += 1
@@ -223,7 +239,8 @@ class GeminiCliReader:
             yield SessionEnd(steps, "unknown", session.name)
 
     @staticmethod
-    def _call(step: int, call: dict[str, Any], stamp: float | None) -> Event | None:
+    def _call(step: int, call: dict[str, Any], stamp: float | None, where: str,
+              ) -> Event | None:
         name = as_str(call.get("name"))
         status = as_str(call.get("status"))
         text = _response_text(call)
@@ -239,10 +256,12 @@ class GeminiCliReader:
                 output = f"{output}\n{parts['Error']}".strip()
             found = _EXIT.search(text)
             if found is not None:
-                return Command(step, command, int(found.group(1)), output, stamp)
+                return Command(step, command, exit_in_text(found.group(1), where), output, stamp)
             signal = _SIGNAL.search(text)
             if signal is not None and signal.group(1) not in ("0", "(none)"):
-                return Command(step, command, 128 + int(signal.group(1)), output, stamp)
+                number = exit_in_text(signal.group(1), where, what="the signal", low=0,
+                                      high=EXIT_MAX - 128)
+                return Command(step, command, 128 + number, output, stamp)
             return Command(step, command, 0, output, stamp)  # exit 0 (or a masked failure)
         if status == "error":
             target = as_str(as_dict(call.get("args")).get("file_path"))

@@ -20,6 +20,11 @@ observations, 2.x tool calls with ``role=tool`` observations carrying ``extra``,
   is a time-out (``extra.exception_type`` ``TimeoutExpired``/``TimeoutError``, or the text
   says "timed out"); "action was not executed" (an action after the one that submitted) is a
   cancelled call, never run; any other exception is the environment failing to run it (the harness).
+  A status is a JSON integer or the tag's digits (another type is none: the tag is read
+  then); one outside -2**31..2**32-1 is FC-DATA-003 naming the observation (``messages[i]``)
+  and the value (``_text``'s rules; the steps before it are kept).
+- Time: 2.x's ``extra.timestamp`` (seconds since the epoch, finite, within the years 1 to
+  9999; else none); 1.x's text observations carry no time of a step.
 - A format error fed back to the model (1.x "Please always provide EXACTLY ONE action", 2.x
   ``extra.interrupt_type: FormatError``) is a rejected action, outside the command steps.
 - ``info.exit_status`` (2.x: else the exit message's ``extra.exit_status``; its
@@ -57,9 +62,12 @@ from failcode.triage._text import (
     as_dict,
     as_list,
     as_str,
+    epoch_time,
     exception_line,
+    exit_in_text,
     first_line,
     split_exception,
+    stated_exit,
 )
 
 if TYPE_CHECKING:
@@ -148,7 +156,7 @@ class MiniSweAgentReader:
             elif key == "messages" and doc.peek() == "[":
                 pending: dict[str, str] = {}
                 actions: list[str] = []
-                for message in doc.items():
+                for index, message in enumerate(doc.items()):
                     if not isinstance(message, dict):
                         continue
                     role = as_str(message.get("role"))
@@ -174,7 +182,7 @@ class MiniSweAgentReader:
                         command = pending.pop(str(message.get("tool_call_id")), None)
                         if command is None:
                             command = actions.pop(0) if actions else ""
-                        event = self._step(steps, command, message)
+                        event = self._step(steps, command, message, f"messages[{index}]")
                         if event is not None:
                             yield event
                         steps += 1
@@ -216,19 +224,19 @@ class MiniSweAgentReader:
         return by_id, actions
 
     @staticmethod
-    def _step(step: int, command: str, message: dict[str, Any]) -> Command | RecordedOutcome | None:
+    def _step(step: int, command: str, message: dict[str, Any], where: str,
+              ) -> Command | RecordedOutcome | None:
         content = _text(message.get("content"))
         extra = as_dict(message.get("extra"))
-        code = extra.get("returncode")
-        if type(code) is not int:
+        code = stated_exit(extra.get("returncode"), where)
+        if code is None:
             found = _RETURNCODE.search(content[:4096])
-            code = int(found.group(1)) if found else None
+            code = exit_in_text(found.group(1), where) if found else None
         output = extra.get("raw_output")
         if not isinstance(output, str):
             found_output = _OUTPUT.search(content)
             output = found_output.group(1) if found_output else content
-        stamp = extra.get("timestamp")
-        timestamp = float(stamp) if isinstance(stamp, (int, float)) else None
+        timestamp = epoch_time(extra.get("timestamp"))
         info = str(extra.get("exception_info") or "")
         if info and code == -1:
             if info.strip() == _NOT_EXECUTED:  # an action after the one that submitted

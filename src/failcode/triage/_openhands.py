@@ -60,6 +60,17 @@ Rules (about the format and the tool):
 - Files the agent writes (the editor's ``create``, ``str_replace``, ``insert`` with their
   path and new text; v0's ``edit``/``write`` actions; V1's file-editor actions) are yielded
   as :class:`~failcode.triage._events.Wrote`: what the session's repository provides.
+- Times: an event's ``timestamp`` (v0 and V1 write ``datetime.now().isoformat()``, the
+  writer's local time without a zone), an ``llm_completions`` file's ``timestamp`` (seconds
+  since the epoch) and an ``infer_logs`` line's time (local, without a zone). A time without a
+  zone is read as UTC (``_text``'s rules): it may be off by the writer's UTC offset, but it is
+  the same on every machine that reads the file, and so are the event ids that hold it.
+- Exit statuses (``exit_code``, ``metadata.exit_code``, ``[Command finished with exit code
+  N]``): a JSON integer or the text's digits; another type is no status. One outside
+  -2**31..2**32-1 is FC-DATA-003 naming where it is (``line N, history[i]`` of
+  ``output.jsonl``, ``item [i]`` of an event array, the i-th event file of a conversation
+  folder in name order, ``messages[i]`` of a completions file) and the value (``_text``'s
+  rules); the sessions before it are kept.
 - ``infer_logs``: the harness's log. A session runs from one "for instance X" line to the
   next instance's. Each attempt the harness makes is a step; an attempt ends at the banner
   ``[The above error occurred. Retrying... (attempt k of N)]``. An attempt's ``ERROR`` lines,
@@ -93,10 +104,13 @@ from failcode.triage._text import (
     as_key,
     as_list,
     as_str,
+    epoch_time,
     exception_line,
+    exit_in_text,
     first_line,
     iso_time,
     split_exception,
+    stated_exit,
 )
 
 if TYPE_CHECKING:
@@ -117,9 +131,10 @@ _TIMED_OUT: Final = lazy(r"timed out|Command timed out", re.IGNORECASE)
 
 
 def _stamp(value: object) -> float | None:
-    if isinstance(value, (int, float)):
-        return float(value)
-    return iso_time(value)
+    """An event's time: ISO-8601 (without a zone: UTC) or seconds since the epoch."""
+    if isinstance(value, str):
+        return iso_time(value)
+    return epoch_time(value)
 
 
 def _source_of(type_name: str) -> str:
@@ -164,11 +179,12 @@ class _Stream:
         self.model: str | None = None
         """The model, from the conversation's ``base_state.json`` (``agent.llm.model``)."""
 
-    def feed(self, event: dict[str, Any]) -> Event | None:
+    def feed(self, event: dict[str, Any], where: str) -> Event | None:
+        """The step one event is, if any; ``where`` names the event in an error."""
         kind_v1 = event.get("kind")
         if (isinstance(kind_v1, str) and "action" not in event) or isinstance(
                 event.get("action"), dict) or isinstance(event.get("observation"), dict):
-            return self._feed_v1(event, str(kind_v1 or ""))
+            return self._feed_v1(event, str(kind_v1 or ""), where)
         action = event.get("action")
         if isinstance(action, str):
             if action == "finish":
@@ -196,8 +212,7 @@ class _Stream:
         command = as_str(extras.get("command")) or self.commands.get(as_key(event.get("cause")), "")
         if kind == "run":
             metadata = as_dict(extras.get("metadata"))
-            code = metadata.get("exit_code", extras.get("exit_code"))
-            code = code if type(code) is int else None
+            code = stated_exit(metadata.get("exit_code", extras.get("exit_code")), where)
             if code == -1:
                 note = str(metadata.get("suffix", "")) + content[-300:]
                 if _TIMED_OUT.search(note):
@@ -221,7 +236,7 @@ class _Stream:
             return _error_step(step, content, "tool call", stamp)
         return None
 
-    def _feed_v1(self, event: dict[str, Any], kind: str) -> Event | None:
+    def _feed_v1(self, event: dict[str, Any], kind: str, where: str) -> Event | None:
         """An OpenHands V1 (software-agent-sdk) event, told by its ``kind``."""
         stamp = _stamp(event.get("timestamp"))
         action = event.get("action")
@@ -273,12 +288,12 @@ class _Stream:
         observation = as_dict(event.get("observation"))
         text = _content(observation.get("content")) or as_str(observation.get("output"))
         metadata = as_dict(observation.get("metadata"))
-        code = observation.get("exit_code", metadata.get("exit_code"))
+        code = stated_exit(observation.get("exit_code", metadata.get("exit_code")), where)
         failed = observation.get("is_error") is True or observation.get("error") is True
         command = as_str(observation.get("command")) or command
         if observation.get("timeout") is True:
             return Command(step, command or tool, None, text, stamp, timed_out=True)
-        if type(code) is int:
+        if code is not None:
             if code == -1 and _TIMED_OUT.search(as_str(metadata.get("suffix"))):
                 return Command(step, command or tool, None, text, stamp, timed_out=True)
             if code == -1:
@@ -355,9 +370,9 @@ class OpenHandsReader:
         doc = JsonStream(stream)
         yield SessionStart()
         run = _Stream()
-        for event in doc.items():
+        for index, event in enumerate(doc.items()):
             if isinstance(event, dict):
-                out = run.feed(event)
+                out = run.feed(event, f"item [{index}]")
                 if out is not None:
                     yield out
         doc.end()
@@ -372,9 +387,9 @@ class OpenHandsReader:
             name = str(name) if name is not None else f"record-{number}"
             yield SessionStart(name)
             run = _Stream()
-            for event in as_list(record.get("history")):
+            for index, event in enumerate(as_list(record.get("history"))):
                 if isinstance(event, dict):
-                    out = run.feed(event)
+                    out = run.feed(event, f"line {number}, history[{index}]")
                     if out is not None:
                         yield out
             metadata = as_dict(record.get("metadata"))
@@ -394,7 +409,7 @@ class OpenHandsReader:
         for key in doc.members():
             if key == "messages" and doc.peek() == "[":
                 commands: dict[str, tuple[str, str]] = {}
-                for message in doc.items():
+                for index, message in enumerate(doc.items()):
                     if not isinstance(message, dict):
                         continue
                     if message.get("role") == "assistant":
@@ -402,7 +417,8 @@ class OpenHandsReader:
                         yield from _edits(as_list(message.get("tool_calls")))
                     elif message.get("role") == "tool":
                         call = commands.get(str(message.get("tool_call_id")), ("", ""))
-                        event = _tool_result(steps, call, _content(message.get("content")))
+                        event = _tool_result(steps, call, _content(message.get("content")),
+                                             f"messages[{index}]")
                         if event is not None:
                             yield event
                         steps += 1
@@ -498,13 +514,13 @@ def _bash_output(content: str, command: str) -> str:
                      if not _NOTES.match(line.strip()))
 
 
-def _tool_result(step: int, call: tuple[str, str], content: str) -> Event | None:
+def _tool_result(step: int, call: tuple[str, str], content: str, where: str) -> Event | None:
     name, command = call
     if content.startswith("ERROR:"):
         return Rejected(step, command or name, first_line(content[len("ERROR:"):]))
     found = _EXIT.search(content[-400:])
     if found is not None:
-        code = int(found.group(1))
+        code = exit_in_text(found.group(1), where)
         output = _bash_output(content, command)
         if code == -1:
             return Command(step, command, -1, output, running=True)
