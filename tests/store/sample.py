@@ -14,17 +14,21 @@ PROGRAMS = ("cargo", "node", "gcc", "make")
 
 
 def failure(surface: str = "shell.run", program: str = "cargo", *,
-            session: str | None = None) -> Failure:
-    """A command-not-found failure; surface and program decide the signature."""
-    context = {"session": session} if session else None
+            session: str | None = None, input: str | None = None) -> Failure:  # noqa: A002
+    """A command-not-found failure; surface and program decide the signature. ``input``: the
+    path triage would have read it from (``triage.path``, the store's input of its session)."""
+    context: dict[str, str] = {"session": session} if session else {}
+    if input is not None:
+        context["triage.path"] = input
     return FC.CMD_NOT_FOUND.failure(surface=surface, params={"program": program},
-                                    location=f"bin/{program}", context=context)
+                                    location=f"bin/{program}", context=context or None)
 
 
 def event(surface: str = "shell.run", program: str = "cargo", *, session: str | None = "s-1",
-          minute: float = 0.0, name: str = "tool.failed") -> Event:
-    """A failure event ``minute`` minutes after T0."""
-    return failure_event(failure(surface, program), event=name, session=session,
+          minute: float = 0.0, name: str = "tool.failed",
+          input: str | None = None) -> Event:  # noqa: A002 - the store's word
+    """A failure event ``minute`` minutes after T0 (of ``input``: see :func:`failure`)."""
+    return failure_event(failure(surface, program, input=input), event=name, session=session,
                          ts=T0 + timedelta(minutes=minute))
 
 

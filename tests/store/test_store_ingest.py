@@ -29,21 +29,36 @@ HOUR_US = 3_600_000_000
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+INPUTS = (None, "runs/a/s.jsonl", "runs/b/s.jsonl")
+"""The inputs of the stream's events (None: a sink's event, the empty input)."""
+
+
 def _stream(count: int, seed: int) -> list[Event]:
     """Failures over a few signatures and sessions (some without a session) and vetoes, one
-    second apart, so "last" is never a tie."""
+    second apart, so "last" is never a tie; each from one of :data:`INPUTS`, so one session
+    name is up to three sessions."""
     rng = random.Random(seed)
     out = []
     for i in range(count):
         session = rng.choice(["s-0", "s-1", "s-2", None])
+        source = rng.choice(INPUTS)
         if rng.random() < 0.15:
-            veto = outcome_event(Veto(reason="wrong answer", by="judge"), session=session,
-                                 ts=T0)
+            context = {"triage.path": source} if source is not None else {}
+            veto = outcome_event(Veto(reason="wrong answer", by="judge", context=context),
+                                 session=session, ts=T0)
             out.append(msgspec.structs.replace(veto, ts=T0 + _seconds(i)))
         else:
             out.append(event(rng.choice(SURFACES[:2]), rng.choice(PROGRAMS[:3]),
-                             session=session, minute=i / 60))
+                             session=session, minute=i / 60, input=source))
     return out
+
+
+def _input(item: Event) -> str:
+    """The event's input, by the store's documented rule: the failure's (else the outcome's)
+    context value under ``triage.path`` when a string, else ``""``."""
+    subject = item.failure if item.failure is not None else item.outcome
+    value = subject.context.get("triage.path") if subject is not None else None
+    return value if isinstance(value, str) else ""
 
 
 def _seconds(n: int) -> timedelta:
@@ -56,17 +71,18 @@ def _us(item: Event) -> int:
 
 
 def _recount(events: list[Event]) -> dict[str, set[tuple[Any, ...]]]:
-    """Every aggregate table, computed from the events alone (in time order)."""
+    """Every aggregate table, computed from the events alone (in time order); a session is a
+    (session, input) pair."""
     ordered = sorted({e.event_id: e for e in events}.values(), key=lambda e: e.ts)
     failures = [e for e in ordered if e.failure is not None]
     signatures = set()
     for sig in {e.signature for e in failures}:
         mine = [e for e in failures if e.signature == sig]
-        signatures.add((sig, len(mine), len({e.session for e in mine if e.session}),
+        signatures.add((sig, len(mine), len({(e.session, _input(e)) for e in mine if e.session}),
                         _us(mine[0]), _us(mine[-1]), mine[-1].failure.message))  # type: ignore[union-attr]
     sessions, pairs = set(), set()
-    for session in {e.session for e in ordered if e.session}:
-        mine = [e for e in ordered if e.session == session]
+    for session, source in {(e.session, _input(e)) for e in ordered if e.session}:
+        mine = [e for e in ordered if e.session == session and _input(e) == source]
         failed = [e.signature for e in mine if e.failure is not None]
         runs: list[tuple[str, int]] = []  # (signature, run length), in order
         for sig in failed:
@@ -75,27 +91,28 @@ def _recount(events: list[Event]) -> dict[str, set[tuple[Any, ...]]]:
             else:
                 runs.append((sig, 1))  # type: ignore[arg-type]
         last = runs[-1] if runs else (None, 0)
-        sessions.add((session, len(mine), len(failed), _us(mine[0]), _us(mine[-1]), *last))
+        sessions.add((session, source, len(mine), len(failed), _us(mine[0]), _us(mine[-1]),
+                      *last))
         for sig in set(failed):
             times = [_us(e) for e in mine if e.signature == sig and e.failure is not None]
-            pairs.add((session, sig, failed.count(sig),
+            pairs.add((session, source, sig, failed.count(sig),
                        max(n for s, n in runs if s == sig), min(times), max(times)))
     hourly = Counter((_us(e) - _us(e) % HOUR_US, e.signature) for e in failures)
     return {
         "signatures": signatures, "sessions": sessions, "session_signatures": pairs,
         "hourly": {(h, s, n) for (h, s), n in hourly.items()},
         "event_counts": set(Counter(e.event for e in ordered).items()),
-        "events": {(e.event_id,) for e in ordered},
+        "events": {(e.event_id, _input(e)) for e in ordered},
     }
 
 
 _COLUMNS = {
     "signatures": "signature, count, sessions, first_us, last_us, last_message",
-    "sessions": "session, events, failures, first_us, last_us, last_signature, run",
-    "session_signatures": "session, signature, count, max_run, first_us, last_us",
+    "sessions": "session, input, events, failures, first_us, last_us, last_signature, run",
+    "session_signatures": "session, input, signature, count, max_run, first_us, last_us",
     "hourly": "hour, signature, count",
     "event_counts": "event, count",
-    "events": "event_id",
+    "events": "event_id, input",
 }
 
 

@@ -1,4 +1,5 @@
-"""Schema migration 2 -> 3: a store written by version 2 answers like one written by version 3."""
+"""Schema migration 2 -> 3 (and on to the current version): a store written by version 2 answers
+like one written by the current version."""
 
 from __future__ import annotations
 

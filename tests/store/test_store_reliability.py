@@ -58,13 +58,18 @@ def _recounts_agree(url: str) -> None:
         assert fetch("SELECT signature, count FROM signatures ORDER BY 1") == fetch(
             "SELECT signature, count(*) FROM events WHERE code IS NOT NULL GROUP BY signature "
             "ORDER BY 1")
+        # a session is a (session, input) pair
         assert fetch("SELECT signature, sessions FROM signatures ORDER BY 1") == fetch(
-            "SELECT signature, count(DISTINCT session) FROM events WHERE code IS NOT NULL "
+            "SELECT signature, count(*) FROM (SELECT DISTINCT signature, session, input "
+            "FROM events WHERE code IS NOT NULL AND session IS NOT NULL) p "
             "GROUP BY signature ORDER BY 1")
-        assert fetch(
-            "SELECT session, signature, count FROM session_signatures ORDER BY 1, 2") == fetch(
-            "SELECT session, signature, count(*) FROM events WHERE code IS NOT NULL "
-            "GROUP BY session, signature ORDER BY 1, 2")
+        assert fetch("SELECT session, input, signature, count FROM session_signatures "
+                     "ORDER BY 1, 2, 3") == fetch(
+            "SELECT session, input, signature, count(*) FROM events WHERE code IS NOT NULL "
+            "GROUP BY session, input, signature ORDER BY 1, 2, 3")
+        assert fetch("SELECT session, input, events FROM sessions ORDER BY 1, 2") == fetch(
+            "SELECT session, input, count(*) FROM events WHERE session IS NOT NULL "
+            "GROUP BY session, input ORDER BY 1, 2")
         assert fetch("SELECT sum(count) FROM event_counts") == fetch(
             "SELECT count(*) FROM events")
 

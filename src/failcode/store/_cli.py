@@ -398,6 +398,11 @@ def loops_command(url: str | None, as_json: bool, **filters: Any) -> None:
     if as_json:
         _print_json(rows)
         return
+    if any(x.input for x in rows):  # one session name in several inputs: say which
+        _table(("COUNT", "IN A ROW", "SESSION", "INPUT", "CODE", "LAST SEEN", "SIGNATURE"),
+               [(x.count, x.max_run, x.session, x.input or "-", x.code, _short(x.last_seen),
+                 x.signature) for x in rows])
+        return
     _table(("COUNT", "IN A ROW", "SESSION", "CODE", "LAST SEEN", "SIGNATURE"),
            [(x.count, x.max_run, x.session, x.code, _short(x.last_seen), x.signature)
             for x in rows])

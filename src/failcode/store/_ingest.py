@@ -12,6 +12,14 @@ update depends on their current value (a session's last signature, a remedy's fa
 the clusterer state) are read ``FOR UPDATE``, every table is touched in one global order and
 keys in sorted order, and counters are updated additively; a deadlock or serialization failure
 retries the whole batch (appends are idempotent by event id, so a retry stores nothing twice).
+
+Sessions: a session is the pair (session name, input), where an event's input is its failure's
+(an outcome event: its outcome's) context value under ``triage.path`` (:data:`INPUT_KEY`) when
+that is a string, else the empty string (events of sinks and live agents: one stream per
+session name). :func:`event_input` is the rule; ``failcode triage --store`` records the path of
+the file it read there, so the same session name in three files is three sessions, as triage
+counts them. Runs of a signature in a row continue within one pair only. A session row is read
+and locked (PostgreSQL) by its name, with the rows of every input of that name, in key order.
 """
 
 from __future__ import annotations
@@ -22,13 +30,14 @@ import msgspec
 
 from failcode.events import REMEDY_EVENT, Event
 from failcode.events._event import ts_micros
+from failcode.store._schema import INPUT_KEY
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from failcode import TemplateClusterer
 
-__all__ = ["HOUR_US", "Tx", "ingest", "replay_remedies"]
+__all__ = ["HOUR_US", "Tx", "backfill_v4", "event_input", "ingest", "replay_remedies"]
 
 HOUR_US: Final = 3_600_000_000
 _CHUNK: Final = 400
@@ -37,7 +46,7 @@ _ENCODE: Final = msgspec.json.Encoder(order="deterministic").encode
 """The events' canonical JSON (as ``Event.to_json``), without a method call per event."""
 
 EVENT_COLUMNS: Final = ("event_id", "ts_us", "event", "session", "step", "source", "signature",
-                        "code", "body")
+                        "code", "body", "input")
 
 
 class Tx(Protocol):
@@ -93,17 +102,31 @@ def _select_in(tx: Tx, sql: str, keys: Sequence[Any], suffix: str = "") -> list[
     return out
 
 
+def event_input(event: Event) -> str:
+    """The input an event's session came from: its failure's context value under
+    :data:`INPUT_KEY` (an outcome event: its outcome's), when a string; else ``""``."""
+    subject = event.failure if event.failure is not None else event.outcome
+    if subject is None:
+        return ""
+    value = subject.context.get(INPUT_KEY)
+    return value if isinstance(value, str) else ""
+
+
 def event_row(event: Event) -> tuple[Any, ...]:
-    """The ``events`` row of an event."""
+    """The ``events`` row of an event (its input last: :func:`event_input`, inlined)."""
     failure = event.failure
     if failure is not None:
         signature: str | None = failure.signature
         code: str | None = failure.code
+        source = failure.context.get(INPUT_KEY)
     else:
         signature = event.signature
         code = None
+        outcome = event.outcome
+        source = outcome.context.get(INPUT_KEY) if outcome is not None else None
     return (event.event_id, ts_micros(event.ts), event.event, event.session, event.step,
-            event.source, signature, code, _ENCODE(event).decode())
+            event.source, signature, code, _ENCODE(event).decode(),
+            source if isinstance(source, str) else "")
 
 
 def ingest(tx: Tx, events: Sequence[Event], clusters: ClustererState) -> int:
@@ -117,7 +140,9 @@ def ingest(tx: Tx, events: Sequence[Event], clusters: ClustererState) -> int:
     new_ids = tx.upsert("events", EVENT_COLUMNS, ("event_id",), rows, None)
     if not new_ids:
         return 0
-    batch = sorted((row[1], row[0], unique[row[0]]) for row in rows if row[0] in new_ids)
+    # (time, id, event, input): ids are unique, so the sort never compares two events
+    batch = sorted((row[1], row[0], unique[row[0]], row[9]) for row in rows
+                   if row[0] in new_ids)
     _aggregate(tx, batch, clusters)
     return len(batch)
 
@@ -136,8 +161,9 @@ _SIG_UPDATE: Final = (
     "THEN excluded.last_event_id ELSE signatures.last_event_id END, "
     "last_us = CASE WHEN excluded.last_us > signatures.last_us THEN excluded.last_us "
     "ELSE signatures.last_us END")
-_SESSION_COLUMNS: Final = ("session", "events", "failures", "first_us", "last_us",
+_SESSION_COLUMNS: Final = ("session", "input", "events", "failures", "first_us", "last_us",
                            "last_signature", "run")
+_SESSION_KEY: Final = ("session", "input")
 # a session with failures in the batch had its state read (and locked) first: run > 0 says so
 _SESSION_UPDATE: Final = (
     "events = sessions.events + excluded.events, "
@@ -149,7 +175,9 @@ _SESSION_UPDATE: Final = (
     "last_signature = CASE WHEN excluded.run > 0 THEN excluded.last_signature "
     "ELSE sessions.last_signature END, "
     "run = CASE WHEN excluded.run > 0 THEN excluded.run ELSE sessions.run END")
-_PAIR_COLUMNS: Final = ("session", "signature", "count", "max_run", "first_us", "last_us")
+_PAIR_COLUMNS: Final = ("session", "input", "signature", "count", "max_run", "first_us",
+                        "last_us")
+_PAIR_KEY: Final = ("session", "input", "signature")
 _PAIR_UPDATE: Final = (
     "count = session_signatures.count + excluded.count, "
     "max_run = CASE WHEN excluded.max_run > session_signatures.max_run "
@@ -160,26 +188,27 @@ _PAIR_UPDATE: Final = (
     "THEN excluded.last_us ELSE session_signatures.last_us END")
 
 
-def _aggregate(tx: Tx, batch: list[tuple[int, str, Event]],  # noqa: PLR0915 - one pass
+def _aggregate(tx: Tx, batch: list[tuple[int, str, Event, str]],  # noqa: PLR0915 - one pass
                clusters: ClustererState) -> None:
     """Aggregate the new events of a batch in Python (one row per key), then write each
     aggregate table with one set-based upsert, in one global table order."""
     event_counts: dict[str, int] = {}
     sigs: dict[str, list[Any]] = {}
     hourly: dict[tuple[int, str], int] = {}
-    sessions: dict[str, list[Any]] = {}
-    session_failures: dict[str, list[tuple[str, int]]] = {}
+    sessions: dict[tuple[str, str], list[Any]] = {}  # (session, input)
+    session_failures: dict[tuple[str, str], list[tuple[str, int]]] = {}
     remedies: list[tuple[int, Event]] = []
-    for ts, event_id, event in batch:
+    for ts, event_id, event, source in batch:
         name = event.event
         event_counts[name] = event_counts.get(name, 0) + 1
         failure = event.failure
         session = event.session
         entry: list[Any] | None = None
         if session is not None:
-            entry = sessions.get(session)
+            key = (session, source)
+            entry = sessions.get(key)
             if entry is None:
-                entry = sessions[session] = [1, 0, ts, ts]
+                entry = sessions[key] = [1, 0, ts, ts]
             else:
                 entry[0] += 1
                 entry[3] = ts
@@ -195,47 +224,51 @@ def _aggregate(tx: Tx, batch: list[tuple[int, str, Event]],  # noqa: PLR0915 - o
                 info[5] = event_id
             hour = (ts - ts % HOUR_US, sig)
             hourly[hour] = hourly.get(hour, 0) + 1
-            if session is not None and entry is not None:
+            if entry is not None:  # the event has a session: key is its (session, input)
                 entry[1] += 1
-                failed = session_failures.get(session)
+                failed = session_failures.get(key)
                 if failed is None:
-                    session_failures[session] = [(sig, ts)]
+                    session_failures[key] = [(sig, ts)]
                 else:
                     failed.append((sig, ts))
         elif name == REMEDY_EVENT and event.remedy is not None:
             remedies.append((ts, event))
 
-    # 1. sessions: rows exist, then their last signature and run are read (and every session
-    #    row of the batch locked, in key order, on PostgreSQL); the runs continue from there
-    session_keys = sorted(sessions)
-    state: dict[str, list[Any]] = {}
+    # 1. sessions: rows exist, then their last signature and run are read (and on PostgreSQL
+    #    every session row of the batch's names locked, in key order: the rows of other inputs
+    #    of a name too); the runs continue from there, within one (session, input) each
+    session_items = sorted(sessions.items())
+    session_keys = [key for key, _entry in session_items]
+    state: dict[tuple[str, str], list[Any]] = {}
     if session_keys:
-        tx.upsert("sessions", _SESSION_COLUMNS, ("session",),
-                  [(s, 0, 0, sessions[s][2], sessions[s][3], None, 0) for s in session_keys],
-                  None, want_new=False)
-        state = {row[0]: [row[1], row[2]] for row in _select_in(
-            tx, "SELECT session, last_signature, run FROM sessions WHERE session",
-            session_keys if tx.lock else sorted(session_failures), tx.lock)}
-    pairs: dict[tuple[str, str], list[int]] = {}
-    for session in sorted(session_failures):
-        current = state.setdefault(session, [None, 0])
-        for sig, ts in session_failures[session]:
+        tx.upsert("sessions", _SESSION_COLUMNS, _SESSION_KEY,
+                  [(s, i, 0, 0, first, last, None, 0)
+                   for (s, i), (_n, _nf, first, last) in session_items], None, want_new=False)
+        wanted = set(session_keys if tx.lock else session_failures)
+        state = {(row[0], row[1]): [row[2], row[3]] for row in _select_in(
+            tx, "SELECT session, input, last_signature, run FROM sessions WHERE session",
+            sorted({s for s, _i in wanted}), tx.lock) if (row[0], row[1]) in wanted}
+    pairs: dict[tuple[str, str, str], list[int]] = {}
+    for key in sorted(session_failures):
+        current = state.setdefault(key, [None, 0])
+        session, source = key
+        for sig, ts in session_failures[key]:
             current[1] = current[1] + 1 if current[0] == sig else 1
             current[0] = sig
-            pair = pairs.get((session, sig))
+            pair = pairs.get((session, source, sig))
             if pair is None:
-                pairs[(session, sig)] = [1, current[1], ts, ts]
+                pairs[(session, source, sig)] = [1, current[1], ts, ts]
             else:
                 pair[0] += 1
                 pair[1] = max(pair[1], current[1])
                 pair[3] = ts
 
-    # 2. (session, signature) pairs: a new one adds a session to its signature
-    new_pairs = tx.upsert("session_signatures", _PAIR_COLUMNS, ("session", "signature"), [
-        (s, sig, n, run, first, last)
-        for (s, sig), (n, run, first, last) in sorted(pairs.items())], _PAIR_UPDATE)
+    # 2. (session, input, signature) pairs: a new one adds a session to its signature
+    new_pairs = tx.upsert("session_signatures", _PAIR_COLUMNS, _PAIR_KEY, [
+        (s, i, sig, n, run, first, last)
+        for (s, i, sig), (n, run, first, last) in sorted(pairs.items())], _PAIR_UPDATE)
     new_sessions: dict[str, int] = {}
-    for _s, sig in new_pairs:
+    for _s, _i, sig in new_pairs:
         new_sessions[sig] = new_sessions.get(sig, 0) + 1
 
     # 3. signatures, counters added (another writer may have added to the same rows)
@@ -247,10 +280,9 @@ def _aggregate(tx: Tx, batch: list[tuple[int, str, Event]],  # noqa: PLR0915 - o
 
     # 4. every session of the batch, then the hourly and per-name counters
     no_state = (None, 0)
-    tx.upsert("sessions", _SESSION_COLUMNS, ("session",), [
-        (s, n, nf, first, last, *state.get(s, no_state))
-        for s in session_keys for n, nf, first, last in (sessions[s],)], _SESSION_UPDATE,
-        want_new=False)
+    tx.upsert("sessions", _SESSION_COLUMNS, _SESSION_KEY, [
+        (s, i, n, nf, first, last, *state.get((s, i), no_state))
+        for (s, i), (n, nf, first, last) in session_items], _SESSION_UPDATE, want_new=False)
     tx.upsert("hourly", ("hour", "signature", "count"), ("hour", "signature"),
               [(h, sig, n) for (h, sig), n in sorted(hourly.items())],
               "count = hourly.count + excluded.count", want_new=False)
@@ -316,3 +348,144 @@ def replay_remedies(tx: Tx, remedies: Sequence[tuple[int, Event]]) -> None:
             "streak_failed = ?, first_us = CASE WHEN ? < first_us THEN ? ELSE first_us END, "
             "last_us = CASE WHEN ? > last_us THEN ? ELSE last_us END "
             "WHERE signature = ? AND remedy = ?", updates)
+
+
+# -- version 4: sessions keyed by (session, input), recomputed from the stored events ---------
+
+_PAGE: Final = 2000
+
+_DECODE_BODY: Final = msgspec.json.Decoder().decode
+
+# the failures of each (session, input) in time order, cut into runs of one signature in a
+# row (islands: a row's place among its session's failures minus its place among the same
+# signature's failures is constant along a run); rn of a run's last failure, so the run
+# holding a session's last failure is the one whose last_rn is the session's failure count
+_RUNS: Final = (
+    "SELECT session, input, signature, count(*) AS n, max(rn) AS last_rn, "
+    "min(ts_us) AS first_us, max(ts_us) AS last_us FROM ("
+    "SELECT session, input, signature, ts_us, "
+    "row_number() OVER (PARTITION BY session, input ORDER BY ts_us, event_id) AS rn, "
+    "row_number() OVER (PARTITION BY session, input ORDER BY ts_us, event_id) - "
+    "row_number() OVER (PARTITION BY session, input, signature ORDER BY ts_us, event_id) "
+    "AS grp FROM events WHERE session IS NOT NULL AND code IS NOT NULL) r "
+    "GROUP BY session, input, signature, grp")
+
+
+def _body_input(body: str) -> str:
+    """:func:`event_input` of a stored JSON body (read as plain JSON: no validation)."""
+    try:
+        data = _DECODE_BODY(body)
+    except msgspec.DecodeError:
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    subject = data.get("failure")
+    if subject is None:
+        subject = data.get("outcome")
+    context = subject.get("context") if isinstance(subject, dict) else None
+    value = context.get(INPUT_KEY) if isinstance(context, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def backfill_v4(tx: Tx) -> None:
+    """Version 4 (see :mod:`failcode.store._schema`): fill ``events.input`` from the stored
+    bodies, recompute ``sessions`` and ``session_signatures`` by (session, input) from the
+    stored events, keep what pruned events counted, recount ``signatures.sessions``, and drop
+    the version 3 tables (``sessions_v3``, ``session_signatures_v3``)."""
+    # 1. inputs: only a body that names the key can have one (paged by event id)
+    after = ""
+    while True:
+        rows = tx.run("SELECT event_id, body FROM events WHERE event_id > ? AND body LIKE ? "
+                      "ORDER BY event_id LIMIT ?", (after, f'%"{INPUT_KEY}"%', _PAGE))
+        tx.many("UPDATE events SET input = ? WHERE event_id = ?",
+                [(source, event_id) for event_id, body in rows
+                 if (source := _body_input(body))])
+        if len(rows) < _PAGE:
+            break
+        after = rows[-1][0]
+
+    # 2. the aggregates of the stored events, as ingest keeps them (runs in time order)
+    tx.run("INSERT INTO sessions (session, input, events, failures, first_us, last_us, "
+           "last_signature, run) SELECT session, input, count(*), count(code), min(ts_us), "
+           "max(ts_us), NULL, 0 FROM events WHERE session IS NOT NULL GROUP BY session, input")
+    tx.run("INSERT INTO session_signatures (session, input, signature, count, max_run, "
+           "first_us, last_us) SELECT session, input, signature, sum(n), max(n), min(first_us), "
+           f"max(last_us) FROM ({_RUNS}) runs GROUP BY session, input, signature")
+    tx.many("UPDATE sessions SET last_signature = ?, run = ? WHERE session = ? AND input = ?", [
+        (sig, n, session, source) for session, source, sig, n in tx.run(
+            "SELECT r.session, r.input, r.signature, r.n FROM sessions s JOIN "
+            f"({_RUNS}) r ON r.session = s.session AND r.input = s.input "
+            "AND r.last_rn = s.failures")])
+
+    # 3. what pruned events counted: a session name none of whose events is left keeps its
+    #    version 3 rows, under the empty input ...
+    tx.run("INSERT INTO session_signatures (session, input, signature, count, max_run, "
+           "first_us, last_us) SELECT o.session, '', o.signature, o.count, o.max_run, "
+           "o.first_us, o.last_us FROM session_signatures_v3 o WHERE NOT EXISTS "
+           "(SELECT 1 FROM sessions t WHERE t.session = o.session)")
+    tx.run("INSERT INTO sessions (session, input, events, failures, first_us, last_us, "
+           "last_signature, run) SELECT o.session, '', o.events, o.failures, o.first_us, "
+           "o.last_us, o.last_signature, o.run FROM sessions_v3 o WHERE NOT EXISTS "
+           "(SELECT 1 FROM sessions t WHERE t.session = o.session)")
+    #    ... and one with some of its events left is settled by _keep_pruned
+    for row in tx.run(
+            "SELECT o.session, o.events, o.failures, o.first_us, o.last_us, o.last_signature, "
+            "o.run FROM sessions_v3 o JOIN (SELECT session, sum(events) AS n FROM sessions "
+            "GROUP BY session) t ON t.session = o.session WHERE t.n < o.events"):
+        _keep_pruned(tx, row)
+
+    # 4. each signature's sessions: its (session, input) pairs
+    tx.run("UPDATE signatures SET sessions = 0")
+    tx.many("UPDATE signatures SET sessions = ? WHERE signature = ?", [
+        (int(n), sig) for sig, n in tx.run(
+            "SELECT signature, count(*) FROM session_signatures GROUP BY signature")])
+    tx.run("DROP TABLE sessions_v3")
+    tx.run("DROP TABLE session_signatures_v3")
+
+
+def _keep_pruned(tx: Tx, old: Sequence[Any]) -> None:
+    """A session name whose version 3 counts exceed its stored events (``prune`` deleted
+    some): its stored events all of one input, that input takes the version 3 rows as they
+    were; of several inputs, the input of the earliest stored event takes the pruned part."""
+    session, events, failures, first_us = old[0], int(old[1]), int(old[2]), int(old[3])
+    rows = tx.run("SELECT input, events, failures, first_us FROM sessions WHERE session = ? "
+                  "ORDER BY first_us, input", (session,))
+    old_pairs = tx.run("SELECT signature, count, max_run, first_us, last_us "
+                       "FROM session_signatures_v3 WHERE session = ? ORDER BY signature",
+                       (session,))
+    earliest = rows[0][0]
+    if len(rows) == 1:
+        tx.run("DELETE FROM session_signatures WHERE session = ?", (session,))
+        tx.run("DELETE FROM sessions WHERE session = ?", (session,))
+        tx.run("INSERT INTO sessions (session, input, events, failures, first_us, last_us, "
+               "last_signature, run) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+               (session, earliest, *old[1:]))
+        tx.many("INSERT INTO session_signatures (session, input, signature, count, max_run, "
+                "first_us, last_us) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(session, earliest, *pair) for pair in old_pairs])
+        return
+    tx.run("UPDATE sessions SET events = events + ?, failures = failures + ?, first_us = ? "
+           "WHERE session = ? AND input = ?",
+           (events - sum(int(r[1]) for r in rows),
+            max(0, failures - sum(int(r[2]) for r in rows)),
+            min(first_us, int(rows[0][3])), session, earliest))
+    stored: dict[str, int] = {}
+    mine: set[str] = set()
+    for source, sig, count in tx.run("SELECT input, signature, count FROM session_signatures "
+                                     "WHERE session = ?", (session,)):
+        stored[sig] = stored.get(sig, 0) + int(count)
+        if source == earliest:
+            mine.add(sig)
+    for sig, count, max_run, first, last in old_pairs:
+        left = int(count) - stored.get(sig, 0)
+        if left <= 0:
+            continue
+        if sig in mine:
+            tx.run("UPDATE session_signatures SET count = count + ?, first_us = CASE WHEN ? < "
+                   "first_us THEN ? ELSE first_us END WHERE session = ? AND input = ? AND "
+                   "signature = ?", (left, first, first, session, earliest, sig))
+        else:  # the pruned failures' last time is known only when none of them is left
+            tx.run("INSERT INTO session_signatures (session, input, signature, count, "
+                   "max_run, first_us, last_us) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   (session, earliest, sig, left, min(int(max_run), left), first,
+                    last if sig not in stored else first))

@@ -9,6 +9,15 @@ Counts come from the aggregates kept at ingest, never from a scan of the events,
 session filter combined with a time range (the events of the range, read through the time
 index). A time range (``since`` inclusive, ``until`` exclusive) applies at hour granularity to
 counts: an hour is in the range when its start is.
+
+Sessions are what triage says they are: a session is a (session name, input) pair, the input
+being the path ``failcode triage --store`` read it from (``triage.path`` in the failure's or
+outcome's context; the empty string for events of sinks and live agents: see
+:mod:`failcode.store._schema`). Every count of sessions (``Diagnostic.sessions``,
+``Cluster.sessions``, ``StoreStats.sessions``, ``min_sessions``) counts pairs, and a loop is
+one pair's. A ``session`` filter selects every session of that name, whatever its input (with
+three inputs of one name, ``diagnostics(session=...)`` counts up to 3 sessions per
+signature); ``input`` selects the sessions of one input, and both together one session.
 """
 
 from __future__ import annotations
@@ -92,7 +101,10 @@ class KnownRemedy(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Diagnostic(msgspec.Struct, frozen=True, kw_only=True):
-    """One row of the diagnostics table: a signature and what the store knows of it."""
+    """One row of the diagnostics table: a signature and what the store knows of it.
+
+    ``sessions``: the (session, input) pairs the signature failed in (see the module).
+    """
 
     signature: str
     code: str
@@ -117,7 +129,12 @@ class Blame(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Loop(msgspec.Struct, frozen=True, kw_only=True):
-    """A retry loop: a signature failing 3+ times in a session, or twice or more in a row."""
+    """A retry loop: a signature failing 3+ times in a session, or twice or more in a row.
+
+    A session is one (``session``, ``input``) pair: the same session name in two inputs is two
+    sessions, each with its own loops (``input`` tells them apart; ``""``: the events named
+    no input, see the module).
+    """
 
     session: str
     signature: str
@@ -126,10 +143,12 @@ class Loop(msgspec.Struct, frozen=True, kw_only=True):
     max_run: int
     first_seen: datetime
     last_seen: datetime
+    input: str = ""
 
 
 class Cluster(msgspec.Struct, frozen=True, kw_only=True):
-    """Signatures a person calls the same failure (one template), across sessions."""
+    """Signatures a person calls the same failure (one template), across sessions
+    (``sessions``: distinct (session, input) pairs)."""
 
     cluster_id: str
     template: str
@@ -148,7 +167,7 @@ class SignatureHistory(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class StoreStats(msgspec.Struct, frozen=True, kw_only=True):
-    """What a store holds."""
+    """What a store holds (``sessions``: (session, input) pairs)."""
 
     schema_version: int
     events_stored: int
@@ -242,6 +261,23 @@ def _where(clauses: Sequence[str]) -> str:
     return (" WHERE " + " AND ".join(clauses)) if clauses else ""
 
 
+def _scope(alias: str, session: str | None,
+           source: str | None) -> tuple[list[str], list[Any]]:
+    """The clauses of a session filter (a name, an input, or both) on ``alias``'s rows, with
+    a session (events without one belong to no session of any input)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if session is not None:
+        clauses.append(f"{alias}.session = ?")
+        params.append(session)
+    else:
+        clauses.append(f"{alias}.session IS NOT NULL")
+    if source is not None:
+        clauses.append(f"{alias}.input = ?")
+        params.append(source)
+    return clauses, params
+
+
 _SIG_COLUMNS: Final = "s.signature, s.code, s.kind, s.category"
 
 
@@ -249,30 +285,39 @@ def diagnostics(
     db: Database, *, session: str | None = None, since: datetime | None = None,
     until: datetime | None = None, kind: str | None = None, code: str | None = None,
     category: str | None = None, limit: int = 50, offset: int = 0, promote_after: int = 3,
-    demote_after: int = 2,
+    demote_after: int = 2, input: str | None = None,  # noqa: A002 - the store's word
 ) -> list[Diagnostic]:
     """The diagnostics table by signature, most frequent first: code, kind, category, count,
     first and last seen, sessions, last (redacted) message and the promoted remedies.
 
-    With ``session``, counts, first and last seen are the session's; with a time range,
-    counts are those of the range (first and last seen stay the signature's).
+    With ``session`` (a name: every input's session of that name) or ``input`` (the sessions
+    of one input), counts, sessions, first and last seen are those of the sessions selected;
+    with a time range, counts are those of the range (first and last seen stay the
+    signature's, and so do sessions unless a session filter is given too).
     """
     limit, offset = _page(limit, offset)
     clauses, params = _filters("s", kind, code, category)
     tail = "s.last_message, s.cluster_id"
-    if session is not None and (since is not None or until is not None):
+    scoped = session is not None or input is not None
+    if scoped and (since is not None or until is not None):
         range_clauses, range_params = _events_range(since, until)
-        sql = (f"SELECT {_SIG_COLUMNS}, x.n, x.first_us, x.last_us, 1, {tail} FROM "
+        scope, scope_params = _scope("e", session, input)
+        # the pairs: one name has one session per input, one input one per name
+        pairs = "count(DISTINCT e.input)" if session is not None else "count(DISTINCT e.session)"
+        sql = (f"SELECT {_SIG_COLUMNS}, x.n, x.first_us, x.last_us, x.sessions, {tail} FROM "
                "(SELECT e.signature AS signature, count(*) AS n, min(e.ts_us) AS first_us, "
-               "max(e.ts_us) AS last_us FROM events e"
-               + _where(["e.session = ?", "e.code IS NOT NULL", *range_clauses])
+               f"max(e.ts_us) AS last_us, {pairs} AS sessions FROM events e"
+               + _where([*scope, "e.code IS NOT NULL", *range_clauses])
                + " GROUP BY e.signature) x JOIN signatures s ON s.signature = x.signature")
-        params = [session, *range_params, *params]
-    elif session is not None:
-        sql = (f"SELECT {_SIG_COLUMNS}, x.count, x.first_us, x.last_us, 1, {tail} FROM "
-               "session_signatures x JOIN signatures s ON s.signature = x.signature")
-        clauses = ["x.session = ?", *clauses]
-        params = [session, *params]
+        params = [*scope_params, *range_params, *params]
+    elif scoped:
+        scope, scope_params = _scope("x", session, input)
+        sql = (f"SELECT {_SIG_COLUMNS}, x.n, x.first_us, x.last_us, x.sessions, {tail} FROM "
+               "(SELECT x.signature AS signature, sum(x.count) AS n, min(x.first_us) AS "
+               "first_us, max(x.last_us) AS last_us, count(*) AS sessions FROM "
+               f"session_signatures x{_where(scope)} GROUP BY x.signature) x "
+               "JOIN signatures s ON s.signature = x.signature")
+        params = [*scope_params, *params]
     elif since is not None or until is not None:
         hour_clauses, hour_params = _hours(since, until)
         sql = (f"SELECT {_SIG_COLUMNS}, x.n, s.first_us, s.last_us, s.sessions, {tail} FROM "
@@ -299,25 +344,29 @@ def blame(
     db: Database, *, by: Literal["code", "area"] = "code", session: str | None = None,
     since: datetime | None = None, until: datetime | None = None, kind: str | None = None,
     code: str | None = None, category: str | None = None, limit: int = 100, offset: int = 0,
+    input: str | None = None,  # noqa: A002 - the store's word
 ) -> list[Blame]:
     """The blame histogram: who acts (category) x what failed (kind) x code (or area), the
-    largest cell first."""
+    largest cell first; ``session`` and ``input`` select sessions as :func:`diagnostics`."""
     limit, offset = _page(limit, offset)
     if by not in ("code", "area"):
         msg = f"blame by {by!r}: expected 'code' or 'area'"
         raise ValueError(msg)
     clauses, params = _filters("s", kind, code, category)
-    if session is not None and (since is not None or until is not None):
+    scoped = session is not None or input is not None
+    if scoped and (since is not None or until is not None):
         range_clauses, range_params = _events_range(since, until)
+        scope, scope_params = _scope("e", session, input)
         source = ("(SELECT e.signature AS signature, count(*) AS n FROM events e"
-                  + _where(["e.session = ?", "e.code IS NOT NULL", *range_clauses])
+                  + _where([*scope, "e.code IS NOT NULL", *range_clauses])
                   + " GROUP BY e.signature) x JOIN signatures s ON s.signature = x.signature")
-        params = [session, *range_params, *params]
+        params = [*scope_params, *range_params, *params]
         count = "x.n"
-    elif session is not None:
+    elif scoped:
+        scope, scope_params = _scope("x", session, input)
         source = "session_signatures x JOIN signatures s ON s.signature = x.signature"
-        clauses = ["x.session = ?", *clauses]
-        params = [session, *params]
+        clauses = [*scope, *clauses]
+        params = [*scope_params, *params]
         count = "x.count"
     elif since is not None or until is not None:
         hour_clauses, hour_params = _hours(since, until)
@@ -338,11 +387,12 @@ def loops(
     db: Database, *, session: str | None = None, since: datetime | None = None,
     until: datetime | None = None, kind: str | None = None, code: str | None = None,
     category: str | None = None, min_count: int = 3, min_run: int = 2, limit: int = 100,
-    offset: int = 0,
+    offset: int = 0, input: str | None = None,  # noqa: A002 - the store's word
 ) -> list[Loop]:
-    """Retry loops: a signature failing ``min_count`` or more times in one session, or
-    ``min_run`` or more times in a row; the longest first. A time range selects loops whose
-    last failure falls in it."""
+    """Retry loops: a signature failing ``min_count`` or more times in one session (one
+    (session, input) pair), or ``min_run`` or more times in a row; the longest first. A time
+    range selects loops whose last failure falls in it; ``session`` and ``input`` select
+    sessions as :func:`diagnostics`."""
     limit, offset = _page(limit, offset)
     clauses, params = _filters("s", kind, code, category)
     clauses = ["(x.count >= ? OR x.max_run >= ?)", *clauses]
@@ -354,12 +404,16 @@ def loops(
     if session is not None:
         clauses.append("x.session = ?")
         params.append(session)
-    sql = ("SELECT x.session, x.signature, s.code, x.count, x.max_run, x.first_us, x.last_us "
-           "FROM session_signatures x JOIN signatures s ON s.signature = x.signature"
-           + _where(clauses) + " ORDER BY 4 DESC, 5 DESC, 1, 2 LIMIT ? OFFSET ?")
-    return [Loop(session=row[0], signature=row[1], code=row[2], count=int(row[3]),
-                 max_run=int(row[4]), first_seen=_EPOCH + timedelta(microseconds=int(row[5])),
-                 last_seen=_EPOCH + timedelta(microseconds=int(row[6])))
+    if input is not None:
+        clauses.append("x.input = ?")
+        params.append(input)
+    sql = ("SELECT x.session, x.input, x.signature, s.code, x.count, x.max_run, x.first_us, "
+           "x.last_us FROM session_signatures x JOIN signatures s ON s.signature = x.signature"
+           + _where(clauses) + " ORDER BY 5 DESC, 6 DESC, 1, 2, 3 LIMIT ? OFFSET ?")
+    return [Loop(session=row[0], input=row[1], signature=row[2], code=row[3],
+                 count=int(row[4]), max_run=int(row[5]),
+                 first_seen=_EPOCH + timedelta(microseconds=int(row[6])),
+                 last_seen=_EPOCH + timedelta(microseconds=int(row[7])))
             for row in db.fetch(sql, [*params, limit, offset])]
 
 
@@ -368,7 +422,8 @@ def clusters(
     category: str | None = None, limit: int = 100, offset: int = 0,
 ) -> list[Cluster]:
     """Clusters of signatures with one message template (``TemplateClusterer`` state kept in
-    the store), the most frequent first; ``min_sessions=2`` keeps the cross-session ones."""
+    the store), the most frequent first; ``min_sessions=2`` keeps the cross-session ones
+    (sessions: distinct (session, input) pairs)."""
     limit, offset = _page(limit, offset)
     clauses, params = _filters("s", kind, code, category)
     rows = db.fetch(
@@ -376,9 +431,10 @@ def clusters(
         "JOIN signatures s ON s.cluster_id = c.cluster_id" + _where(clauses)
         + " ORDER BY 1, 3", params)
     sessions = dict(db.fetch(
-        "SELECT s.cluster_id, count(DISTINCT x.session) FROM session_signatures x "
+        "SELECT p.cluster_id, count(*) FROM (SELECT DISTINCT s.cluster_id AS cluster_id, "
+        "x.session AS session, x.input AS input FROM session_signatures x "
         "JOIN signatures s ON s.signature = x.signature" + _where(
-            ["s.cluster_id IS NOT NULL", *clauses]) + " GROUP BY s.cluster_id", params))
+            ["s.cluster_id IS NOT NULL", *clauses]) + ") p GROUP BY p.cluster_id", params))
     grouped: dict[str, tuple[str, list[str], list[int]]] = {}
     for cid, template, sig, count in rows:
         entry = grouped.setdefault(cid, (template, [], []))
@@ -396,9 +452,11 @@ def history(
     db: Database, signature: str, *, session: str | None = None,
     since: datetime | None = None, until: datetime | None = None, limit: int = 50,
     offset: int = 0, promote_after: int = 3, demote_after: int = 2,
+    input: str | None = None,  # noqa: A002 - the store's word
 ) -> SignatureHistory:
-    """One signature's history: its diagnostics row, known remedies (best first) and a page
-    of its stored events, newest first."""
+    """One signature's history: its diagnostics row (all of it: the filters select events),
+    known remedies (best first) and a page of its stored events, newest first; ``session``
+    and ``input`` select the events of sessions as :func:`diagnostics`."""
     limit, offset = _page(limit, offset)
     found = db.fetch(
         f"SELECT {_SIG_COLUMNS}, s.count, s.first_us, s.last_us, s.sessions, s.last_message, "
@@ -417,9 +475,10 @@ def history(
     clauses, params = _events_range(since, until)
     clauses = ["e.signature = ?", *clauses]
     params = [signature, *params]
-    if session is not None:
-        clauses.append("e.session = ?")
-        params.append(session)
+    if session is not None or input is not None:
+        scope, scope_params = _scope("e", session, input)
+        clauses.extend(scope)
+        params.extend(scope_params)
     bodies = db.fetch("SELECT e.body FROM events e" + _where(clauses)
                       + " ORDER BY e.ts_us DESC, e.event_id DESC LIMIT ? OFFSET ?",
                       [*params, limit, offset])

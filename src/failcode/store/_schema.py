@@ -9,8 +9,9 @@ table               one row per
 meta                setting: ``schema_version``, the clusterer's state and its version
 events              event (its JSON body plus the columns queries filter on)
 signatures          signature: code, kind, category, counts, first/last seen, sessions
-sessions            session: counts, the last failing signature and its run length
-session_signatures  (session, signature): counts and the longest run in a row
+                    (its distinct (session, input) pairs)
+sessions            (session, input): counts, the last failing signature and its run length
+session_signatures  (session, input, signature): counts and the longest run in a row
 hourly              (hour, signature): counts, for time-ranged diagnostics and blame
 event_counts        event name: counts (stats)
 remedies            (signature, remedy): tried, worked, failed, the current failure streak (v2)
@@ -36,16 +37,45 @@ random one when the key is not time-ordered):
 
 On PostgreSQL (heap tables, no WITHOUT ROWID) version 3 only swaps the session index for the
 time index. SQLite rebuilds the tables it changes, copying every row.
+
+Version 4: a session is a (session, input) pair, as triage counts sessions. The same session
+name in three input files (three runs of one benchmark instance) is three sessions: three rows
+of ``sessions``, their own pairs in ``session_signatures`` (so a run of one signature never
+continues from one input into another), and three in ``signatures.sessions``.
+
+- An event's *input* is the string its failure's context holds under :data:`INPUT_KEY`
+  (``triage.path``: the path ``failcode triage --store`` read the session from; an outcome
+  event: the outcome's context), else the empty string. Events from sinks, live agents and
+  ``failcode store import`` carry no ``triage.path``: each session name is one stream, one
+  session. Only a string counts; any other value of the key is no input.
+- ``events`` gains the column ``input`` (``''`` when none), so a session filter with a time
+  range can count the pairs, and ``sessions`` / ``session_signatures`` are keyed by
+  ``(session, input)`` / ``(session, input, signature)``. The name comes first in both keys: a
+  filter by session name reads a key prefix (the rows of every input of that name).
+- The migration fills ``events.input`` from the stored JSON bodies and recomputes the session
+  aggregates from the stored events, in time order, in the migration's transaction (the
+  store's migrations are one transaction). Events that ``prune`` deleted cannot be
+  recomputed: a session name whose version 3 counts exceed what its stored events say keeps
+  them. With its stored events all of one input (or none left: the empty input) its version 3
+  rows move to that input unchanged; with several inputs, each input's rows are recomputed and
+  the pruned part (counts, and a pair whose events are all pruned, with its longest run capped
+  at its count) goes to the input of the name's earliest stored event (``prune`` deletes the
+  oldest events first). ``signatures.sessions`` is then recounted from the pairs.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["SCHEMA_VERSION", "ddl"]
+__all__ = ["INPUT_KEY", "SCHEMA_VERSION", "ddl"]
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 """The schema version this failcode creates and migrates to."""
+
+INPUT_KEY: Final = "triage.path"
+"""The context key that names an event's input (see the module): where ``failcode triage
+--store`` records the path of the file a session came from (``triage.`` + ``path``, the
+``TRIAGE_PREFIX`` of :mod:`failcode.triage`, which the store may not import)."""
 
 _V1: Final = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -189,11 +219,47 @@ DROP TABLE event_counts;
 ALTER TABLE event_counts_v3 RENAME TO event_counts
 """
 
-STEPS: Final = {1: _V1, 2: _V2, 3: _V3_POSTGRES}
+# Version 4: the old session tables are renamed out of the way (the migration recomputes the
+# new ones from the events, then drops them: _ingest.backfill_v4); PostgreSQL names a primary
+# key's index after its table, so the old indexes are renamed too
+_V4_COMMON: Final = """
+ALTER TABLE events ADD COLUMN input TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions RENAME TO sessions_v3;
+ALTER TABLE session_signatures RENAME TO session_signatures_v3;
+{rename_indexes}
+CREATE TABLE sessions (
+    session TEXT NOT NULL,
+    input TEXT NOT NULL,
+    events BIGINT NOT NULL,
+    failures BIGINT NOT NULL,
+    first_us BIGINT NOT NULL,
+    last_us BIGINT NOT NULL,
+    last_signature TEXT,
+    run BIGINT NOT NULL,
+    PRIMARY KEY (session, input)
+){without_rowid};
+CREATE TABLE session_signatures (
+    session TEXT NOT NULL,
+    input TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    count BIGINT NOT NULL,
+    max_run BIGINT NOT NULL,
+    first_us BIGINT NOT NULL,
+    last_us BIGINT NOT NULL,
+    PRIMARY KEY (session, input, signature)
+){without_rowid}
+"""
+
+_V4_POSTGRES: Final = _V4_COMMON.replace("{rename_indexes}", """
+ALTER INDEX sessions_pkey RENAME TO sessions_v3_pkey;
+ALTER INDEX session_signatures_pkey RENAME TO session_signatures_v3_pkey;""")
+_V4_SQLITE: Final = _V4_COMMON.replace("{rename_indexes}", "")
+
+STEPS: Final = {1: _V1, 2: _V2, 3: _V3_POSTGRES, 4: _V4_POSTGRES}
 """The DDL that brings a store from version ``n - 1`` to ``n`` (PostgreSQL's where the
 backends differ; :func:`ddl` gives each backend its own)."""
 
-_SQLITE_STEPS: Final = {3: _V3_SQLITE}
+_SQLITE_STEPS: Final = {3: _V3_SQLITE, 4: _V4_SQLITE}
 
 
 def ddl(version: int, *, sqlite: bool) -> list[str]:

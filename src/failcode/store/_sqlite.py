@@ -97,12 +97,16 @@ class _Tx:
                want_new: bool = True) -> set[Any]:
         if not rows:
             return set()
+        marks = ", ".join("?" * len(columns))
+        head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
+        if update is None and not want_new:  # rows that exist stay: no keys to report
+            self._connection.executemany(f"{head} ON CONFLICT ({', '.join(key)}) DO NOTHING",
+                                         rows)
+            return set()
         width = len(key)
         keys = ([row[0] for row in rows] if width == 1
                 else [tuple(row[:width]) for row in rows])
         existing = self._existing(table, key, keys) if (want_new or update is None) else set()
-        marks = ", ".join("?" * len(columns))
-        head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
         if update is None:
             fresh = [row for row, k in zip(rows, keys, strict=True) if k not in existing]
             if fresh:

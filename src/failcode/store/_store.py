@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 from failcode import FC, FailureError, TemplateClusterer
 from failcode.events import Event, remedy_event
 from failcode.store import _queries as _q
-from failcode.store._ingest import Tx, assign_clusters, ingest, replay_remedies
+from failcode.store._ingest import Tx, assign_clusters, backfill_v4, ingest, replay_remedies
 from failcode.store._schema import SCHEMA_VERSION, ddl
 
 if TYPE_CHECKING:
@@ -254,7 +254,8 @@ class Store:
     # -- schema --------------------------------------------------------------------------
     def migrate(self) -> int:
         """Create the schema or migrate it to :data:`SCHEMA_VERSION`; return the version the
-        store had (0: new).
+        store had (0: new). Every step, and what it recomputes from the stored events, runs in
+        one transaction (:mod:`failcode.store._schema`).
 
         Raises:
             StoreError: FC-STORE-007 when the store's schema is newer than this failcode, or
@@ -279,6 +280,8 @@ class Store:
                     tx.run(statement)
                 if version == 2:
                     self._backfill_v2(tx)
+                elif version == 4:
+                    backfill_v4(tx)  # sessions by (session, input), from the stored events
                 tx.run("INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(version),))
         return found
