@@ -6,8 +6,8 @@ Run:  python bench/bench_store.py [--events 200000] [--stored 1000000] [--rounds
    ``json.loads`` line loop over the same file (target >= 2.5x).
 2. SQLite ingest: ``Store.append`` in batches of 1,000 (event ids checked, WAL with
    synchronous=NORMAL, every aggregate updated in the same transaction) vs raw batched WAL
-   inserts of the same rows into a bare table (target >= 100,000 events/s), and beside the
-   same code writing the tables and indexes of schema version 2 (what version 3 gained).
+   inserts of the same rows into a bare table (target >= 100,000 events/s). Against an
+   earlier version of the code: ``bench/bench_versions.py --base REV``.
 3. PostgreSQL ingest vs a plain ``COPY`` of the same rows (needs FAILCODE_TEST_PG_URL or
    --pg URL; skipped otherwise).
 4. Top-20 signatures over ``--stored`` stored events: the diagnostics query on SQLite
@@ -38,7 +38,6 @@ from failcode import FC
 from failcode.events import Event, failure_event, new_event_id, read_events
 from failcode.store import open_store
 from failcode.store._ingest import EVENT_COLUMNS, event_row
-from failcode.store._schema import SCHEMA_VERSION, ddl
 
 T0_MINUTES = 0
 
@@ -112,18 +111,6 @@ def _raw_sqlite(rows: list[tuple[object, ...]], path: Path, batch: int) -> None:
     con.close()
 
 
-def _v2_layout(path: Path) -> None:
-    """An empty store with the tables and indexes of schema version 2 (the same code writes
-    it: only the layout differs), marked current so that opening it migrates nothing."""
-    con = sqlite3.connect(path, isolation_level=None)
-    for version in (1, 2):
-        for statement in ddl(version, sqlite=True):
-            con.execute(statement)
-    con.execute("INSERT INTO meta VALUES ('schema_version', ?), ('clusterer_version', '0')",
-                (str(SCHEMA_VERSION),))
-    con.close()
-
-
 def bench_sqlite_ingest(events: list[Event], rounds: int, tmp: Path, batch: int) -> None:
     rows = [event_row(event) for event in events]
     counter = iter(range(10**6))
@@ -137,15 +124,7 @@ def bench_sqlite_ingest(events: list[Event], rounds: int, tmp: Path, batch: int)
     def raw() -> None:
         _raw_sqlite(rows, tmp / "raw.db", batch)
 
-    def store_append_v2_layout() -> None:
-        path = tmp / f"ingest-v2-{next(counter)}.db"
-        _v2_layout(path)
-        with open_store(f"sqlite:///{path}") as store:
-            for start in range(0, len(events), batch):
-                store.append(events[start:start + batch])
-
-    times = interleaved({"Store.append": store_append, "raw WAL inserts": raw,
-                         "Store.append, schema 2 tables": store_append_v2_layout}, rounds,
+    times = interleaved({"Store.append": store_append, "raw WAL inserts": raw}, rounds,
                         warmup=0)
     print(f"\n## 2. SQLite ingest: {len(events):,} events in batches of {batch}")
     for name in times:
@@ -153,8 +132,6 @@ def bench_sqlite_ingest(events: list[Event], rounds: int, tmp: Path, batch: int)
     print(f"  Store.append vs raw batched WAL inserts: "
           f"{1 / _median_ratio(times, 'raw WAL inserts', 'Store.append'):.2f}x of the peer's "
           "rate  (target >= 100k events/s)")
-    print(f"  schema 3 tables vs schema 2 tables: "
-          f"{_median_ratio(times, 'Store.append', 'Store.append, schema 2 tables'):.2f}x")
 
 
 def bench_pg_ingest(events: list[Event], rounds: int, url: str, batch: int) -> None:
