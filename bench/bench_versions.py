@@ -1,6 +1,6 @@
 """Triage and the store at two versions of the code, in one run: did a change slow them?
 
-    python bench/bench_versions.py --base REV [--rounds 5] [--events 100000]
+    python bench/bench_versions.py --base REV [--rounds 5] [--events 100000] [--only NAME]
 
 The base revision's ``src/`` is exported with ``git archive`` into a temp dir (the working
 tree is not touched); each case then runs in fresh processes, once with the base's code and
@@ -104,6 +104,7 @@ def main() -> None:
     parser.add_argument("--base", required=True, help="the revision to compare with")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--only", default="", help="run the cases whose name contains this")
     args = parser.parse_args()
     if not SESSIONS.is_dir():
         sys.exit(f"the real sessions are not at {SESSIONS}")
@@ -128,6 +129,8 @@ def main() -> None:
         print(f"base {args.base} vs this checkout, {args.rounds} rounds, medians (seconds)")
         print(f"{'case':<36} {'base':>8} {'this':>8} {'this/base':>10}")
         for name, command in cases.items():
+            if args.only not in name:
+                continue
             times: dict[str, list[float]] = {"base": [], "this": []}
             for n in range(args.rounds):
                 order = ("base", "this") if n % 2 == 0 else ("this", "base")
