@@ -556,6 +556,72 @@ def _triage_cases() -> list[tuple[str, str]]:
         assert code != 0
         assert "r.html" in err, err[-500:]
         """))
+    cases.append(("sink.exit_without_close", """
+        path = os.path.join(tempfile.mkdtemp(), "e.jsonl")
+        script = ("from failcode import FC; from failcode.events import JsonlSink, failure_event\\n"
+                  f"sink = JsonlSink({path!r}, buffer=1000)\\n"
+                  "f = FC.CMD_NOT_FOUND.failure(surface='shell.run', params={'program': 'x'})\\n"
+                  "for _ in range(10): sink.emit(failure_event(f, event='tool.failed'))\\n")
+        subprocess.run([sys.executable, "-c", script], check=True)
+        from failcode.events import read_events
+        assert len(list(read_events(path))) == 10, "events buffered at exit were lost"
+        """))
+    cases.append(("sink.kill_after_flush", """
+        path = os.path.join(tempfile.mkdtemp(), "e.jsonl")
+        script = ("import os, signal; from failcode import FC; from failcode.events import JsonlSink, failure_event\\n"
+                  f"sink = JsonlSink({path!r}, buffer=1000)\\n"
+                  "f = FC.CMD_NOT_FOUND.failure(surface='shell.run', params={'program': 'x'})\\n"
+                  "for _ in range(7): sink.emit(failure_event(f, event='tool.failed'))\\n"
+                  "sink.flush(); os.kill(os.getpid(), signal.SIGKILL)\\n")
+        subprocess.run([sys.executable, "-c", script], check=False)
+        from failcode.events import read_events
+        assert len(list(read_events(path))) == 7, "flushed events lost to kill -9"
+        """))
+    cases.append(("sink.full_device_keeps_the_batch", """
+        from failcode import FC, FailureError
+        from failcode.events import JsonlSink, failure_event
+        sink = JsonlSink("/dev/full", buffer=100)
+        sink.emit(failure_event(FC.CMD_NOT_FOUND.failure(surface="shell.run", params={"program": "x"}), event="tool.failed"))
+        for _ in range(2):
+            try:
+                sink.flush()
+            except FailureError as exc:
+                assert exc.failure.code == "FC-STORE-006", exc.failure.code
+            else:
+                raise AssertionError("a write to a full device returned")
+        """))
+    cases.append(("sink.torn_line_not_glued", """
+        from failcode import FC
+        from failcode.events import JsonlSink, failure_event, read_events
+        path = os.path.join(tempfile.mkdtemp(), "e.jsonl")
+        with open(path, "wb") as out: out.write(b'{"version": 1, "event": "tool.fa')
+        with JsonlSink(path) as sink:
+            sink.emit(failure_event(FC.CMD_NOT_FOUND.failure(surface="shell.run", params={"program": "x"}), event="tool.failed"))
+        from failcode.events import EventProblem
+        items = list(read_events(path))
+        problems = [i for i in items if isinstance(i, EventProblem)]
+        assert len(items) - len(problems) == 1 and len(problems) == 1, items
+        """))
+    cases.append(("store.same_session_in_three_inputs", """
+        base = tempfile.mkdtemp()
+        for n in range(3):
+            shutil.copy(os.path.join(SAMPLES, "python-test-fix.traj.json"), os.path.join(base, f"run{n}.traj.json"))
+        url = "sqlite:///" + os.path.join(base, "store.db")
+        code, out, err = cli("triage", base, "--store", url)
+        assert code == 0, err[-800:]
+        from failcode.store import open_store
+        with open_store(url) as store:
+            (sessions,), = store.fetch("SELECT count(*) FROM sessions")
+        assert sessions == 3, f"{sessions} sessions stored for 3 runs"
+        """))
+    cases.append(("triage.many_bad_inputs_bounded", """
+        base = tempfile.mkdtemp()
+        good = open(os.path.join(SAMPLES, "c-build-fix.traj.json"), "rb").read()
+        for n in range(300):
+            with open(os.path.join(base, f"bad{n}.traj.json"), "wb") as out: out.write(good[:3000])
+        out = triage_text(base)
+        assert len(out.splitlines()) < 80, f"{len(out.splitlines())} lines for 300 bad inputs"
+        """))
     return cases
 
 
@@ -566,7 +632,7 @@ def _limits() -> None:
 
 def run_case(name: str, body: str) -> tuple[str, bool, str]:
     """Run one case in its own bounded interpreter; (name, passed, why it failed)."""
-    prelude = PRELUDE + TRIAGE_PRELUDE if name.startswith(("triage.", "store.", "output.")) else PRELUDE
+    prelude = PRELUDE + TRIAGE_PRELUDE if name.startswith(("triage.", "store.", "output.", "sink.")) else PRELUDE
     source = prelude + "\n" + textwrap.dedent(body)
     with tempfile.TemporaryDirectory() as work:
         script = Path(work) / "case.py"
