@@ -29,6 +29,7 @@ debug, merge, general). The order of the checks is the contract:
 from __future__ import annotations
 
 import importlib
+import operator
 import os
 import posixpath
 import re
@@ -50,6 +51,7 @@ from failcode.classification._parsers import (
 from failcode.classification._purpose import infer_purpose
 from failcode.codes._catalog import FC
 from failcode.record._failure import Failure, InvalidFailureError
+from failcode.record._frozen import MAX_INT
 from failcode.record._outcomes import Cancelled, NoMatch
 from failcode.signature._normalize import strip_temp_dir
 from failcode.signature._redact import redact_cut, redact_slice
@@ -523,6 +525,39 @@ def _decode(data: str | bytes | bytearray | memoryview | None) -> str:
     return str(data)
 
 
+def _exit_status(code: object) -> int | None:
+    """``exit_code`` as an int: an ``int`` (or an integer type with ``__index__``, a numpy
+    int) inside a record's range (``-MAX_INT <= code < 2 * MAX_INT``), or None.
+
+    Raises:
+        TypeError: a bool, a float (NaN and infinities too), a str or any other non-integer.
+        ValueError: an integer outside 64 bits.
+    """
+    if code is None:
+        return None
+    if type(code) is not int:
+        value = None
+        if not isinstance(code, bool | float | str | bytes):
+            try:
+                value = operator.index(code)  # type: ignore[arg-type]
+            except Exception:  # noqa: BLE001 - any object: refused below, named
+                value = None
+        if value is None:
+            try:
+                shown = repr(code)[:40]
+            except Exception:  # noqa: BLE001 - a hostile __repr__
+                shown = "?"
+            msg = (f"from_command: exit_code={shown} ({type(code).__name__}) is not an exit "
+                   "status; expected an int or None")
+            raise TypeError(msg)
+        code = value
+    if not -MAX_INT <= code < 2 * MAX_INT:
+        msg = (f"from_command: exit_code is an integer of {code.bit_length()} bits; an exit "
+               f"status lies in -2**63..2**64-1")
+        raise ValueError(msg)
+    return code
+
+
 def _normalize_exit(code: int | None) -> int | None:
     """A shell's view of the status: -N (killed by signal N) is 128+N; bounded to 32 bits."""
     if code is None:
@@ -721,8 +756,9 @@ def from_command(
             back to white space). ``bash -c SCRIPT`` is read as its script; in a script, the
             last program of the last pipeline decides the exit status (``cd d && grep x f``:
             ``grep``), after wrappers such as ``sudo``, ``env``, ``timeout`` and ``xargs``.
-        exit_code: the exit status; -N (killed by signal N) is read as 128+N. None when the
-            command reported none.
+        exit_code: the exit status, an int within 64 bits (beyond 32 bits it is kept modulo
+            2**32); -N (killed by signal N) is read as 128+N. None when the command reported
+            none.
         stdout: the standard output, ``str`` or ``bytes`` (decoded as UTF-8, errors
             replaced); only its first and last 64 KiB are scanned.
         stderr: the standard error, read like ``stdout``.
@@ -742,7 +778,9 @@ def from_command(
 
     Raises:
         ValueError: ``purpose`` is not one of :data:`PURPOSES`, or ``surface`` holds white
-            space or ``:``. Nothing else raises: unknown output gives a generic code.
+            space or ``:``, or ``exit_code`` is an integer outside 64 bits (a record's range).
+        TypeError: ``exit_code`` is not an int or None (a bool, a float such as NaN, inf or
+            ``1.0``, a str). Nothing else raises: unknown output gives a generic code.
     """
     if purpose is not None and purpose not in PURPOSES:
         msg = f"from_command: purpose={purpose!r} is not allowed; expected one of " + (
@@ -751,7 +789,7 @@ def from_command(
     if surface is not None and (not surface or _SURFACE_BAD.search(surface)):
         msg = f"from_command: surface={surface!r} must be non-empty with no ':' or white space"
         raise ValueError(msg)
-    raw_exit = None if exit_code is None else int(exit_code)
+    raw_exit = _exit_status(exit_code)
     if raw_exit == 0 and not timed_out:
         return None
     out, err = _decode(stdout), _decode(stderr)

@@ -73,6 +73,7 @@ exists for schedulers that map a refused policy decision to a cancellation.
 from __future__ import annotations
 
 import random
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -424,6 +425,8 @@ _RETRYABLE = Retryability.RETRYABLE
 _AFTER_CHANGE = Retryability.RETRYABLE_AFTER_CHANGE
 _NOT_RETRYABLE = Retryability.NOT_RETRYABLE
 _DEFECT = Category.DEFECT
+_INF: Final = float("inf")
+_FLOAT_MAX: Final = sys.float_info.max
 _OWNER: Final = {kind: d.routes[0] for kind, d in KIND_DEFAULTS.items()}
 _WAITS: Final = frozenset({Category.USER, Category.ENVIRONMENT})
 """Categories whose failures block (someone outside the agent must act); others fail."""
@@ -516,6 +519,13 @@ def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot pat
     ``history.started_at`` is set); ``rand`` draws the jitter (pass ``random.Random(seed).random``
     for reproducible decisions).
 
+    The server delay ``failure.metadata["retry_after_s"]`` (seconds, an int or a float; a
+    bool is not one) comes bounded from the record: its mapping refuses NaN, infinities and
+    integers outside 64 bits when a record is built or decoded (``InvalidFailureError``,
+    ``FailureDecodeError``, naming the key and the rule). Past that, a negative delay is no
+    server delay (ignored: the backoff alone decides), and one beyond the largest float counts
+    as infinite (above every ceiling: fail fast), so no value raises ``OverflowError`` here.
+
     Args:
         failure: the failure that just happened.
         history: what happened before it in this operation (not including it).
@@ -579,8 +589,10 @@ def decide(  # noqa: PLR0917 - clock and rand positional: cheaper on the hot pat
                                  "retry (x-should-retry: false)",
                                  (*hints, Hint.SERVER_SAID_NO_RETRY), budget)
             value = metadata.get("retry_after_s")
-            if value is not None and (value.__class__ is float or value.__class__ is int):
-                server = float(value)
+            if (value is not None and (value.__class__ is float or value.__class__ is int)
+                    and value >= 0):  # a negative (or NaN) delay is no server delay
+                # beyond any float (only a record built around FrozenDict's bounds): infinite
+                server = float(value) if value <= _FLOAT_MAX else _INF
         attempt = history.attempts + 1
         if attempt >= bounds.max_attempts:
             return _escalate(failure, policy, f"rule 4 (retryable): attempt {attempt} of "

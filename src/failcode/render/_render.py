@@ -412,11 +412,19 @@ def format_traceback(failure: Failure | None, exc: BaseException | None = None, 
 
     Keeps the innermost ``max_frames`` frames of each exception in the chain and the last
     ``max_chars`` characters, saying what was cut. Returns "" when there is neither.
+
+    Never raises on a hostile exception: when :mod:`traceback` cannot format ``exc`` (its
+    ``__getattr__`` or ``__getattribute__`` raises, on ``__traceback__``, ``__cause__``,
+    ``__notes__`` or anything else), the chain is read from the slots every exception has
+    (:func:`_hostile_exception_text`) and a line says why its notes are missing.
     """
     if exc is not None:
         import traceback  # noqa: PLC0415 - formatting a traceback is rare; only when asked
 
-        text = "".join(traceback.format_exception(exc, limit=-max_frames))
+        try:
+            text = "".join(traceback.format_exception(exc, limit=-max_frames))
+        except Exception as error:  # noqa: BLE001 - the exception itself is hostile
+            text = _hostile_exception_text(exc, max_frames, error)
     elif failure is not None and isinstance(failure.metadata.get("traceback"), str):
         text = str(failure.metadata["traceback"])
     else:
@@ -426,6 +434,78 @@ def format_traceback(failure: Failure | None, exc: BaseException | None = None, 
         cut = len(text) - max_chars
         text = f"[{cut} characters cut from the start]\n" + text[cut:]
     return redact(text)
+
+
+_MAX_CHAIN: Final = 16
+"""The most exceptions of a hostile exception's chain :func:`_hostile_exception_text` shows."""
+_CAUSE_LINE: Final = "\nThe above exception was the direct cause of the following exception:\n\n"
+_CONTEXT_LINE: Final = ("\nDuring handling of the above exception, another exception "
+                        "occurred:\n\n")
+
+
+def _slot(exc: BaseException, name: str) -> Any:
+    """``exc.<name>`` read through ``BaseException``'s own descriptor, past any
+    ``__getattribute__`` or ``__getattr__`` of its class; None when even that fails."""
+    try:
+        return BaseException.__dict__[name].__get__(exc)
+    except Exception:  # noqa: BLE001 - a hostile exception: nothing to read
+        return None
+
+
+def _type_label(exc: BaseException) -> str:
+    """``module.QualName`` of ``exc``'s type (``type()`` never asks the instance)."""
+    cls = type(exc)
+    try:
+        name = str(type.__dict__["__qualname__"].__get__(cls))
+        module = str(type.__dict__["__module__"].__get__(cls))
+    except Exception:  # noqa: BLE001 - a hostile metaclass
+        return "<exception>"
+    return name if module in {"builtins", "__main__", "None"} else f"{module}.{name}"
+
+
+def _hostile_exception_text(exc: BaseException, max_frames: int, error: Exception) -> str:
+    """What :func:`traceback.format_exception` would print for ``exc``, read from the slots
+    every exception has (``__traceback__``, ``__cause__``, ``__context__``,
+    ``__suppress_context__``, ``BaseException.__str__``), for an exception whose attributes
+    raise when read; its notes are left out, and a last line says why."""
+    import traceback  # noqa: PLC0415 - only on this rare path
+
+    chain: list[tuple[BaseException, str]] = []  # outermost first, with the line before it
+    seen: set[int] = set()
+    current: object = exc
+    line = ""
+    while isinstance(current, BaseException) and id(current) not in seen \
+            and len(chain) < _MAX_CHAIN:
+        seen.add(id(current))
+        chain.append((current, line))
+        cause = _slot(current, "__cause__")
+        if cause is not None:
+            current, line = cause, _CAUSE_LINE
+        elif not _slot(current, "__suppress_context__"):
+            current, line = _slot(current, "__context__"), _CONTEXT_LINE
+        else:
+            break
+    parts: list[str] = []
+    after = ""
+    for link, before in reversed(chain):
+        parts.append(after)
+        after = before
+        tb = _slot(link, "__traceback__")
+        if tb is not None:
+            try:
+                frames = traceback.format_list(traceback.extract_tb(tb, limit=-max_frames))
+                parts.extend(("Traceback (most recent call last):\n", *frames))
+            except Exception:  # noqa: BLE001 - frames unreadable: the header line still says what
+                parts.append("Traceback (frames unavailable)\n")
+        try:
+            message = BaseException.__str__(link)
+        except Exception:  # noqa: BLE001 - as traceback prints it
+            message = "<exception str() failed>"
+        label = _type_label(link)
+        parts.append(f"{label}: {message}\n" if message else f"{label}\n")
+    parts.append(f"(shown from the exception's own fields: reading its attributes raised "
+                 f"{_type_label(error)})\n")
+    return "".join(parts)
 
 
 def _mapping_lines(title: str, mapping: Mapping[str, Any]) -> list[str]:

@@ -526,18 +526,23 @@ def _assignments(text: str, low: str) -> list[_Assignment]:
                 elif low.startswith("passphrase", i):
                     end = i + 10
             nxt = i + len(stem)
-            # Cheap checks first: a separator or a closing quote must follow the name.
-            tail = _ASSIGN_TAIL.match(text, end) if end < n and text[end] in _TAIL_FIRST else None
-            if tail is not None and stem == "auth" and i > 0 and low[i - 1].isalnum():
-                tail = None  # "oauth", "xauth": only the word auth itself (_auth, "auth", auth=)
-            if tail is not None and (_in_userinfo(low, i) or _in_arn(low, i)):
-                tail = None
+            # Cheap checks first: a separator or a closing quote must follow the name, and
+            # every test that rejects the name runs before the tail is matched. The tail reads
+            # the whole value, and a rejected name resumes right after itself: matching first
+            # would read the rest of ``key=%22key=%22…`` once per name (quadratic).
+            start = i if end < n and text[end] in _TAIL_FIRST else -1
+            if start >= 0 and stem == "auth" and i > 0 and low[i - 1].isalnum():
+                start = -1  # "oauth", "xauth": only the word auth itself (_auth, "auth", auth=)
+            if start >= 0 and stem == "key":
+                # a bare ``key`` is not a secret name (its value is read for other names)
+                head = low[max(0, i - _LONGEST_KEY_PREFIX) : i]
+                prefix = (next(p for p in _KEY_PREFIXES if head.endswith(p))
+                          if head.endswith(_KEY_PREFIXES) else None)
+                start = -1 if prefix is None else i - len(prefix)
+            if start >= 0 and (_in_userinfo(low, i) or _in_arn(low, i)):
+                start = -1
+            tail = _ASSIGN_TAIL.match(text, end) if start >= 0 else None
             if tail is not None:
-                start = i
-                if stem == "key":
-                    head = low[max(0, i - _LONGEST_KEY_PREFIX) : i]
-                    prefix = next((p for p in _KEY_PREFIXES if head.endswith(p)), None)
-                    start = -1 if prefix is None else i - len(prefix)
                 group = tail.lastgroup or "s5"
                 if group == "open":
                     group = next(g for g in _VALUE_GROUPS if tail.start(g) >= 0)
@@ -546,14 +551,10 @@ def _assignments(text: str, low: str) -> list[_Assignment]:
                     if stops is None:
                         stops = _StopFinder(text)
                     v_end = stops.end(v_start)
-                if start >= 0:
-                    found.append(_Assignment(text[start:end], start, tail, group, v_start, v_end))
-                    # Resume after the value, as finditer would; a value cut at the next
-                    # assignment (``&user=``) resumes there, so that one is read too.
-                    nxt = max(nxt, v_end)
-                else:
-                    # Not a secret name (a bare ``key``): its value may hold one.
-                    nxt = max(nxt, v_start)
+                found.append(_Assignment(text[start:end], start, tail, group, v_start, v_end))
+                # Resume after the value, as finditer would; a value cut at the next
+                # assignment (``&user=``) resumes there, so that one is read too.
+                nxt = max(nxt, v_end)
             i = low.find(stem, nxt)
     return found
 
@@ -978,31 +979,59 @@ def _prefix_positions(text: str, found: dict[str, list[int]]) -> list[tuple[str,
     return out
 
 
+_DISTINCT = 8
+"""The distinct characters a body of ``3 * _DISTINCT`` or more characters needs (see
+:func:`_looks_like_token`)."""
+_MAX_LEN_BY_BODY = {body: max(f.max_len for f in _FAMILIES if f.body == body)
+                    for body in {f.body for f in _FAMILIES}}
+
+
+def _rich_until(text: str, floor: int, stop: int) -> int:
+    """The last position ``p >= floor`` from which ``text[p:stop]`` holds :data:`_DISTINCT`
+    distinct characters (``floor - 1`` when none does)."""
+    seen: set[str] = set()
+    for p in range(stop - 1, floor - 1, -1):
+        seen.add(text[p])
+        if len(seen) >= _DISTINCT:
+            return p
+    return floor - 1
+
+
 def _family_spans(text: str, low: str, found: dict[str, list[int]],
                   out: list[tuple[int, int, str]]) -> None:
     """Bodies of the prefix families whose prefixes the gate scan found.
 
     A run of body characters is measured once: a prefix inside a run already measured for the
-    same class shares its end (``pypi-AgEpypi-AgE…`` costs one pass, not one per prefix).
+    same class shares its end (``pypi-AgEpypi-AgE…`` costs one pass, not one per prefix), and
+    the placeholder test (:func:`_looks_like_token`) of its long bodies is answered for all
+    of them by one backward scan: each later body is a suffix of an earlier one (``sl.sl.…``
+    would otherwise read up to ``max_len`` characters per prefix).
     """
-    runs: dict[str, tuple[int, int]] = {}
+    # body class -> [run start, run end, run end without full stops, _rich_until or None]
+    runs: dict[str, list[Any]] = {}
     for prefix, at in _prefix_positions(text, found):
         family = _FAMILY_BY_PREFIX[prefix]
         if not text.startswith(prefix, at) or not _left_ok(text, at):
             continue
         start = at + len(prefix)
         last = runs.get(family.body)
-        if last is not None and last[0] <= start <= last[1]:
-            end = last[1]
-        else:
+        if last is None or not last[0] <= start <= last[1]:
             run = _BODY_RUN[family.body].match(text, start)
             end = start if run is None else run.end()
-            runs[family.body] = (start, end)
-        if not family.min_len <= end - start <= family.max_len:
+            stop = end
+            while stop > start and text[stop - 1] == ".":
+                stop -= 1  # a sentence's full stop, not the token's
+            last = runs[family.body] = [start, end, stop, None]
+        if not family.min_len <= last[1] - start <= family.max_len:
             continue
-        while end > start and text[end - 1] == ".":
-            end -= 1  # a sentence's full stop, not the token's
-        if not _looks_like_token(family, text[start:end]):
+        end = max(last[2], start)
+        if end - start >= 3 * _DISTINCT and family.name not in _NEEDS_RANDOM:
+            if last[3] is None:
+                floor = max(last[0], last[1] - _MAX_LEN_BY_BODY[family.body])
+                last[3] = _rich_until(text, floor, last[2])
+            if start > last[3]:
+                continue  # too few distinct characters: a placeholder (gsk_xxxx…)
+        elif not _looks_like_token(family, text[start:end]):
             continue
         if family.context and not _context_before(low, at, family.context):
             continue
