@@ -94,7 +94,7 @@ __all__ = [
     "redact_tree",
 ]
 
-REDACT_VERSION = "r3"
+REDACT_VERSION = "r4"
 """Version id of the rule set; bump on any change to what is redacted."""
 
 PLACEHOLDER = "<secret>"
@@ -1042,7 +1042,12 @@ def _wordless_spans(text: str, found: dict[str, list[int]],
                     out: list[tuple[int, int, str]]) -> None:
     """Prefix-less shapes close after a context word the gate scan found. Each word's window is
     searched once: windows are visited left to right and a search starts where the previous
-    one stopped."""
+    one stopped.
+
+    The window is measured in the redacted text: a token taken in it becomes the placeholder,
+    so the window reaches as much further as the token was longer than the placeholder. A
+    second redaction then sees the same window (``cohere KEY1 KEY2``: KEY2 is within the
+    window once KEY1 is ``<secret>``, so it is redacted the first time too: idempotent)."""
     for family in _WORDLESS_FAMILIES:
         pattern = _WORDLESS_PATTERN[family.name]
         for word in family.context:
@@ -1050,14 +1055,15 @@ def _wordless_spans(text: str, found: dict[str, list[int]],
             for i in found.get(word, ()):
                 lo = max(i + len(word), searched)
                 limit = i + len(word) + _CONTEXT_WINDOW
-                hi = min(len(text), limit + family.max_len + 1)
                 pos = lo
                 while pos <= limit:
+                    hi = min(len(text), limit + family.max_len + 1)
                     m = pattern.search(text, pos, hi)
                     if m is None or m.start() > limit:
                         break
                     if _looks_like_token(family, m.group()):
                         out.append((m.start(), m.end(), family.name))
+                        limit += max(0, m.end() - m.start() - _PLACEHOLDER_LEN)
                     pos = m.end()
                 searched = max(searched, limit)
 
