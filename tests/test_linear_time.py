@@ -134,21 +134,28 @@ def literals(pattern: str, flags: int = 0) -> set[str]:
                 continue
             found.update(word for word in current if len(word) >= 2)
             current = {""}
-            if op is sre_constants.SUBPATTERN:
-                walk(av[3])
-            elif op is sre_constants.BRANCH:
-                for branch in av[1]:
-                    walk(branch)
-            elif op in _REPEATS:
-                walk(av[2])
-            elif op is sre_constants.ATOMIC_GROUP:
-                walk(av)
-            elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
-                walk(av[1])
+            for inner in _children(op, av):
+                walk(inner)
         found.update(word for word in current if len(word) >= 2)
 
     walk(sre_parser.parse(pattern, flags))
     return found
+
+
+def _children(op: Any, av: Any) -> list[Any]:
+    """The sub-patterns of one parsed regex item (a group's, each branch, a repeat's body, an
+    atomic group, a lookaround's)."""
+    if op is sre_constants.SUBPATTERN:
+        return [av[3]]
+    if op is sre_constants.BRANCH:
+        return list(av[1])
+    if op in _REPEATS:
+        return [av[2]]
+    if op is sre_constants.ATOMIC_GROUP:
+        return [av]
+    if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+        return [av[1]]
+    return []
 
 
 def _group(name: str, pattern: object) -> set[str]:
@@ -159,15 +166,10 @@ def _group(name: str, pattern: object) -> set[str]:
 
     def walk(items: Iterable[tuple[Any, Any]]) -> None:
         for op, av in items:
-            if op is sre_constants.SUBPATTERN:
-                if av[0] == index:
-                    found.update(_alternatives(av[3]) or ())
-                walk(av[3])
-            elif op is sre_constants.BRANCH:
-                for branch in av[1]:
-                    walk(branch)
-            elif op in _REPEATS:
-                walk(av[2])
+            if op is sre_constants.SUBPATTERN and av[0] == index:
+                found.update(_alternatives(av[3]) or ())
+            for inner in _children(op, av):
+                walk(inner)
 
     walk(parsed)
     assert found, name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -60,3 +61,22 @@ def score(result_sessions: list[Any], root: Path) -> dict[str, float]:
         "loops": loops, "loops_found": loop_hit / max(loops, 1),
         "rejected": rejected, "rejected_found": rejected_hit / max(rejected, 1),
     }
+
+
+ERROR_ID = re.compile(r'"error_id": ?"fc-[0-9a-f]+-[0-9a-f]+"')
+"""A failure's ``error_id`` in JSON text: unique per occurrence by design, so it differs
+between any two runs."""
+
+
+def mask_error_ids(text: str) -> str:
+    """JSON text with every failure's ``error_id`` masked."""
+    return ERROR_ID.sub('"error_id": "?"', text)
+
+
+def without_error_ids(value: Any) -> Any:
+    """A result's dict (or list) with every ``error_id`` left out, at any depth."""
+    if isinstance(value, dict):
+        return {k: without_error_ids(v) for k, v in value.items() if k != "error_id"}
+    if isinstance(value, list):
+        return [without_error_ids(v) for v in value]
+    return value

@@ -19,6 +19,7 @@ from failcode.triage._report import render_summary
 from failcode.triage._run import FileResults
 from failcode.triage._stream import JsonDocument, Summary
 from tests._paths import REPO
+from tests.triage._data import mask_error_ids
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -29,14 +30,13 @@ FIXTURES = REPO / "tests" / "lab" / "fixtures"
 """The lab's recorded sessions: a real multi-file folder of every agent's logs (and each
 scenario's ``meta.json``, an input of no known format: FC-DATA-002, exit status 2)."""
 SCHEMA = json.loads((REPO / "docs" / "triage.schema.json").read_text())
-_ERROR_ID = re.compile(r'"error_id": ?"fc-[0-9a-f]+-[0-9a-f]+"')
 _TS = re.compile(r'"ts": ?"[^"]*"')
 
 
 def _stable(text: str) -> str:
     """The text with what differs between any two runs masked: each failure's ``error_id``
     (unique per occurrence by design) and, in stored events, the time of recording."""
-    return _TS.sub('"ts": "?"', _ERROR_ID.sub('"error_id": "?"', text))
+    return _TS.sub('"ts": "?"', mask_error_ids(text))
 
 
 def _stored(url: str) -> list[tuple[str, str]]:

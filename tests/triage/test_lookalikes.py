@@ -26,7 +26,7 @@ from failcode.triage import triage
 from failcode.triage._readers import HEAD_BYTES, detect
 from tests.lab.runner import FIXTURES
 from tests.triage import test_copilot as copilot
-from tests.triage._data import labels, sessions_dir
+from tests.triage._data import labels, sessions_dir, without_error_ids
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -116,15 +116,6 @@ def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return out
 
 
-def _clean(value: Any) -> Any:
-    """A result as a dict without its error ids (numbered per run)."""
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items() if k != "error_id"}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
 def _set(document: Any, place: tuple[Any, ...], value: Any) -> None:
     for key in place[:-1]:
         document = document[key]
@@ -154,8 +145,8 @@ def test_a_session_with_values_of_other_types_is_read_or_its_typed_error(
     good = LOOKALIKE_BASES["claude-code" if fmt != "claude-code" else "codex"]()
     alone = triage([good])
     result = triage([good, damaged])
-    assert [_clean(s.to_dict()) for s in result.sessions if s.path == str(good)] == [
-        _clean(s.to_dict()) for s in alone.sessions]
+    assert [without_error_ids(s.to_dict()) for s in result.sessions if s.path == str(good)] == [
+        without_error_ids(s.to_dict()) for s in alone.sessions]
     item = next(i for i in result.inputs if i.path == str(damaged))
     sessions = [s for s in result.sessions if s.path == str(damaged)]
     if item.error_code is None:

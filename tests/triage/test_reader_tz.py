@@ -29,7 +29,7 @@ from failcode.store import open_store
 from failcode.triage import FORMATS, triage
 from tests._paths import REPO
 from tests.lab.runner import FIXTURES as LAB
-from tests.triage._data import sessions_dir
+from tests.triage._data import mask_error_ids, sessions_dir
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 ZONES = ("UTC", "America/New_York", "Asia/Kolkata")
 BUNDLED = REPO / "src" / "failcode" / "triage" / "data"
-_ERROR_ID = re.compile(r'"error_id": ?"fc-[0-9a-f]+-[0-9a-f]+"')
 _ZONED = re.compile(r'("timestamp": ?"\d{4}-\d\d-\d\d[T ][\d:.]+)(?:Z|[+-]\d\d:\d\d)"')
 # formats whose writers put a zone on their times: a lab run of each, the zone taken off
 _ZONELESS_COPIES = {"claude-code": "mixed-session", "codex": "mixed-session",
@@ -97,10 +96,6 @@ def _inputs(folder: Path) -> list[Path]:
             *_zoneless(built)]
 
 
-def _masked(text: str) -> str:
-    return _ERROR_ID.sub('"error_id": "?"', text)
-
-
 def _format_of(body: str) -> str:
     event = json.loads(body)
     subject = event.get("failure") or event.get("outcome") or {}
@@ -126,7 +121,7 @@ def _run(zone: str, inputs: list[Path], folder: Path) -> dict[str, Any]:
     ids: dict[str, list[str]] = defaultdict(list)
     for event_id, body in rows:
         ids[_format_of(body)].append(event_id)
-    return {"text": _masked(done.stdout), "ids": ids, "status": done.returncode}
+    return {"text": mask_error_ids(done.stdout), "ids": ids, "status": done.returncode}
 
 
 @pytest.fixture(scope="module")

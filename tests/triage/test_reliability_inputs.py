@@ -29,7 +29,7 @@ from failcode.triage._jsonstream import MAX_DEPTH
 from failcode.triage._readers import HEAD_BYTES
 from tests._needs import IN_CI
 from tests._paths import TESTS
-from tests.triage._data import sessions_dir
+from tests.triage._data import sessions_dir, without_error_ids
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -76,15 +76,8 @@ LATE_FILES: dict[str, Callable[[], Path]] = {
 
 def _rows(result: TriageResult, path: Path) -> tuple[list[Any], list[Any]]:
     """One input's row and sessions (as dicts, error ids left out)."""
-    def clean(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items() if k != "error_id"}
-        if isinstance(value, list):
-            return [clean(v) for v in value]
-        return value
-
-    return ([clean(i.to_dict()) for i in result.inputs if i.path == str(path)],
-            [clean(s.to_dict()) for s in result.sessions if s.path == str(path)])
+    return ([without_error_ids(i.to_dict()) for i in result.inputs if i.path == str(path)],
+            [without_error_ids(s.to_dict()) for s in result.sessions if s.path == str(path)])
 
 
 def _failures(result: TriageResult, path: Path) -> list[tuple[str, int | None, str]]:

@@ -538,16 +538,14 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult],
                 out.append(current.end(SessionEnd(last_step + 1, "unknown"), label, fmt,
                                        default))
         raise damage from None
-    if not any(s.steps or s.failures or s.outcomes or s.status != "unknown"
-               for s in out[first:]):
-        # the reader's detection matched, but nothing in it is a session of that format
-        del out[first:]
+    # a session with nothing in it (no step, failure, outcome or end: a record that names
+    # another or an empty session id) is not a session
+    kept = [s for s in out[first:] if s.steps or s.failures or s.outcomes
+            or s.status != "unknown"]
+    out[first:] = kept
+    if not kept:  # the reader's detection matched, but nothing in it is a session of it
         raise InputError("FC-DATA-002", f"it looks like a {fmt} log but holds no step of a "
                                         "session (no command, tool call, failure or end)")
-    # beside sessions with something in them, one with nothing (a record that names another
-    # or an empty session id and holds no step) is not a session either
-    out[first:] = [s for s in out[first:]
-                   if s.steps or s.failures or s.outcomes or s.status != "unknown"]
 
 
 def _failed(label: str, fmt: str | None, code: str, problem: str, *, size: int,
