@@ -764,6 +764,75 @@ class FC(CodeEnum):
         example_params={"url": "postgresql://failcode@db/failcode",
                         "problem": "server closed the connection"}, since=_V)
 
+    # -- SVC: the failcode service (failcode serve) ------------------------------------------
+    SVC_UNAUTHENTICATED = CodeSpec(
+        code="FC-SVC-001", slug="service-unauthenticated", kind=_K.PERMISSION_ERROR,
+        category=_C.USER, error_class="service_unauthenticated",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The request to {path} has no valid key: {problem}.",
+        remedy="Send a key made by `failcode token create` as `Authorization: Bearer <key>` "
+               "(OTLP exporters: OTEL_EXPORTER_OTLP_HEADERS=\"Authorization=Bearer <key>\").",
+        impact="Nothing was read or stored; the same request is refused until it has a key.",
+        example="An OTLP exporter pointed at the service without its headers set.",
+        example_params={"path": "/v1/logs", "problem": "no Authorization header"},
+        since="0.2.0")
+    SVC_FORBIDDEN = CodeSpec(
+        code="FC-SVC-002", slug="service-forbidden", kind=_K.PERMISSION_ERROR,
+        category=_C.USER, error_class="service_forbidden",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The key may not do this: {problem}.",
+        remedy="Use a key of the right project with the scope this route needs ({problem}); "
+               "`failcode token create --project P --scope ingest|read|admin` makes one.",
+        impact="Nothing was read or changed; the key itself is still valid for its own scope.",
+        example="An ingest key used to read the findings.",
+        example_params={"problem": "GET /v1/findings needs the read scope; this key has ingest"},
+        since="0.2.0")
+    SVC_NOT_FOUND = CodeSpec(
+        code="FC-SVC-003", slug="service-not-found", kind=_K.USER_ERROR, category=_C.USER,
+        error_class="service_not_found", retryability=_R.NOT_RETRYABLE,
+        message="{what} does not exist.",
+        remedy="Check the URL against the service's OpenAPI document (/openapi.json).",
+        impact="Nothing was read or changed.",
+        example="A finding id that was never issued.",
+        example_params={"what": "The finding 42 of project web"}, since="0.2.0")
+    SVC_TOO_LARGE = CodeSpec(
+        code="FC-SVC-004", slug="service-body-too-large", kind=_K.USER_ERROR, category=_C.USER,
+        error_class="service_too_large", retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The request is larger than the service accepts: {problem}.",
+        remedy="Send smaller batches ({problem}); nothing of this request was stored.",
+        impact="The whole request was refused; a smaller batch is accepted.",
+        example="A 20 MiB batch of events posted at once.",
+        example_params={"problem": "the body has 20971520 bytes, at most 8388608 are accepted"},
+        since="0.2.0")
+    SVC_RATE_LIMITED = CodeSpec(
+        code="FC-SVC-005", slug="service-rate-limited", kind=_K.SYSTEM_ERROR,
+        category=_C.TRANSIENT, error_class="service_rate_limited", retryability=_R.RETRYABLE,
+        message="This key sent more than {limit} requests in {window_s} s.",
+        remedy="Wait {retry_after_s} s (Retry-After), then send again; batch events to send "
+               "fewer requests.",
+        impact="The request was refused and nothing of it was stored; a retry later is stored.",
+        example="A client that posts every event on its own.",
+        example_params={"limit": 600, "window_s": 60, "retry_after_s": 3}, since="0.2.0")
+    SVC_UNSUPPORTED_MEDIA = CodeSpec(
+        code="FC-SVC-006", slug="service-unsupported-media-type", kind=_K.USER_ERROR,
+        category=_C.USER, error_class="service_unsupported_media",
+        retryability=_R.RETRYABLE_AFTER_CHANGE,
+        message="The body's encoding is not accepted here: {problem}.",
+        remedy="Send {expected}.",
+        impact="The request was refused and nothing of it was stored.",
+        example="An OTLP exporter sending gRPC to the HTTP port.",
+        example_params={"problem": "Content-Type application/grpc",
+                        "expected": "application/x-protobuf or application/json"},
+        since="0.2.0")
+    SVC_CONFLICT = CodeSpec(
+        code="FC-SVC-007", slug="service-conflict", kind=_K.USER_ERROR, category=_C.USER,
+        error_class="service_conflict", retryability=_R.NOT_RETRYABLE,
+        message="The change conflicts with what exists: {problem}.",
+        remedy="Read the current state and change it from there ({problem}).",
+        impact="Nothing was changed.",
+        example="Creating a project whose name is taken.",
+        example_params={"problem": "the project web exists"}, since="0.2.0")
+
     # -- DATA --------------------------------------------------------------------------------
     DATA_INVALID_INPUT = CodeSpec(
         code="FC-DATA-001", slug="invalid-input", kind=_K.USER_ERROR, category=_C.USER,

@@ -35,7 +35,7 @@ from failcode.events._event import (
     remedy_event,
 )
 from failcode.events._feed import EventHandler, event_processor, failure_hook
-from failcode.events._ids import event_id_time_ms, new_event_id
+from failcode.events._ids import derived_event_id, event_id_time_ms, new_event_id
 from failcode.events._sink import EventProblem, JsonlSink, Sink, read_events, write_events
 
 if TYPE_CHECKING:
@@ -73,6 +73,7 @@ __all__ = [
     "RemedyAttempt",
     "Sink",
     "decision_event",
+    "derived_event_id",
     "event_id_time_ms",
     "event_json_schema",
     "event_processor",

@@ -3,16 +3,22 @@
 The first 48 bits are the Unix time in milliseconds, the other 80 random; within one process
 and one millisecond the random part is incremented, so ids sort in creation order. The random
 state is reset in a forked child, so parent and child never share a sequence.
+
+:func:`derived_event_id` is the other kind: the same 48 bits of time, then 80 bits of a BLAKE2b
+digest of what identifies the event (a path, a session, a step, a span id), so whoever reads
+the same thing twice (triage of one file, a retried OTLP batch) names it with the same id and
+the store keeps it once.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
 from typing import Final
 
-__all__ = ["event_id_time_ms", "new_event_id"]
+__all__ = ["derived_event_id", "event_id_time_ms", "new_event_id"]
 
 _ALPHABET: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _DECODE: Final = {c: i for i, c in enumerate(_ALPHABET)}
@@ -52,6 +58,15 @@ def new_event_id(now_ms: int | None = None) -> str:
             _last_random = int.from_bytes(os.urandom(10), "big") >> 1  # room to increment
         value = (ms << 80) | _last_random
     return _encode(value)
+
+
+def derived_event_id(timestamp: float | None, *parts: object) -> str:
+    """A ULID-shaped id that depends only on ``timestamp`` (seconds; its milliseconds, 0 when
+    None or before 1970) and ``parts`` (joined by U+001F, each as ``str``)."""
+    ms = max(0, int(timestamp * 1000)) if timestamp is not None else 0
+    key = "\x1f".join(str(part) for part in parts).encode("utf-8", "surrogatepass")
+    digest = int.from_bytes(hashlib.blake2b(key, digest_size=10).digest(), "big")
+    return _encode(((ms & ((1 << 48) - 1)) << 80) | digest)
 
 
 def event_id_time_ms(event_id: str) -> int:

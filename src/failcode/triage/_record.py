@@ -25,7 +25,6 @@ run goes on; ``failcode triage`` prints the finished report, then that failure, 
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
+from failcode.events import derived_event_id as event_id
 from failcode.events import failure_event, outcome_event
 from failcode.triage._analyze import _read
 from failcode.triage._failcode_events import TRIAGE_PREFIX, sessions_from_events
@@ -48,20 +48,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Recorder", "record", "result_events", "result_from_store"]
 
-_ALPHABET: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _EVENT_NAME: Final = {"command": "command.failed", "tool": "tool.failed",
                       "provider": "tool.failed", "agent": "agent.failed",
                       "harness": "agent.failed"}
 _PAGE: Final = 2000
-
-
-def event_id(timestamp: float | None, *parts: object) -> str:
-    """A ULID-shaped id that depends only on ``timestamp`` (ms) and ``parts``."""
-    ms = max(0, int(timestamp * 1000)) if timestamp is not None else 0
-    key = "\x1f".join(str(part) for part in parts).encode("utf-8", "surrogatepass")
-    digest = int.from_bytes(hashlib.blake2b(key, digest_size=10).digest(), "big")
-    value = ((ms & ((1 << 48) - 1)) << 80) | digest
-    return "".join(_ALPHABET[(value >> shift) & 31] for shift in range(125, -1, -5))
 
 
 def _when(timestamp: float | None) -> datetime | None:

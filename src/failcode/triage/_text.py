@@ -8,7 +8,7 @@ Rules (about values read from an input, the same in every reader):
   ``datetime.now().isoformat()``, aider's ``# aider chat started at`` headings, the OpenHands
   harness's log lines) write the writer's local time and do not say which zone that was, so
   the step's time may be off by the writer's UTC offset, but the same input gives the same
-  times, and so the same event ids (:func:`failcode.triage._record.event_id`), on every
+  times, and so the same event ids (:func:`failcode.events.derived_event_id`), on every
   machine. A time given as seconds since the epoch is read when it is a finite number (not a
   bool) within the years 1 to 9999; anything else is no time (None).
 - Exit statuses: an exit status is read from a JSON integer (not a bool, not a float) or from
