@@ -48,10 +48,15 @@ COMMANDS: dict[str, str] = {
     # One line per command; keep the block sorted.
     "classify": "failcode.cli._classify:classify",
     "pipeline": "failcode.cli._pipeline:pipeline",
+    "project": "failcode.service._cli:project",
     "report": "failcode.triage._cli:report_command",
     "run": "failcode.cli._run:run",
-    "store": "failcode.store._cli:store",
+    "serve": "failcode.service._cli:serve_command",
+    # the store's group, with the findings commands of the service added to it
+    "store": "failcode.service._cli:store",
+    "token": "failcode.service._cli:token",
     "triage": "failcode.triage._cli:triage_command",
+    "webhook": "failcode.service._cli:webhook",
 }
 """The commands that live in modules of their own (the rest are defined below)."""
 

@@ -33,7 +33,7 @@ from failcode.events._event import ts_micros
 from failcode.store._schema import INPUT_KEY
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from failcode import TemplateClusterer
 
@@ -129,9 +129,11 @@ def event_row(event: Event) -> tuple[Any, ...]:
             source if isinstance(source, str) else "")
 
 
-def ingest(tx: Tx, events: Sequence[Event], clusters: ClustererState) -> int:
+def ingest(tx: Tx, events: Sequence[Event], clusters: ClustererState,
+           after: Callable[[Tx, list[Event]], None] | None = None) -> int:
     """Store ``events`` (each once, by event id) and update every aggregate; return how many
-    were new."""
+    were new. ``after`` is called in the same transaction with the new events (in time
+    order), when there are any: what a layer above keeps beside the store's aggregates."""
     unique: dict[str, Event] = {}
     for event in events:
         if event.event_id not in unique:
@@ -144,6 +146,8 @@ def ingest(tx: Tx, events: Sequence[Event], clusters: ClustererState) -> int:
     batch = sorted((row[1], row[0], unique[row[0]], row[9]) for row in rows
                    if row[0] in new_ids)
     _aggregate(tx, batch, clusters)
+    if after is not None:
+        after(tx, [entry[2] for entry in batch])
     return len(batch)
 
 

@@ -38,7 +38,7 @@ from failcode.store._ingest import Tx, assign_clusters, backfill_v4, ingest, rep
 from failcode.store._schema import SCHEMA_VERSION, ddl
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from types import TracebackType
 
     from failcode import Failure
@@ -361,12 +361,18 @@ class Store:
         self._clusterer = clusterer
 
     # -- writing -------------------------------------------------------------------------
-    def append(self, events: Iterable[Event]) -> int:
+    def append(self, events: Iterable[Event], *,
+               after: Callable[[Tx, list[Event]], None] | None = None) -> int:
         """Store a batch in one transaction; return how many events were new.
 
         Idempotent by event id: a batch appended twice (a retried request) is stored once.
         When it returns, the batch is durable; when it raises, nothing of the batch is
         stored and everything acknowledged before stays.
+
+        ``after(tx, new_events)`` runs inside that transaction with the events that were new
+        (none: not called), so what a layer above keeps about them (the service's findings)
+        is written with them or not at all. It may run more than once when the backend asks
+        for the transaction to be repeated (a deadlock): it must not act outside ``tx``.
 
         Raises:
             StoreError: FC-STORE-003 locked, -006 full, -005 not writable, -011 refused.
@@ -378,12 +384,12 @@ class Store:
         for attempt in range(_RETRYABLE_TX):
             try:
                 with self._lock, self._classified(writing=True), self.backend.write() as tx:
-                    return ingest(tx, batch, self)
+                    return ingest(tx, batch, self, after)
             except Retry:
                 self._clusterer = None
                 time.sleep(0.01 * (attempt + 1))
         with self._lock, self._classified(writing=True), self.backend.write() as tx:
-            return ingest(tx, batch, self)
+            return ingest(tx, batch, self, after)
 
     def emit(self, event: Event) -> None:
         """Buffer one event; the buffer is written as one batch when full or old enough."""
@@ -428,6 +434,24 @@ class Store:
     def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Tx]:
+        """One write transaction for tables a layer above keeps in the store's database
+        (committed on exit, rolled back when the block raises); errors are FC-STORE failures.
+
+        Raises:
+            StoreError: as :meth:`append`.
+        """
+        self._refuse_if_read_only()
+        with self._lock, self._classified(writing=True), self.backend.write() as tx:
+            yield tx
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Tx]:
+        """One read transaction: every query in the block sees the same committed state."""
+        with self._classified(writing=False), self.backend.read() as tx:
+            yield tx
 
     # -- reading -------------------------------------------------------------------------
     def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

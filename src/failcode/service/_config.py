@@ -1,0 +1,39 @@
+"""The service's settings and bounds, with their defaults (documented in docs/service.md)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+__all__ = ["DEFAULT_PORT", "ServiceConfig"]
+
+DEFAULT_PORT: Final = 8321
+
+
+class ServiceConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """How one ``failcode serve`` process runs; every bound is a refusal, never a clamp.
+
+    Attributes:
+        store_url: the control store (projects, keys, webhooks); each project's events live
+            beside it (:mod:`failcode.service._projects`).
+        public_url: how people reach the service (links in alerts); None: not linked.
+        max_body_bytes: the largest request body, as sent (compressed or not): 413 above.
+        max_decoded_bytes: the largest body after gzip: 413 above.
+        max_batch_events: events (or OTLP log records and spans) in one request: 413 above.
+        rate_per_minute: requests one key may make in a minute: 429 with Retry-After above.
+        key_cache_s: how long a checked key is trusted before it is checked again (a
+            revoked key is refused at most this long after it was revoked).
+        prune_interval_s: how often retention is enforced (0: never, only by the CLI).
+        store_timeout_s: how long to wait for the store's locks and connections.
+    """
+
+    store_url: str
+    public_url: str | None = None
+    max_body_bytes: int = 8 * 1024 * 1024
+    max_decoded_bytes: int = 32 * 1024 * 1024
+    max_batch_events: int = 10_000
+    rate_per_minute: int = 1200
+    key_cache_s: float = 5.0
+    prune_interval_s: float = 3600.0
+    store_timeout_s: float = 5.0

@@ -1,0 +1,519 @@
+"""Findings: one per signature of a store, with a lifecycle, kept in the store's transaction.
+
+A finding is what the triage report calls one: every failure with one signature. Its counts,
+sessions, first and last seen and last message are the store's own ``signatures`` row; this
+module adds what the store does not know, in three tables of the same database, written in the
+transaction that stores the events (:meth:`failcode.store.Store.append` with ``after``), so a
+retried batch changes nothing twice and a batch that fails changes nothing:
+
+==========================  ====================================================================
+table                       one row per
+==========================  ====================================================================
+svc_findings                signature: its id (a number, per store), status, since when, the
+                            version it was resolved in, how often it regressed
+svc_finding_days            (signature, UTC day): failures that day
+svc_finding_versions        (signature, agent, agent version, model): failures, first/last seen
+==========================  ====================================================================
+
+Lifecycle (:func:`after_failure` is the rule, a pure function):
+
+- A signature's first failure makes its finding, status ``open``. An open finding reads as
+  ``new`` while its first failure is less than :data:`NEW_FOR_S` (7 days) old, then
+  ``ongoing``.
+- ``resolve`` (optionally *in version V*) sets ``resolved``. A later failure (its time after
+  the resolution) reopens it as ``regressed`` when the finding was resolved without a version,
+  or when the failure's agent version is known and at least V. A failure from an older version,
+  or from an unknown version after a resolution in a version, leaves it resolved: an event from
+  an old build does not reopen what a newer build fixed.
+- ``ignore`` sets ``ignored``: failures still count, nothing reopens it; ``reopen`` sets
+  ``open`` again (and forgets the version).
+- Versions compare by their numbers (:func:`version_key`): ``1.10.0 > 1.9.2``; a pre-release
+  (``1.4.0rc1``, ``1.4.0-beta.2``, ``dev``) sorts before its release; a version with no
+  number compares as text after every numbered one.
+
+Who produced a failure: the failure's (or outcome's) context keys ``agent``, ``agent_version``
+and ``model``; failures that triage recorded (``failcode triage --store``/``--report-to``)
+carry ``triage.format``, ``triage.agent_version`` and ``triage.model`` instead, read the same
+way.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import msgspec
+
+from failcode import FC, FailureError
+from failcode.events._event import ts_micros
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from failcode.events import Event
+    from failcode.store import Store
+    from failcode.store._ingest import Tx
+
+__all__ = [
+    "NEW_FOR_S",
+    "STATUSES",
+    "Change",
+    "Finding",
+    "FindingDetail",
+    "Findings",
+    "after_failure",
+    "ensure_tables",
+    "event_attributes",
+    "version_key",
+]
+
+NEW_FOR_S: Final = 7 * 86_400
+"""How long an open finding reads as ``new`` after its first failure."""
+STATUSES: Final = ("new", "ongoing", "resolved", "regressed", "ignored")
+Status = Literal["open", "resolved", "regressed", "ignored"]
+DAY_US: Final = 86_400_000_000
+_SCHEMA_KEY: Final = "service_findings_schema"
+_MAX_ATTR: Final = 120
+
+_DDL: Final = (
+    "CREATE TABLE IF NOT EXISTS svc_findings (signature TEXT PRIMARY KEY, id BIGINT NOT NULL "
+    "UNIQUE, status TEXT NOT NULL, status_us BIGINT NOT NULL, resolved_in TEXT, regressions "
+    "BIGINT NOT NULL, first_us BIGINT NOT NULL, last_us BIGINT NOT NULL, count BIGINT NOT NULL,"
+    " last_version TEXT)",
+    "CREATE INDEX IF NOT EXISTS svc_findings_last ON svc_findings (last_us)",
+    "CREATE TABLE IF NOT EXISTS svc_finding_days (signature TEXT NOT NULL, day BIGINT NOT NULL,"
+    " count BIGINT NOT NULL, PRIMARY KEY (signature, day))",
+    "CREATE TABLE IF NOT EXISTS svc_finding_versions (signature TEXT NOT NULL, agent TEXT NOT "
+    "NULL, version TEXT NOT NULL, model TEXT NOT NULL, count BIGINT NOT NULL, first_us BIGINT "
+    "NOT NULL, last_us BIGINT NOT NULL, PRIMARY KEY (signature, agent, version, model))",
+    "CREATE TABLE IF NOT EXISTS svc_counters (name TEXT PRIMARY KEY, value BIGINT NOT NULL)",
+)
+
+
+def ensure_tables(store: Store) -> None:
+    """Make the findings tables in ``store`` when missing, and findings for every signature
+    the store already holds (a store triage filled before the service read it)."""
+    with store.transaction() as tx:
+        known = tx.run("SELECT value FROM meta WHERE key = ?", (_SCHEMA_KEY,))
+        if known:
+            return
+        for statement in _DDL:
+            tx.run(statement)
+        rows = tx.run("SELECT signature, first_us, last_us, count FROM signatures "
+                      "ORDER BY first_us, signature")
+        if rows:
+            first = _next_ids(tx, len(rows))
+            tx.many("INSERT INTO svc_findings (signature, id, status, status_us, resolved_in, "
+                    "regressions, first_us, last_us, count, last_version) VALUES "
+                    "(?, ?, 'open', ?, NULL, 0, ?, ?, ?, NULL)",
+                    [(r[0], first + i, int(r[1]), int(r[1]), int(r[2]), int(r[3]))
+                     for i, r in enumerate(rows)])
+        tx.run("INSERT INTO meta (key, value) VALUES (?, ?)", (_SCHEMA_KEY, "1"))
+
+
+def _next_ids(tx: Tx, count: int) -> int:
+    """Reserve ``count`` consecutive finding ids; returns the first (atomic on both backends:
+    the counter row is updated in the batch's transaction)."""
+    rows = tx.run("INSERT INTO svc_counters (name, value) VALUES ('finding', ?) ON CONFLICT "
+                  "(name) DO UPDATE SET value = svc_counters.value + ? RETURNING value",
+                  (count, count))
+    return int(rows[0][0]) - count + 1
+
+
+# -- the rules -------------------------------------------------------------------------------
+_PRE: Final = re.compile(r"(?i)(dev|a|alpha|b|beta|c|rc|pre|preview)")
+
+
+def version_key(version: str) -> tuple[Any, ...]:
+    """A sort key for an agent version (see the module): numbers compare as numbers, a
+    pre-release before its release, a version without numbers after every numbered one."""
+    text = version.strip().lstrip("vV")
+    numbers = re.match(r"\d+(?:\.\d+)*", text)
+    if numbers is None:
+        return (1, (), 0, text)
+    release = tuple(int(part) for part in numbers.group(0).split("."))
+    while len(release) > 1 and release[-1] == 0:
+        release = release[:-1]
+    rest = text[numbers.end():].lstrip(".-_+")
+    pre = 1 if not rest or rest.startswith(("post", "+")) else (0 if _PRE.match(rest) else 1)
+    return (0, release, pre, rest)
+
+
+def after_failure(status: Status, *, resolved_in: str | None, status_us: int,
+                  version: str | None, ts_us: int) -> Status:
+    """The status of a finding after one more failure (see the module's lifecycle)."""
+    if status != "resolved" or ts_us <= status_us:
+        return status
+    if resolved_in is None:
+        return "regressed"
+    if version is None:
+        return "resolved"
+    return "regressed" if version_key(version) >= version_key(resolved_in) else "resolved"
+
+
+def shown_status(status: str, first_us: int, now_us: int) -> str:
+    """What a stored status reads as: ``open`` is ``new`` or ``ongoing``."""
+    if status != "open":
+        return status
+    return "new" if now_us - first_us < NEW_FOR_S * 1_000_000 else "ongoing"
+
+
+def _attr(value: object) -> str | None:
+    if isinstance(value, str) and value.strip():
+        return value.strip().splitlines()[0][:_MAX_ATTR]
+    return None
+
+
+def event_attributes(event: Event) -> tuple[str | None, str | None, str | None]:
+    """(agent, agent version, model) of an event (see the module)."""
+    subject = event.failure if event.failure is not None else event.outcome
+    if subject is None:
+        return None, None, None
+    context = subject.context
+    return (_attr(context.get("agent")) or _attr(context.get("triage.format")),
+            _attr(context.get("agent_version")) or _attr(context.get("triage.agent_version")),
+            _attr(context.get("model")) or _attr(context.get("triage.model")))
+
+
+# -- records ---------------------------------------------------------------------------------
+class Change(msgspec.Struct, frozen=True, kw_only=True):
+    """What a batch did to one finding: made it, reopened it, or only counted more."""
+
+    finding_id: int
+    signature: str
+    created: bool
+    regressed: bool
+    added: int
+    version: str | None
+
+
+class Finding(msgspec.Struct, frozen=True, kw_only=True):
+    """One finding as the API lists it."""
+
+    id: int
+    signature: str
+    status: str
+    code: str
+    kind: str
+    category: str
+    message: str
+    count: int
+    sessions: int
+    first_seen: datetime
+    last_seen: datetime
+    status_changed: datetime
+    resolved_in: str | None
+    regressions: int
+    last_version: str | None
+    cluster_id: str | None
+
+
+class Breakdown(msgspec.Struct, frozen=True, kw_only=True):
+    """Failures of a finding from one (agent, agent version, model)."""
+
+    agent: str | None
+    version: str | None
+    model: str | None
+    count: int
+    first_seen: datetime
+    last_seen: datetime
+
+
+class Occurrence(msgspec.Struct, frozen=True, kw_only=True):
+    """One stored failure of a finding."""
+
+    event_id: str
+    ts: datetime
+    event: str
+    session: str | None
+    step: int | None
+    source: str | None
+    message: str
+    detail: str | None
+    input: str | None
+
+
+class FindingDetail(msgspec.Struct, frozen=True, kw_only=True):
+    """One finding with its days, versions, latest occurrences and known remedies."""
+
+    finding: Finding
+    days: tuple[tuple[str, int], ...]
+    versions: tuple[Breakdown, ...]
+    occurrences: tuple[Occurrence, ...]
+    remedy: str | None
+    known_remedies: tuple[dict[str, Any], ...]
+
+
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _time(us: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=int(us))
+
+
+def _not_found(what: str) -> FailureError:
+    return FailureError(FC.SVC_NOT_FOUND.failure(surface="service.findings",
+                                                 params={"what": what}))
+
+
+_SELECT: Final = (
+    "SELECT f.id, f.signature, f.status, s.code, s.kind, s.category, s.last_message, s.count, "
+    "s.sessions, s.first_us, s.last_us, f.status_us, f.resolved_in, f.regressions, "
+    "f.last_version, s.cluster_id FROM svc_findings f JOIN signatures s "
+    "ON s.signature = f.signature")
+_SORTS: Final = {"last_seen": "s.last_us DESC, f.id DESC", "count": "s.count DESC, f.id",
+                 "first_seen": "s.first_us DESC, f.id DESC", "sessions": "s.sessions DESC, f.id",
+                 "id": "f.id"}
+SORTS: Final = tuple(_SORTS)
+
+
+def _finding(row: Sequence[Any], now_us: int) -> Finding:
+    return Finding(
+        id=int(row[0]), signature=row[1], status=shown_status(row[2], int(row[9]), now_us),
+        code=row[3], kind=row[4], category=row[5], message=row[6], count=int(row[7]),
+        sessions=int(row[8]), first_seen=_time(row[9]), last_seen=_time(row[10]),
+        status_changed=_time(row[11]), resolved_in=row[12], regressions=int(row[13]),
+        last_version=row[14], cluster_id=row[15])
+
+
+class Findings:
+    """The findings of one store: the ingest hook, the queries and the status changes."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- writing ---------------------------------------------------------------------------
+    def append(self, events: Sequence[Event]) -> tuple[int, list[Change]]:
+        """Store ``events`` and keep the findings; returns (new events, what changed)."""
+        changes: list[Change] = []
+
+        def after(tx: Tx, new: list[Event]) -> None:
+            changes.clear()  # a repeated transaction starts over
+            changes.extend(_record(tx, new))
+
+        stored = self.store.append(events, after=after)
+        return stored, changes
+
+    def set_status(self, finding_id: int, action: Literal["resolve", "ignore", "reopen"], *,
+                   in_version: str | None = None) -> Finding:
+        """Resolve (in a version), ignore or reopen a finding.
+
+        Raises:
+            FailureError: FC-SVC-003 for an unknown id; FC-DATA-001 for a version on anything
+                but ``resolve``.
+        """
+        if in_version is not None and action != "resolve":
+            raise FailureError(FC.DATA_INVALID_INPUT.failure(surface="service.findings", params={
+                "problem": f"in_version applies to resolve only, not {action}"}))
+        status = {"resolve": "resolved", "ignore": "ignored", "reopen": "open"}[action]
+        version = _attr(in_version) if in_version is not None else None
+        now = time.time_ns() // 1000
+        with self.store.transaction() as tx:
+            rows = tx.run("UPDATE svc_findings SET status = ?, status_us = ?, resolved_in = ? "
+                          "WHERE id = ? RETURNING id", (status, now, version, finding_id))
+        if not rows:
+            raise _not_found(f"The finding {finding_id}")
+        return self.get(finding_id)
+
+    def id_of(self, signature: str) -> int:
+        """The id of the finding of ``signature`` (FC-SVC-003 when it has none)."""
+        rows = self.store.fetch("SELECT id FROM svc_findings WHERE signature = ?", (signature,))
+        if not rows:
+            raise _not_found(f"A finding with the signature {signature[:120]!r}")
+        return int(rows[0][0])
+
+    # -- reading ---------------------------------------------------------------------------
+    def list(self, *, status: str | None = None, category: str | None = None,
+             code: str | None = None, kind: str | None = None, since: datetime | None = None,
+             until: datetime | None = None, agent: str | None = None,
+             version: str | None = None, model: str | None = None, sort: str = "last_seen",
+             limit: int = 50, offset: int = 0, now_us: int | None = None,
+             ) -> tuple[list[Finding], int]:
+        """A page of findings and how many match in all (filters are ANDed)."""
+        now = time.time_ns() // 1000 if now_us is None else now_us
+        clauses: list[str] = []
+        params: list[Any] = []
+        new_since = now - NEW_FOR_S * 1_000_000
+        if status is not None:
+            if status == "new":
+                clauses.append("f.status = 'open' AND s.first_us >= ?")
+                params.append(new_since)
+            elif status == "ongoing":
+                clauses.append("f.status = 'open' AND s.first_us < ?")
+                params.append(new_since)
+            else:
+                clauses.append("f.status = ?")
+                params.append(status)
+        for column, value in (("s.category", category), ("s.code", code), ("s.kind", kind)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if since is not None:
+            clauses.append("s.last_us >= ?")
+            params.append(ts_micros(since))
+        if until is not None:
+            clauses.append("s.first_us < ?")
+            params.append(ts_micros(until))
+        versions = [(c, v) for c, v in (("v.agent", agent), ("v.version", version),
+                                        ("v.model", model)) if v is not None]
+        if versions:
+            clauses.append("EXISTS (SELECT 1 FROM svc_finding_versions v WHERE v.signature = "
+                           "f.signature AND " + " AND ".join(f"{c} = ?" for c, _ in versions)
+                           + ")")
+            params.extend(v for _, v in versions)
+        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+        order = _SORTS[sort]
+        with self.store.snapshot() as tx:
+            total = int(tx.run("SELECT count(*) FROM svc_findings f JOIN signatures s ON "
+                               f"s.signature = f.signature{where}", params)[0][0])
+            rows = tx.run(f"{_SELECT}{where} ORDER BY {order} LIMIT ? OFFSET ?",
+                          [*params, limit, offset])
+        return [_finding(row, now) for row in rows], total
+
+    def get(self, finding_id: int, *, occurrences: int = 10,
+            now_us: int | None = None) -> Finding:
+        """One finding (FC-SVC-003 when there is none with that id)."""
+        now = time.time_ns() // 1000 if now_us is None else now_us
+        rows = self.store.fetch(f"{_SELECT} WHERE f.id = ?", (finding_id,))
+        if not rows:
+            raise _not_found(f"The finding {finding_id}")
+        del occurrences
+        return _finding(rows[0], now)
+
+    def detail(self, finding_id: int, *, occurrences: int = 10, days: int = 30,
+               now_us: int | None = None) -> FindingDetail:
+        """A finding with its last ``days`` days, its versions and latest occurrences."""
+        from failcode.events import Event  # noqa: PLC0415 - decoding stored bodies
+
+        now = time.time_ns() // 1000 if now_us is None else now_us
+        finding = self.get(finding_id, now_us=now)
+        signature = finding.signature
+        first_day = now // DAY_US - days + 1
+        with self.store.snapshot() as tx:
+            day_rows = tx.run("SELECT day, count FROM svc_finding_days WHERE signature = ? AND "
+                              "day >= ? ORDER BY day", (signature, first_day))
+            version_rows = tx.run(
+                "SELECT agent, version, model, count, first_us, last_us FROM "
+                "svc_finding_versions WHERE signature = ? ORDER BY count DESC, last_us DESC "
+                "LIMIT 100", (signature,))
+            event_rows = tx.run("SELECT body FROM events WHERE signature = ? ORDER BY ts_us "
+                                "DESC, event_id DESC LIMIT ?", (signature, occurrences))
+        found: list[Occurrence] = []
+        remedy: str | None = None
+        for (body,) in event_rows:
+            event = Event.from_json(body)
+            failure = event.failure
+            if failure is None:
+                continue
+            remedy = remedy or failure.remedy
+            where = failure.context.get("triage.path")
+            found.append(Occurrence(
+                event_id=event.event_id, ts=event.ts, event=event.event, session=event.session,
+                step=event.step, source=event.source, message=failure.message,
+                detail="\n".join((failure.detail or "").splitlines()[:8]) or None,
+                input=where if isinstance(where, str) else None))
+        known = tuple(msgspec.to_builtins(r) for r in self.store.known_remedies(signature))
+        return FindingDetail(
+            finding=finding,
+            days=tuple((_time(int(d) * DAY_US).date().isoformat(), int(c)) for d, c in day_rows),
+            versions=tuple(Breakdown(agent=r[0] or None, version=r[1] or None,
+                                     model=r[2] or None, count=int(r[3]),
+                                     first_seen=_time(r[4]), last_seen=_time(r[5]))
+                           for r in version_rows),
+            occurrences=tuple(found), remedy=remedy, known_remedies=known)
+
+
+def _record(tx: Tx, events: list[Event]) -> list[Change]:
+    """Keep the findings of the new events of one batch (in its transaction)."""
+    per: dict[str, list[Any]] = {}  # signature -> [first, last, count, [(ts, version)]]
+    days: dict[tuple[str, int], int] = {}
+    versions: dict[tuple[str, str, str, str], list[int]] = {}
+    for event in events:
+        failure = event.failure
+        if failure is None:
+            continue
+        ts = ts_micros(event.ts)
+        signature = failure.signature
+        agent, version, model = event_attributes(event)
+        entry = per.get(signature)
+        if entry is None:
+            per[signature] = [ts, ts, 1, [(ts, version)]]
+        else:
+            entry[0] = min(entry[0], ts)
+            entry[1] = max(entry[1], ts)
+            entry[2] += 1
+            entry[3].append((ts, version))
+        day = (signature, ts // DAY_US)
+        days[day] = days.get(day, 0) + 1
+        key = (signature, agent or "", version or "", model or "")
+        counts = versions.get(key)
+        if counts is None:
+            versions[key] = [1, ts, ts]
+        else:
+            counts[0] += 1
+            counts[1] = min(counts[1], ts)
+            counts[2] = max(counts[2], ts)
+    if not per:
+        return []
+    signatures = sorted(per)
+    existing: dict[str, list[Any]] = {}
+    for start in range(0, len(signatures), 500):
+        chunk = signatures[start:start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for row in tx.run("SELECT signature, id, status, status_us, resolved_in FROM "
+                          f"svc_findings WHERE signature IN ({marks}){tx.lock}", chunk):
+            existing[row[0]] = [int(row[1]), row[2], int(row[3]), row[4]]
+    fresh = [s for s in signatures if s not in existing]
+    first_id = _next_ids(tx, len(fresh)) if fresh else 0
+    changes: list[Change] = []
+    inserts: list[tuple[Any, ...]] = []
+    updates: list[tuple[Any, ...]] = []
+    for signature in signatures:
+        first, last, count, seen = per[signature]
+        last_version = max(seen, key=lambda item: item[0])[1]
+        row = existing.get(signature)
+        if row is None:
+            finding_id = first_id + fresh.index(signature)
+            inserts.append((signature, finding_id, "open", first, None, 0, first, last, count,
+                            last_version))
+            changes.append(Change(finding_id=finding_id, signature=signature, created=True,
+                                  regressed=False, added=count, version=last_version))
+            continue
+        finding_id, status, status_us, resolved_in = row
+        reopened_by: str | None = None
+        regressed = False
+        for ts, version in sorted(seen, key=lambda item: item[0]):
+            after = after_failure(status, resolved_in=resolved_in, status_us=status_us,
+                                  version=version, ts_us=ts)
+            if after != status:
+                status, status_us, reopened_by, regressed = after, ts, version, True
+        updates.append((status, status_us, 1 if regressed else 0, first, last, count,
+                        last_version, last_version, signature))
+        changes.append(Change(finding_id=finding_id, signature=signature, created=False,
+                              regressed=regressed, added=count,
+                              version=reopened_by if regressed else last_version))
+    if inserts:
+        tx.many("INSERT INTO svc_findings (signature, id, status, status_us, resolved_in, "
+                "regressions, first_us, last_us, count, last_version) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (signature) DO NOTHING", inserts)
+    if updates:
+        tx.many("UPDATE svc_findings SET status = ?, status_us = ?, regressions = regressions + "
+                "?, first_us = CASE WHEN ? < first_us THEN ? ELSE first_us END, last_us = CASE "
+                "WHEN ? > last_us THEN ? ELSE last_us END, count = count + ?, last_version = "
+                "COALESCE(?, last_version) WHERE signature = ?",
+                [(u[0], u[1], u[2], u[3], u[3], u[4], u[4], u[5], u[6], u[8]) for u in updates])
+    tx.upsert("svc_finding_days", ("signature", "day", "count"), ("signature", "day"),
+              [(s, d, n) for (s, d), n in sorted(days.items())],
+              "count = svc_finding_days.count + excluded.count", want_new=False)
+    tx.upsert("svc_finding_versions",
+              ("signature", "agent", "version", "model", "count", "first_us", "last_us"),
+              ("signature", "agent", "version", "model"),
+              [(*k, v[0], v[1], v[2]) for k, v in sorted(versions.items())],
+              "count = svc_finding_versions.count + excluded.count, first_us = CASE WHEN "
+              "excluded.first_us < svc_finding_versions.first_us THEN excluded.first_us ELSE "
+              "svc_finding_versions.first_us END, last_us = CASE WHEN excluded.last_us > "
+              "svc_finding_versions.last_us THEN excluded.last_us ELSE "
+              "svc_finding_versions.last_us END", want_new=False)
+    return changes

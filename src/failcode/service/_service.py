@@ -1,0 +1,341 @@
+"""The service's work, without HTTP: keys checked, batches stored, findings kept, alerts sent.
+
+:class:`Service` is what ``failcode serve`` runs behind its routes (:mod:`._app`) and what the
+CLI and the tests call directly. Every method either returns or raises a
+:class:`~failcode.FailureError` whose code the boundary turns into the HTTP status.
+
+Rules:
+
+- **Access.** A request carries a key (``Authorization: Bearer <key>`` or
+  ``X-Failcode-Key: <key>``). None, malformed, unknown or revoked: FC-SVC-001 (401). A key whose
+  scope does not cover the route, or a request naming another project (``?project=``):
+  FC-SVC-002 (403). Nothing is read or written before the key is accepted. A checked key is
+  cached for ``key_cache_s`` by its digest (never by its text).
+- **Rate.** Each key may make ``rate_per_minute`` requests per minute (a fixed one-minute
+  window); beyond it FC-SVC-005 (429) with ``Retry-After`` the seconds left in the window.
+- **Ingest.** A batch is stored in one transaction with its findings; idempotent by event id
+  (a retried batch stores nothing twice and its answer says so: ``new`` and ``duplicates``).
+  Events from a failcode-events body are validated and redacted exactly as
+  :func:`failcode.events.read_events` with ``redacted=True`` does; a bad line is a problem of
+  the answer, every good line is stored. A body with no valid event at all is FC-DATA-001
+  (400). After the batch is stored, its alerts are handed to the alerter, which never
+  delays the answer.
+- **Retention.** Every ``prune_interval_s`` each project's events older than its retention are
+  deleted (:meth:`failcode.store.Store.prune`): counts, findings and knowledge stay.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import msgspec
+
+from failcode import FC, FailureError
+from failcode.events import Event, EventProblem, read_events
+from failcode.service._control import SCOPES, Control, Key, Project, Scope, digest
+from failcode.service._findings import Findings
+from failcode.service._projects import ProjectStores
+from failcode.store import open_store
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from failcode.service._alerts import Alerter, BatchFacts
+    from failcode.service._config import ServiceConfig
+    from failcode.service._findings import Change
+    from failcode.store import Store
+
+__all__ = ["IngestResult", "Service"]
+
+_COVERS: Final[dict[Scope, frozenset[str]]] = {
+    "ingest": frozenset({"ingest", "classify"}),
+    "read": frozenset({"read", "classify"}),
+    "admin": frozenset({"ingest", "read", "admin", "classify"}),
+}
+"""What each scope may do: ingest (the doors), read (every GET), admin (changes)."""
+_NEEDS: Final = {"ingest": "ingest", "read": "read", "admin": "admin", "classify": "ingest, "
+                 "read or admin"}
+
+
+class IngestResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What a door did with a request."""
+
+    received: int
+    """Events in the request (for OTLP: log records and spans read)."""
+    new: int
+    """Events stored for the first time."""
+    duplicates: int
+    """Events the store already had (a retried batch)."""
+    rejected: int
+    """Lines that were not valid events (failcode events) or items mapped to nothing (OTLP)."""
+    problems: tuple[dict[str, Any], ...] = ()
+    """The first 20 problems, each a failcode Failure's JSON form (which line, what is wrong)."""
+
+
+def _unauthenticated(path: str, problem: str) -> FailureError:
+    return FailureError(FC.SVC_UNAUTHENTICATED.failure(surface="service.auth", params={
+        "path": path, "problem": problem}))
+
+
+class Service:
+    """One running service: the control store, the projects' stores, alerts and retention."""
+
+    def __init__(self, config: ServiceConfig, *, alerter: Alerter | None = None) -> None:
+        self.config = config
+        self.control_store: Store = open_store(config.store_url,
+                                               timeout_s=config.store_timeout_s)
+        try:
+            self.control = Control(self.control_store)
+            self.stores = ProjectStores(self.control_store, config.store_url,
+                                        timeout_s=config.store_timeout_s)
+        except BaseException:
+            self.control_store.close()
+            raise
+        self._alerter = alerter
+        self._keys: dict[str, tuple[Key, float]] = {}
+        self._rates: dict[str, tuple[int, int]] = {}  # key id -> (minute, requests)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._pruner: threading.Thread | None = None
+        self.pruned = 0
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the retention schedule (when ``prune_interval_s`` > 0)."""
+        if self.config.prune_interval_s > 0 and self._pruner is None:
+            self._pruner = threading.Thread(target=self._prune_loop, name="failcode-retention",
+                                            daemon=True)
+            self._pruner.start()
+
+    def close(self) -> None:
+        """Stop the schedule and the alerter, close every store."""
+        self._stop.set()
+        if self._pruner is not None:
+            self._pruner.join(timeout=5)
+        if self._alerter is not None:
+            self._alerter.close()
+        self.stores.close()
+        self.control_store.close()
+
+    @property
+    def alerter(self) -> Alerter:
+        """The webhook alerter (made on first use)."""
+        if self._alerter is None:
+            from failcode.service._alerts import Alerter  # noqa: PLC0415 - made on first use
+
+            self._alerter = Alerter(base_url=self.config.public_url)
+        return self._alerter
+
+    def ready(self) -> None:
+        """Raise the store's failure when the control store cannot be read."""
+        self.control_store.fetch("SELECT 1")
+
+    # -- access ----------------------------------------------------------------------------
+    def authenticate(self, presented: str | None, *, path: str) -> Key:
+        """The key of a request (see the module's access rule).
+
+        Raises:
+            FailureError: FC-SVC-001 without a valid key.
+        """
+        if not presented:
+            raise _unauthenticated(path, "no Authorization: Bearer header and no "
+                                         "X-Failcode-Key header")
+        text = presented.strip()
+        if text[:7].lower() == "bearer ":
+            text = text[7:].strip()
+        stamp = digest(text)
+        now = time.monotonic()
+        with self._lock:
+            cached = self._keys.get(stamp)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        key = self.control.authenticate(text)
+        if key is None:
+            raise _unauthenticated(path, "the key is not one this service issued, or it was "
+                                         "revoked")
+        with self._lock:
+            if len(self._keys) > 10_000:
+                self._keys.clear()
+            self._keys[stamp] = (key, now + self.config.key_cache_s)
+        return key
+
+    def authorize(self, key: Key, needs: Literal["ingest", "read", "admin", "classify"], *,
+                  route: str, project: str | None = None) -> str:
+        """The project a request acts on (see the module's access rule).
+
+        Raises:
+            FailureError: FC-SVC-002 for the wrong scope or project, FC-SVC-005 over the rate.
+        """
+        if needs not in _COVERS[key.scope]:
+            raise FailureError(FC.SVC_FORBIDDEN.failure(surface="service.auth", params={
+                "problem": f"{route} needs the {_NEEDS[needs]} scope; this key has "
+                           f"{key.scope}"}))
+        if project is not None and project != key.project:
+            raise FailureError(FC.SVC_FORBIDDEN.failure(surface="service.auth", params={
+                "problem": f"this key belongs to the project {key.project}, not "
+                           f"{project[:60]}"}))
+        self._count_request(key)
+        return key.project
+
+    def _count_request(self, key: Key) -> None:
+        limit = self.config.rate_per_minute
+        now = time.time()
+        minute = int(now // 60)
+        with self._lock:
+            window, used = self._rates.get(key.key_id, (minute, 0))
+            if window != minute:
+                window, used = minute, 0
+            used += 1
+            self._rates[key.key_id] = (window, used)
+            if len(self._rates) > 100_000:
+                self._rates = {k: v for k, v in self._rates.items() if v[0] == minute}
+        if used > limit:
+            retry = max(1, int((minute + 1) * 60 - now) + 1)
+            failure = FC.SVC_RATE_LIMITED.failure(surface="service.rate", params={
+                "limit": limit, "window_s": 60, "retry_after_s": retry})
+            error = FailureError(failure)
+            error.retry_after_s = retry  # type: ignore[attr-defined]
+            raise error
+
+    # -- projects --------------------------------------------------------------------------
+    def project(self, name: str) -> Project:
+        """The project ``name`` (FC-SVC-003 when it does not exist)."""
+        return self.control.require_project(name)
+
+    def findings(self, project: str) -> Findings:
+        """The findings of a project."""
+        return Findings(self.stores.get(project))
+
+    def store(self, project: str) -> Store:
+        """The event store of a project."""
+        return self.stores.get(project)
+
+    # -- ingest ----------------------------------------------------------------------------
+    def ingest_events(self, project: str, body: bytes) -> IngestResult:
+        """Store a failcode-events body: a JSON array of events or JSONL (see the module)."""
+        lines = _event_lines(body)
+        events: list[Event] = []
+        problems: list[EventProblem] = []
+        for item in read_events(io.BytesIO(lines), name="request body", redacted=True):
+            if isinstance(item, EventProblem):
+                problems.append(item)
+            else:
+                events.append(item)
+            if len(events) + len(problems) > self.config.max_batch_events:
+                raise _too_many(self.config.max_batch_events)
+        if not events:
+            first = problems[0].failure().message if problems else "the body holds no event"
+            raise FailureError(FC.DATA_INVALID_INPUT.failure(
+                surface="service.events", error_class="validation", params={
+                    "problem": f"no valid failcode event in the body ({first})"}))
+        new = self.store_batch(project, events)
+        return IngestResult(received=len(events) + len(problems), new=new,
+                            duplicates=len(events) - new, rejected=len(problems),
+                            problems=tuple(p.failure().to_dict() for p in problems[:20]))
+
+    def ingest_otlp(self, project: str, signal: Literal["logs", "traces"], body: bytes,
+                    content_type: str) -> IngestResult:
+        """Store what an OTLP/HTTP request maps to (:mod:`failcode.service._otlp`)."""
+        from failcode.service._otlp import parse_otlp  # noqa: PLC0415 - the OTLP door only
+
+        batch = parse_otlp(signal, body, content_type=content_type)
+        if batch.items > self.config.max_batch_events:
+            raise _too_many(self.config.max_batch_events)
+        new = self.store_batch(project, list(batch.events)) if batch.events else 0
+        return IngestResult(received=batch.items, new=new,
+                            duplicates=len(batch.events) - new, rejected=batch.ignored)
+
+    def store_batch(self, project: str, events: Sequence[Event]) -> int:
+        """Store events in a project with their findings, then hand the alerts over."""
+        findings = self.findings(project)
+        new, changes = findings.append(events)
+        if changes:
+            self._alert(project, findings, changes)
+        return new
+
+    def _alert(self, project: str, findings: Findings, changes: list[Change]) -> None:
+        webhooks = self.webhooks(project)
+        if not webhooks:
+            return
+        facts = _facts(project, findings, changes)
+        self.alerter.submit(webhooks, facts)
+
+    # -- webhooks --------------------------------------------------------------------------
+    def webhooks(self, project: str) -> list[Any]:
+        """The webhooks of a project."""
+        from failcode.service._hooks import webhooks  # noqa: PLC0415 - small, on first use
+
+        return webhooks(self.control_store, project)
+
+    # -- retention -------------------------------------------------------------------------
+    def prune(self, *, now_us: int | None = None) -> dict[str, int]:
+        """Delete each project's events older than its retention; (project -> deleted)."""
+        deleted: dict[str, int] = {}
+        for project in self.control.projects():
+            store = self.stores.get(project.name)
+            deleted[project.name] = store.prune(project.retention_days * 86_400, now_us=now_us)
+        self.pruned += sum(deleted.values())
+        return deleted
+
+    def _prune_loop(self) -> None:
+        while not self._stop.wait(self.config.prune_interval_s):
+            try:
+                self.prune()
+            except FailureError:  # the store is down: the next round tries again
+                continue
+
+
+def _too_many(limit: int) -> FailureError:
+    return FailureError(FC.SVC_TOO_LARGE.failure(surface="service.ingest", params={
+        "problem": f"the request holds more than {limit} events; send at most {limit} per "
+                   "request"}))
+
+
+def _event_lines(body: bytes) -> bytes:
+    """A JSON array of events as JSONL (one compact line each); JSONL as it is."""
+    start = body.lstrip()[:1]
+    if start != b"[":
+        return body if body.endswith(b"\n") else body + b"\n"  # a request is whole
+    try:
+        items = msgspec.json.decode(body, type=list[msgspec.Raw])
+    except msgspec.DecodeError as exc:
+        raise FailureError(FC.DATA_INVALID_INPUT.failure(
+            surface="service.events", error_class="malformed_json", params={
+                "problem": f"the body is not a JSON array of events ({exc})"})) from None
+    return b"\n".join(msgspec.json.format(bytes(item), indent=-1) for item in items)
+
+
+def _facts(project: str, findings: Findings, changes: list[Change]) -> BatchFacts:
+    from failcode.service._alerts import BatchFacts, FindingFact  # noqa: PLC0415
+
+    by_id = {}
+    for change in changes:
+        finding = findings.get(change.finding_id)
+        by_id[change.finding_id] = FindingFact(
+            project=project, finding_id=finding.id, signature=finding.signature,
+            code=finding.code, category=finding.category, message=finding.message,
+            remedy=_remedy_of(finding.code), count=finding.count, sessions=finding.sessions,
+            first_us=int(finding.first_seen.timestamp() * 1_000_000),
+            last_us=int(finding.last_seen.timestamp() * 1_000_000), version=change.version)
+    return BatchFacts(
+        project=project, now_us=time.time_ns() // 1000,
+        new_findings=tuple(by_id[c.finding_id] for c in changes if c.created),
+        regressions=tuple(by_id[c.finding_id] for c in changes if c.regressed),
+        counts=tuple((by_id[c.finding_id], c.added) for c in changes))
+
+
+def _remedy_of(code: str) -> str | None:
+    from failcode import lookup  # noqa: PLC0415
+
+    try:
+        spec = lookup(code)
+    except Exception:  # noqa: BLE001 - an unknown or foreign code has no catalog remedy
+        return None
+    remedy = getattr(spec, "remedy", None)
+    return remedy if isinstance(remedy, str) else None
+
+
+assert set(_COVERS) == set(SCOPES)

@@ -1,0 +1,154 @@
+"""A real ``failcode serve`` on 127.0.0.1, on a fresh SQLite file or PostgreSQL schema.
+
+``served`` (parametrized over both backends) starts the service as its own process through the
+``failcode`` command, exactly as a team runs it, with a project ``web`` (keys of every scope)
+and a project ``other`` (an admin key) made by the CLI first. The process can be killed
+(``kill -9``) and started again on the same store and port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.conftest import BACKENDS, fresh_url
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def failcode(*args: str, store: str) -> str:
+    """Run the failcode CLI against ``store``; its standard output."""
+    done = subprocess.run([sys.executable, "-m", "failcode", *args, "--store", store],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@dataclass
+class Served:
+    """A running service and what the tests need to talk to it."""
+
+    store: str
+    port: int
+    log: Path
+    keys: dict[str, str] = field(default_factory=dict)
+    process: subprocess.Popen[bytes] | None = None
+    extra: tuple[str, ...] = ()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env.pop("FAILCODE_STORE", None)
+        with self.log.open("ab") as out:  # the child keeps its own descriptor
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "failcode", "serve", "--store", self.store, "--port",
+                 str(self.port), "--log-level", "warning", *self.extra],
+                stdout=out, stderr=out, env=env)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"failcode serve exited {self.process.returncode}:\n"
+                            + self.log.read_text(errors="replace")[-3000:])
+            with contextlib.suppress(OSError):
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            time.sleep(0.1)
+        pytest.fail("failcode serve did not answer /healthz within 60 s")
+
+    def kill(self) -> None:
+        """kill -9: no shutdown, no flush."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def request(self, method: str, path: str, *, key: str | None = None,
+                body: bytes | None = None, headers: dict[str, str] | None = None,
+                ) -> tuple[int, dict[str, str], bytes]:
+        """One HTTP request: (status, headers, body); never raises on an HTTP status."""
+        sent = dict(headers or {})
+        if key is not None:
+            sent["Authorization"] = f"Bearer {key}"
+        request = urllib.request.Request(self.url + path, data=body, method=method,
+                                         headers=sent)
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, dict(response.headers), response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, dict(error.headers), error.read()
+
+    def json(self, method: str, path: str, **options: Any) -> tuple[int, Any]:
+        status, _headers, body = self.request(method, path, **options)
+        return status, json.loads(body) if body else None
+
+
+def _drop_project_schemas(store: str) -> None:
+    """Drop the project schemas a PostgreSQL test service made beside its control schema."""
+    import psycopg
+
+    schema = store.rsplit("search_path%3D", 1)[-1]
+    server = store.split("?", 1)[0]
+    with psycopg.connect(server, autocommit=True) as connection:
+        rows = connection.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE %s",
+                                  (schema + "\\_%",)).fetchall()
+        for (name,) in rows:
+            connection.execute(f'DROP SCHEMA "{name}" CASCADE')
+
+
+def make_served(store: str, tmp_path: Path, *, extra: tuple[str, ...] = ()) -> Served:
+    """A service (not started) with projects ``web`` and ``other`` and keys."""
+    failcode("project", "create", "web", store=store)
+    failcode("project", "create", "other", store=store)
+    served = Served(store=store, port=free_port(), log=tmp_path / "serve.log", extra=extra)
+    for scope in ("ingest", "read", "admin"):
+        served.keys[scope] = failcode("token", "create", "--project", "web", "--scope", scope,
+                                      store=store).splitlines()[-1]
+    served.keys["other"] = failcode("token", "create", "--project", "other", "--scope",
+                                    "admin", store=store).splitlines()[-1]
+    return served
+
+
+@pytest.fixture(params=BACKENDS)
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
+    """A running service on a fresh store, once per backend."""
+    for store in fresh_url(request.param, tmp_path):
+        service = make_served(store, tmp_path)
+        service.start()
+        try:
+            yield service
+        finally:
+            service.stop()
+            if request.param == "postgresql":
+                _drop_project_schemas(store)
