@@ -7,8 +7,6 @@ Rules (a webhook takes part only when its ``project`` is the batch's project):
 
 - ``new_finding`` fires once for each finding the batch created.
 - ``regression`` fires once for each resolved finding the batch reopened.
-- One batch fires at most one alert per (webhook, rule, signature): a finding listed twice
-  counts once (its failures in ``counts`` add up).
 - ``rate`` fires for a finding when its failures within the webhook's rolling window, after
   adding the batch's, are more than ``rate_threshold``. Only a finding the batch added failures
   to is tested. Windows are counted per (webhook, signature) in whole-minute buckets (the
@@ -17,6 +15,8 @@ Rules (a webhook takes part only when its ``project`` is the batch's project):
   window holds at most that many buckets however many failures arrive. Time never runs back
   for a window: a batch older than the newest adds to its own minute's bucket when that is
   still inside the window, and to nothing when it is not.
+- One batch fires at most one alert per (webhook, rule, signature): a finding listed twice
+  counts once (its failures in ``counts`` add up).
 - Throttling: at most one alert per (webhook, rule, signature) per ``throttle_s`` seconds of
   batch time; ``throttle_s = 0`` never throttles. A throttled condition fires nothing and is
   not remembered: the next batch that meets it after the quiet time fires.
@@ -41,9 +41,10 @@ Delivery (:class:`Alerter`):
   says what next, with the webhook's own :class:`~failcode.Budget` and the operation class
   ``webhook`` (``max_attempts`` attempts in all, full-jitter backoff from
   ``initial_delay_s`` to ``max_delay_s``, a 15-minute deadline from the first attempt). Only
-  ``retry`` retries: 429, 5xx, timeouts and connection errors, after the decided delay, which
-  honours Retry-After up to 5 minutes; any other 4xx (e.g. 404) and every other decision give
-  up at once (``failed``, and ``last_failure``).
+  ``retry`` retries: what failcode classifies as transient (429, 408, 409, 5xx, timeouts,
+  connection errors), after the decided delay, which honours Retry-After up to 5 minutes; any
+  other 4xx (e.g. 404) and every other decision give up at once (``failed``, and
+  ``last_failure``).
 - A retry waits in a queue ordered by due time, so a waiting retry holds up no other delivery;
   the thread does one request at a time, so a receiver that hangs holds the others up to
   ``timeout_s``.
@@ -94,14 +95,15 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = [
-    "FINDING_PATH",
-    "RULES",
     "Alert",
     "AlertState",
     "Alerter",
     "AlerterStats",
     "BatchFacts",
+    "FINDING_PATH",
     "FindingFact",
+    "PAYLOAD_VERSION",
+    "RULES",
     "Webhook",
     "evaluate",
     "payload",
@@ -610,7 +612,7 @@ def _slack_escape(text: str) -> str:
 def _summary(alert: Alert, url: str | None) -> str:
     fact = alert.finding
     text = (f"[failcode] {_TITLES.get(alert.rule, alert.rule)} in {alert.project}: {fact.code} "
-            f"{_one_line(redact(fact.message), 200)} ({alert.why})")
+            f"{_one_line(redact(fact.message), 200)} — {alert.why}")
     text = _slack_escape(_one_line(text, 600))
     return f"{text} {url}" if url else text
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import zlib
 from contextlib import asynccontextmanager
-from datetime import datetime
+from datetime import datetime  # noqa: TC003 - FastAPI reads the annotations at run time
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 import msgspec
@@ -36,8 +36,8 @@ from failcode.integrations.fastapi import (
     problem_response,
 )
 from failcode.service._classify import ClassifyRequest, classify_payload
-from failcode.service._control import Key
-from failcode.service._findings import SORTS, STATUSES
+from failcode.service._control import Key  # noqa: TC001 - read at run time, as above
+from failcode.service._findings import SORTS, STATUSES  # noqa: TC001 - as above
 from failcode.service._service import Service
 
 if TYPE_CHECKING:
@@ -60,7 +60,8 @@ _ERRORS: Final[dict[int | str, dict[str, Any]]] = {
         (404, "No such resource (FC-SVC-003)"), (413, "Body too large (FC-SVC-004)"),
         (415, "Unsupported encoding (FC-SVC-006)"), (429, "Rate limited (FC-SVC-005)"),
         (503, "The store is down (FC-STORE-002, -006, -011); Retry-After"))}
-_OPEN_ERRORS: Final = {s: v for s, v in _ERRORS.items() if s in (404, 503)}
+_OPEN_ERRORS: Final[dict[int | str, dict[str, Any]]] = {
+    s: v for s, v in _ERRORS.items() if s in (404, 503)}
 _RETRY_AFTER_S: Final = 5
 _bearer = HTTPBearer(auto_error=False, description="A key made by `failcode token create`.")
 _key_header = APIKeyHeader(name="X-Failcode-Key", auto_error=False,
@@ -150,16 +151,16 @@ class _BodyLimit:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
-                    raise _TooLarge
+                    raise _TooLargeError
             return message
 
         try:
             await self.app(scope, counted, send)
-        except _TooLarge:
+        except _TooLargeError:
             await _refuse(scope, send, _too_large(f"the body grew past {limit} bytes"))
 
 
-class _TooLarge(Exception):
+class _TooLargeError(Exception):
     """A streamed body passed the limit."""
 
 
@@ -211,7 +212,7 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        running = service or await run_in_threadpool(Service, config)
+        running = service if service is not None else await run_in_threadpool(Service, config)
         holder["service"] = running
         running.start()
         try:
@@ -286,7 +287,8 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
         "application/x-ndjson": {"schema": {"type": "string"}},
         "application/json": {"schema": {"type": "array", "items": {"type": "object"}}}}}}
 
-    @app.post("/v1/events", tags=["ingest"], responses=_ERRORS, dependencies=_AUTH, openapi_extra=events_body,
+    @app.post("/v1/events", tags=["ingest"], responses=_ERRORS,
+              dependencies=_AUTH, openapi_extra=events_body,
               summary="Store failcode events (a JSON array or JSONL, as JsonlSink writes)")
     async def post_events(request: Request, project: ProjectParam = None) -> Response:
         name = await access(request, "ingest", project)
@@ -312,17 +314,20 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
             return Response(b"", media_type="application/x-protobuf", headers=headers)
         return JSONResponse({}, headers=headers)
 
-    @app.post("/v1/logs", tags=["ingest"], responses=_ERRORS, dependencies=_AUTH, openapi_extra=otlp_body,
+    @app.post("/v1/logs", tags=["ingest"], responses=_ERRORS,
+              dependencies=_AUTH, openapi_extra=otlp_body,
               summary="OTLP/HTTP logs (protobuf or JSON, gzip accepted)")
     async def post_logs(request: Request, project: ProjectParam = None) -> Response:
         return await otlp(request, "logs", project)
 
-    @app.post("/v1/traces", tags=["ingest"], responses=_ERRORS, dependencies=_AUTH, openapi_extra=otlp_body,
+    @app.post("/v1/traces", tags=["ingest"], responses=_ERRORS,
+              dependencies=_AUTH, openapi_extra=otlp_body,
               summary="OTLP/HTTP traces (protobuf or JSON, gzip accepted)")
     async def post_traces(request: Request, project: ProjectParam = None) -> Response:
         return await otlp(request, "traces", project)
 
-    @app.post("/v1/classify", tags=["ingest"], responses=_ERRORS, dependencies=_AUTH,
+    @app.post("/v1/classify", tags=["ingest"], responses=_ERRORS,
+              dependencies=_AUTH,
               summary="Classify a raw failure: its Failure or outcome, Decision and user text")
     async def post_classify(request: Request, payload: ClassifyRequest,
                             project: ProjectParam = None) -> Response:
@@ -332,7 +337,8 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
         return JSONResponse(result.model_dump(mode="json"))
 
     # -- findings --------------------------------------------------------------------------
-    @app.get("/v1/findings", tags=["findings"], responses=_ERRORS, dependencies=_AUTH,
+    @app.get("/v1/findings", tags=["findings"], responses=_ERRORS,
+              dependencies=_AUTH,
              summary="Findings of the key's project, filtered and paged")
     async def get_findings(
         request: Request, project: ProjectParam = None,
@@ -370,7 +376,8 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
 
         return _encode(await run_in_threadpool(work))
 
-    @app.get("/v1/findings/{finding_id}", tags=["findings"], responses=_ERRORS, dependencies=_AUTH,
+    @app.get("/v1/findings/{finding_id}", tags=["findings"], responses=_ERRORS,
+              dependencies=_AUTH,
              summary="One finding: days, versions, latest occurrences, remedies")
     async def get_finding(request: Request,
                           finding_id: FindingId,
@@ -394,13 +401,15 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
         return await change(request, finding_id, "resolve", project,
                             body.in_version if body is not None else None)
 
-    @app.post("/v1/findings/{finding_id}/ignore", tags=["findings"], responses=_ERRORS, dependencies=_AUTH,
+    @app.post("/v1/findings/{finding_id}/ignore", tags=["findings"], responses=_ERRORS,
+              dependencies=_AUTH,
               summary="Ignore a finding: it counts, nothing reopens it")
     async def ignore(request: Request, finding_id: FindingId,
                      project: ProjectParam = None) -> Response:
         return await change(request, finding_id, "ignore", project, None)
 
-    @app.post("/v1/findings/{finding_id}/reopen", tags=["findings"], responses=_ERRORS, dependencies=_AUTH,
+    @app.post("/v1/findings/{finding_id}/reopen", tags=["findings"], responses=_ERRORS,
+              dependencies=_AUTH,
               summary="Reopen a resolved or ignored finding")
     async def reopen(request: Request, finding_id: FindingId,
                      project: ProjectParam = None) -> Response:
@@ -429,7 +438,8 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
             return _encode({"project": name, method: rows})
 
         handler.__name__ = f"get_{method}"
-        app.get(path, tags=["store"], responses=_ERRORS, dependencies=_AUTH,
+        app.get(path, tags=["store"], responses=_ERRORS,
+              dependencies=_AUTH,
                 summary=summary)(handler)
 
     query_route("/v1/diagnostics", "diagnostics", "The diagnostics table, most frequent first")
@@ -437,7 +447,8 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
     query_route("/v1/loops", "loops", "Retry loops: one signature failing again and again")
     query_route("/v1/clusters", "clusters", "Near-duplicate signatures grouped by template")
 
-    @app.get("/v1/codes/{code}", tags=["store"], responses=_ERRORS, dependencies=_AUTH,
+    @app.get("/v1/codes/{code}", tags=["store"], responses=_ERRORS,
+              dependencies=_AUTH,
              summary="A code's reference entry (failcode explain)")
     async def get_code(request: Request, code: Annotated[str, Path(max_length=40)]) -> Response:
         await access(request, "classify")
@@ -459,7 +470,8 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
                         "remedy": spec.remedy, "explain": explain_text(catalog, spec)})
 
     # -- the project -----------------------------------------------------------------------
-    @app.get("/v1/project", tags=["project"], responses=_ERRORS, dependencies=_AUTH,
+    @app.get("/v1/project", tags=["project"], responses=_ERRORS,
+              dependencies=_AUTH,
              summary="The key's project: retention and what its store holds")
     async def get_project(request: Request, project: ProjectParam = None) -> Response:
         name = await access(request, "read", project)
@@ -471,7 +483,8 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
 
         return _encode(await run_in_threadpool(work))
 
-    @app.put("/v1/project/retention", tags=["project"], responses=_ERRORS, dependencies=_AUTH,
+    @app.put("/v1/project/retention", tags=["project"], responses=_ERRORS,
+              dependencies=_AUTH,
              summary="Set the project's retention in days (admin)")
     async def put_retention(request: Request, body: RetentionBody,
                             project: ProjectParam = None) -> Response:
@@ -481,7 +494,8 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
         return _encode(found)
 
     # -- webhooks --------------------------------------------------------------------------
-    @app.get("/v1/webhooks", tags=["project"], responses=_ERRORS, dependencies=_AUTH,
+    @app.get("/v1/webhooks", tags=["project"], responses=_ERRORS,
+              dependencies=_AUTH,
              summary="The project's webhooks (admin; URLs without their query)")
     async def get_webhooks(request: Request, project: ProjectParam = None) -> Response:
         from failcode.service._hooks import shown_url  # noqa: PLC0415
@@ -491,7 +505,8 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
         return _encode([{**msgspec.to_builtins(h), "url": shown_url(h.url),
                          "on": sorted(h.on)} for h in hooks])
 
-    @app.post("/v1/webhooks", tags=["project"], responses=_ERRORS, dependencies=_AUTH,
+    @app.post("/v1/webhooks", tags=["project"], responses=_ERRORS,
+              dependencies=_AUTH,
               summary="Add a webhook (admin)")
     async def post_webhook(request: Request, body: WebhookBody,
                            project: ProjectParam = None) -> Response:
@@ -505,7 +520,8 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
         return _encode({**msgspec.to_builtins(hook), "url": shown_url(hook.url),
                         "on": sorted(hook.on)})
 
-    @app.delete("/v1/webhooks/{webhook_id}", tags=["project"], responses=_ERRORS, dependencies=_AUTH,
+    @app.delete("/v1/webhooks/{webhook_id}", tags=["project"], responses=_ERRORS,
+              dependencies=_AUTH,
                 summary="Remove a webhook (admin)")
     async def delete_webhook(request: Request,
                              webhook_id: Annotated[str, Path(max_length=40)],

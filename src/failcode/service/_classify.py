@@ -52,7 +52,7 @@ import re
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Self, TypeVar
 
 import msgspec
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from failcode import (
@@ -153,24 +153,35 @@ _DOTTED_CHECK = _matching(_DOTTED, "type_name",
 _SLUG_CHECK = _matching(_SLUG, "provider_slug",
                         "a lower-case name of letters, digits, '-' and '_', such as openai")
 
-Text = Annotated[str, *_NON_BLANK_CHECK]
+_Text = Annotated[str, *_NON_BLANK_CHECK]
 """A string holding something other than white space."""
-TypeName = Annotated[str, *_DOTTED_CHECK]
+_TypeName = Annotated[str, *_DOTTED_CHECK]
 """A dotted Python name: ``TimeoutError``, ``openai.RateLimitError``."""
-ProviderSlug = Annotated[str, *_SLUG_CHECK]
-ContextKey = Annotated[Text, Field(min_length=1, max_length=MAX_KEY_CHARS)]
-ContextValue = (
+_ProviderSlug = Annotated[str, *_SLUG_CHECK]
+_ContextKey = Annotated[_Text, Field(min_length=1, max_length=MAX_KEY_CHARS)]
+
+
+def _int64(value: object) -> object:
+    """Refuse an integer outside int64 before a float could take it in (and lose digits)."""
+    if type(value) is int and not -(2**63) <= value < 2**63:
+        raise PydanticCustomError("int64", "expected an integer in -2**63..2**63-1, got one of "
+                                  "{bits} bits", {"bits": value.bit_length()})
+    return value
+
+
+_ContextValue = Annotated[
     Annotated[str, Field(max_length=MAX_VALUE_CHARS)]
     | bool
     | Annotated[int, Field(strict=True, ge=-(2**63), lt=2**63)]
-    | Annotated[float, Field(allow_inf_nan=False)]
-    | None
-)
+    | Annotated[float, Field(strict=True, allow_inf_nan=False)]
+    | None,
+    BeforeValidator(_int64),
+]
 """A JSON scalar a record's mapping keeps: a string of at most 4000 characters, a bool, an
 int64, a finite float, null."""
-HeaderName = Annotated[Text, Field(min_length=1, max_length=MAX_KEY_CHARS)]
-HeaderValue = Annotated[str, Field(max_length=MAX_HEADER_VALUE_CHARS)]
-Argument = Annotated[str, Field(max_length=MAX_ARG_CHARS)]
+_HeaderName = Annotated[_Text, Field(min_length=1, max_length=MAX_KEY_CHARS)]
+_HeaderValue = Annotated[str, Field(max_length=MAX_HEADER_VALUE_CHARS)]
+_Argument = Annotated[str, Field(max_length=MAX_ARG_CHARS)]
 
 
 class _Model(BaseModel):
@@ -199,7 +210,7 @@ class ExceptionInput(_Model):
         "traceback": _TRACEBACK_EXAMPLE,
     }]})
 
-    type: TypeName = Field(
+    type: _TypeName = Field(
         min_length=1, max_length=MAX_KEY_CHARS,
         description=("The exception's type name, qualified or not: ``type(exc).__name__`` or "
                      "``__qualname__`` with its module, e.g. ``TimeoutError``, "
@@ -214,7 +225,7 @@ class ExceptionInput(_Model):
         description=("The formatted traceback (``traceback.format_exc()``), for the location: "
                      "the innermost frame inside the working directory (at most 256 KiB)."),
         examples=[_TRACEBACK_EXAMPLE])
-    module: TypeName | None = Field(
+    module: _TypeName | None = Field(
         default=None, min_length=1, max_length=MAX_KEY_CHARS,
         description=("The module the type is defined in (``type(exc).__module__``); qualifies "
                      "a type name that is not dotted already."),
@@ -230,12 +241,12 @@ class CommandInput(_Model):
         "duration_s": 2.5,
     }]})
 
-    argv: list[Argument] | None = Field(
+    argv: list[_Argument] | None = Field(
         default=None, min_length=1, max_length=MAX_ARGS,
         description=("The command as an argv list (1 to 1000 items of at most 8 KiB each); "
                      "give this or ``command``."),
         examples=[["python", "-m", "pytest", "-x"]])
-    command: Text | None = Field(
+    command: _Text | None = Field(
         default=None, min_length=1, max_length=MAX_SCRIPT_CHARS,
         description=("The command as a shell string (``bash -c`` scripts are read as their "
                      "script; the last program of the last pipeline decides); give this or "
@@ -252,7 +263,7 @@ class CommandInput(_Model):
         default="", max_length=MAX_BODY_CHARS, description="The standard error (at most 256 KiB).",
         examples=["sh: 1: pytest: not found\n"])
     duration_s: float | None = Field(
-        default=None, ge=0, allow_inf_nan=False,
+        default=None, strict=True, ge=0, allow_inf_nan=False,
         description="How long the command ran, in seconds (kept in the record's metadata).",
         examples=[2.5])
     timed_out: bool = Field(
@@ -285,13 +296,13 @@ class HttpInput(_Model):
         description="The response body as text, JSON or not (at most 256 KiB).",
         examples=[('{"error":{"message":"Rate limit reached","type":"requests",'
                    '"code":"rate_limit_exceeded"}}')])
-    headers: dict[HeaderName, HeaderValue] = Field(
+    headers: dict[_HeaderName, _HeaderValue] = Field(
         default_factory=dict, max_length=MAX_HEADERS,
         description=("The response headers (at most 100; names matched case-insensitively): "
                      "``retry-after``, ``retry-after-ms`` and ``x-should-retry`` steer the "
                      "decision."),
         examples=[{"retry-after": "7"}])
-    provider: ProviderSlug | None = Field(
+    provider: _ProviderSlug | None = Field(
         default=None, min_length=1, max_length=64,
         description=("The provider, lower case (``openai``, ``anthropic``, ``gemini``...): "
                      "the surface becomes ``llm.<provider>``; default: told from the body's "
@@ -319,13 +330,13 @@ class ClassifyRequest(_Model):
         default=None, description="An exception known as type, message and traceback.")
     command: CommandInput | None = Field(default=None, description="A finished command.")
     http: HttpInput | None = Field(default=None, description="A provider's HTTP response.")
-    text: Text | None = Field(
+    text: _Text | None = Field(
         default=None, min_length=1, max_length=MAX_BODY_CHARS,
         description=("A traceback, log line or exception text as printed (at most 256 KiB); "
                      "the exception it names last is classified."),
         examples=[('Traceback (most recent call last):\n  File "app.py", line 1, in '
                    "<module>\nTimeoutError: read timed out")])
-    session: Text | None = Field(
+    session: _Text | None = Field(
         default=None, min_length=1, max_length=MAX_KEY_CHARS,
         description="The agent session it belongs to (the record's ``context['session']``).",
         examples=["sess-42"])
@@ -333,7 +344,7 @@ class ClassifyRequest(_Model):
         default=None, strict=True, ge=0, le=MAX_STEP,
         description="The step within the session (the record's ``context['step']``).",
         examples=[3])
-    context: dict[ContextKey, ContextValue] = Field(
+    context: dict[_ContextKey, _ContextValue] = Field(
         default_factory=dict, max_length=MAX_CONTEXT_KEYS,
         description=("More context for the record (at most 50 keys of JSON scalars), e.g. "
                      "``agent``, ``agent_version``, ``model``, ``target``."),

@@ -278,7 +278,8 @@ def webhook_list(project_name: str, url: str | None, as_json: bool) -> None:
 
     with _control(url) as control:
         found = webhooks(control.store, project_name)
-    rows = [{"id": h.id, "url": shown_url(h.url), "on": sorted(h.on), "format": h.format,
+    rows: list[dict[str, Any]] = [
+            {"id": h.id, "url": shown_url(h.url), "on": sorted(h.on), "format": h.format,
              "rate_threshold": h.rate_threshold, "rate_window_s": h.rate_window_s,
              "throttle_s": h.throttle_s} for h in found]
     if as_json:
@@ -317,7 +318,6 @@ def _findings_store(url: str | None, project_name: str | None) -> Iterator[Store
             return
         from failcode.service._control import Control  # noqa: PLC0415
         from failcode.service._projects import ProjectStores  # noqa: PLC0415
-
         from failcode.store import default_store_url  # noqa: PLC0415
 
         Control(opened).require_project(project_name)

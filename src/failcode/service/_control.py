@@ -58,14 +58,14 @@ _KEY_RE: Final = re.compile(r"fc_(ingest|read|admin)_([a-z0-9]{12})_([A-Za-z0-9_
 _SCHEMA_KEY: Final = "service_control_schema"
 
 _DDL: Final = (
-    "CREATE TABLE IF NOT EXISTS svc_projects (name TEXT PRIMARY KEY, created_us BIGINT NOT NULL,"
-    " retention_days BIGINT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS svc_keys (key_id TEXT PRIMARY KEY, project TEXT NOT NULL, "
+    ("CREATE TABLE IF NOT EXISTS svc_projects (name TEXT PRIMARY KEY, created_us BIGINT NOT NULL,"
+    " retention_days BIGINT NOT NULL)"),
+    ("CREATE TABLE IF NOT EXISTS svc_keys (key_id TEXT PRIMARY KEY, project TEXT NOT NULL, "
     "scope TEXT NOT NULL, digest TEXT NOT NULL, note TEXT NOT NULL, created_us BIGINT NOT NULL, "
-    "revoked_us BIGINT)",
-    "CREATE TABLE IF NOT EXISTS svc_webhooks (id TEXT PRIMARY KEY, project TEXT NOT NULL, "
+    "revoked_us BIGINT)"),
+    ("CREATE TABLE IF NOT EXISTS svc_webhooks (id TEXT PRIMARY KEY, project TEXT NOT NULL, "
     "url TEXT NOT NULL, rules TEXT NOT NULL, rate_threshold BIGINT, rate_window_s BIGINT NOT "
-    "NULL, throttle_s BIGINT NOT NULL, format TEXT NOT NULL, created_us BIGINT NOT NULL)",
+    "NULL, throttle_s BIGINT NOT NULL, format TEXT NOT NULL, created_us BIGINT NOT NULL)"),
 )
 
 
@@ -195,8 +195,8 @@ class Control:
         key_id = "".join(secrets.choice("abcdefghijkmnpqrstuvwxyz23456789") for _ in range(12))
         secret = base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("=")
         key = f"fc_{scope}_{key_id}_{secret}"
-        row = Key(key_id=key_id, project=project, scope=scope,  # type: ignore[arg-type]
-                  note=note[:200], created_us=_now_us())
+        row = Key(key_id=key_id, project=project, scope=scope, note=note[:200],
+                  created_us=_now_us())
         with self.store.transaction() as tx:
             tx.run("INSERT INTO svc_keys (key_id, project, scope, digest, note, created_us) "
                    "VALUES (?, ?, ?, ?, ?, ?)",

@@ -78,16 +78,16 @@ _SCHEMA_KEY: Final = "service_findings_schema"
 _MAX_ATTR: Final = 120
 
 _DDL: Final = (
-    "CREATE TABLE IF NOT EXISTS svc_findings (signature TEXT PRIMARY KEY, id BIGINT NOT NULL "
+    ("CREATE TABLE IF NOT EXISTS svc_findings (signature TEXT PRIMARY KEY, id BIGINT NOT NULL "
     "UNIQUE, status TEXT NOT NULL, status_us BIGINT NOT NULL, resolved_in TEXT, regressions "
     "BIGINT NOT NULL, first_us BIGINT NOT NULL, last_us BIGINT NOT NULL, count BIGINT NOT NULL,"
-    " last_version TEXT)",
+    " last_version TEXT)"),
     "CREATE INDEX IF NOT EXISTS svc_findings_last ON svc_findings (last_us)",
-    "CREATE TABLE IF NOT EXISTS svc_finding_days (signature TEXT NOT NULL, day BIGINT NOT NULL,"
-    " count BIGINT NOT NULL, PRIMARY KEY (signature, day))",
-    "CREATE TABLE IF NOT EXISTS svc_finding_versions (signature TEXT NOT NULL, agent TEXT NOT "
+    ("CREATE TABLE IF NOT EXISTS svc_finding_days (signature TEXT NOT NULL, day BIGINT NOT NULL,"
+    " count BIGINT NOT NULL, PRIMARY KEY (signature, day))"),
+    ("CREATE TABLE IF NOT EXISTS svc_finding_versions (signature TEXT NOT NULL, agent TEXT NOT "
     "NULL, version TEXT NOT NULL, model TEXT NOT NULL, count BIGINT NOT NULL, first_us BIGINT "
-    "NOT NULL, last_us BIGINT NOT NULL, PRIMARY KEY (signature, agent, version, model))",
+    "NOT NULL, last_us BIGINT NOT NULL, PRIMARY KEY (signature, agent, version, model))"),
     "CREATE TABLE IF NOT EXISTS svc_counters (name TEXT PRIMARY KEY, value BIGINT NOT NULL)",
 )
 
@@ -425,7 +425,7 @@ class Findings:
             occurrences=tuple(found), remedy=remedy, known_remedies=known)
 
 
-def _record(tx: Tx, events: list[Event]) -> list[Change]:
+def _record(tx: Tx, events: list[Event]) -> list[Change]:  # noqa: PLR0915 - one pass
     """Keep the findings of the new events of one batch (in its transaction)."""
     per: dict[str, list[Any]] = {}  # signature -> [first, last, count, [(ts, version)]]
     days: dict[tuple[str, int], int] = {}
@@ -466,6 +466,7 @@ def _record(tx: Tx, events: list[Event]) -> list[Change]:
                           f"svc_findings WHERE signature IN ({marks}){tx.lock}", chunk):
             existing[row[0]] = [int(row[1]), row[2], int(row[3]), row[4]]
     fresh = [s for s in signatures if s not in existing]
+    fresh_index = {signature: index for index, signature in enumerate(fresh)}
     first_id = _next_ids(tx, len(fresh)) if fresh else 0
     changes: list[Change] = []
     inserts: list[tuple[Any, ...]] = []
@@ -473,15 +474,15 @@ def _record(tx: Tx, events: list[Event]) -> list[Change]:
     for signature in signatures:
         first, last, count, seen = per[signature]
         last_version = max(seen, key=lambda item: item[0])[1]
-        row = existing.get(signature)
-        if row is None:
-            finding_id = first_id + fresh.index(signature)
+        current = existing.get(signature)
+        if current is None:
+            finding_id = first_id + fresh_index[signature]
             inserts.append((signature, finding_id, "open", first, None, 0, first, last, count,
                             last_version))
             changes.append(Change(finding_id=finding_id, signature=signature, created=True,
                                   regressed=False, added=count, version=last_version))
             continue
-        finding_id, status, status_us, resolved_in = row
+        finding_id, status, status_us, resolved_in = current
         reopened_by: str | None = None
         regressed = False
         for ts, version in sorted(seen, key=lambda item: item[0]):

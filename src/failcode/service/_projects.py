@@ -55,9 +55,10 @@ def project_url(control_url: str, project: str, *, control_schema: str = "public
     if control_url.startswith(("postgresql://", "postgres://")):
         parts = urlsplit(control_url)
         query = []
-        for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        for name, given in parse_qsl(parts.query, keep_blank_values=True):
+            value = given
             if name == "options":  # keep the other settings, replace the search path
-                value = " ".join(t for t in value.split() if not t.startswith(
+                value = " ".join(t for t in given.split() if not t.startswith(
                     ("-csearch_path", "-c search_path")))
                 if not value:
                     continue

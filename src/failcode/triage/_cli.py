@@ -13,6 +13,7 @@ a URL naming no store is FC-STORE-001.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from failcode import Failure
     from failcode.store import Store
     from failcode.triage._compare import Comparison
-    from failcode.triage._record import Recorder
+    from failcode.triage._record import Recorder, Reporter
     from failcode.triage._result import SessionResult
     from failcode.triage._stream import Summary
 
@@ -75,6 +76,10 @@ __all__ = ["report_command", "triage_command"]
               help="Also record every failure and outcome as events in this store, each "
                    "once however often the same input is triaged "
                    "(e.g. --store sqlite:///failcode.db).")
+@click.option("--report-to", "report_url", metavar="URL",
+              help="Also send every failure and outcome to a failcode service (failcode "
+                   "serve) at URL, with the ingest key in FAILCODE_KEY; each once however "
+                   "often the same input is triaged (e.g. --report-to http://failcode:8321).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 1024), metavar="N",
               help="Triage files in N processes; default: the number of CPU cores. The "
                    "output is the same whatever N (e.g. --jobs 1 for one process).")
@@ -94,8 +99,8 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
         paths: tuple[Path, ...], as_json: bool, output_format: str, html_file: Path | None,
         top: int, verbose: bool, finding_rank: int | None, signature: str | None,
         session_name: str | None, baseline: tuple[str, ...], fail_on: str | None,
-        store_url: str | None, jobs: int | None, include: tuple[str, ...],
-        exclude: tuple[str, ...], home: bool) -> None:
+        store_url: str | None, report_url: str | None, jobs: int | None,
+        include: tuple[str, ...], exclude: tuple[str, ...], home: bool) -> None:
     """Read agent session logs and report why they fail, and what to fix first.
 
     PATHS are files or directories (walked recursively; files that are no session log are
@@ -114,8 +119,8 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
         _triage(paths, as_json=as_json, output_format=output_format, html_file=html_file,
                 top=top, verbose=verbose, finding_rank=finding_rank, signature=signature,
                 session_name=session_name, baseline=baseline, fail_on=fail_on,
-                store_url=store_url, jobs=jobs, include=include, exclude=exclude, home=home,
-                problems=problems)
+                store_url=store_url, report_url=report_url, jobs=jobs, include=include,
+                exclude=exclude, home=home, problems=problems)
 
 
 def _triage(
@@ -123,7 +128,8 @@ def _triage(
         top: int, verbose: bool, finding_rank: int | None, signature: str | None,
         session_name: str | None, baseline: tuple[str, ...], fail_on: str | None,
         store_url: str | None, jobs: int | None, include: tuple[str, ...],
-        exclude: tuple[str, ...], home: bool, problems: list[str]) -> None:
+        exclude: tuple[str, ...], home: bool, problems: list[str],
+        report_url: str | None = None) -> None:
     from failcode.store._cli import write_file  # noqa: PLC0415 - start-up cost
     from failcode.triage._report import sample_paths  # noqa: PLC0415 - start-up cost
 
@@ -138,7 +144,8 @@ def _triage(
     run = _Run(top, keep_all=finding_rank is not None or signature is not None,
                session_name=session_name, jsonl=as_json, html=html_file is not None,
                problems=problems)
-    run.read(inputs, include=include, exclude=exclude, jobs=jobs, store_url=store_url)
+    run.read(inputs, include=include, exclude=exclude, jobs=jobs, store_url=store_url,
+             report_url=report_url)
     comparison = None
     if earlier is not None:
         from failcode.triage._compare import compare  # noqa: PLC0415
@@ -188,7 +195,7 @@ class _Run:
 
     def read(self, inputs: list[Path | tuple[Path, str]], *, include: tuple[str, ...] = (),
              exclude: tuple[str, ...] = (), jobs: int | None = None,
-             store_url: str | None = None) -> None:
+             store_url: str | None = None, report_url: str | None = None) -> None:
         from failcode.store._cli import printable  # noqa: PLC0415
         from failcode.triage._analyze import (  # noqa: PLC0415 - start-up cost
             empty_folder,
@@ -202,6 +209,7 @@ class _Run:
         summary, held = self.summary, self.held
         with contextlib.ExitStack() as stack:
             recorder = self._recorder(store_url, stack) if store_url is not None else None
+            reporter = self._reporter(report_url) if report_url is not None else None
             bar = Progress(sum(_size(path) for path, _ in files),
                            enabled=sys.stderr.isatty() and self.document is None)
             results = stack.enter_context(FileResults(
@@ -214,6 +222,8 @@ class _Run:
                             self.document.session(session)
                         if recorder is not None:
                             recorder.add(session)
+                        if reporter is not None:
+                            reporter.add(session)
                         if self.session_name is not None and self.session_name in (
                                 session.session, session.path):
                             self.matches.append(session)
@@ -237,6 +247,29 @@ class _Run:
                                f"({known} already there)", err=True)
                 else:
                     self._store_failed(recorder.failure, new)
+
+            if reporter is not None:
+                sent, failed = reporter.close()
+                if sent is not None:
+                    click.echo(sent, err=True)
+                self.problems.extend(failed)
+
+    def _reporter(self, url: str) -> Reporter | None:
+        """The uploader to the service at ``url``; None (the problem kept for after the
+        report) without a key or with a malformed URL."""
+        from failcode.triage._record import Reporter  # noqa: PLC0415 - start-up cost
+
+        key = os.environ.get("FAILCODE_KEY", "").strip()
+        if not key:
+            self.problems.append(f"--report-to {url}: set FAILCODE_KEY to an ingest key of "
+                                 "the service (failcode token create --scope ingest); nothing "
+                                 "was sent")
+            return None
+        try:
+            return Reporter(url, key)
+        except ValueError as exc:
+            self.problems.append(f"--report-to: {exc}; nothing was sent")
+            return None
 
     def _recorder(self, url: str, stack: contextlib.ExitStack) -> Recorder | None:
         """The recorder into the store at ``url``; None (the failure kept for after the

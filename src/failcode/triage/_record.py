@@ -13,9 +13,10 @@ same input again (with the same path) yields the same ids, and the store keeps e
 The same file given by another path is another input.
 
 What only triage knows travels in the failure's or outcome's context under ``triage.*`` keys
-(path, format, evidence, repeats, the step's time, the session's steps and end), which the
-reader removes again. Sessions in which triage found no failure and no outcome leave no event,
-so a report from a store lists only sessions with findings.
+(path, format, evidence, repeats, the step's time, the session's steps and end, its model and
+agent version where the format records them), which the reader removes again. Sessions in
+which triage found no failure and no outcome leave no event, so a report from a store lists
+only sessions with findings.
 
 A store that fails while recording (a full disk, a read-only or foreign file, a server gone)
 never costs the run: :class:`Recorder` keeps the first FC-STORE failure in ``failure``, stops
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from failcode.store import Store
     from failcode.triage._result import SessionResult
 
-__all__ = ["Recorder", "record", "result_events", "result_from_store"]
+__all__ = ["Recorder", "Reporter", "record", "result_events", "result_from_store"]
 
 _EVENT_NAME: Final = {"command": "command.failed", "tool": "tool.failed",
                       "provider": "tool.failed", "agent": "agent.failed",
@@ -68,7 +69,8 @@ def _when(timestamp: float | None) -> datetime | None:
 def _facts(session: SessionResult, *, evidence: str, timestamp: float | None,
            **more: Any) -> dict[str, Any]:
     facts = {"path": session.path, "format": session.format, "evidence": evidence,
-             "timestamp": timestamp, "steps": session.steps, "ended": session.status, **more}
+             "timestamp": timestamp, "steps": session.steps, "ended": session.status,
+             "model": session.model, "agent_version": session.agent_version, **more}
     return {TRIAGE_PREFIX + key: value for key, value in facts.items()}
 
 
@@ -148,6 +150,55 @@ class Recorder:
         acknowledged."""
         self._append()
         return self._new, self._total - self._new
+
+
+class Reporter:
+    """Send sessions' events to a failcode service (``failcode triage --report-to``), with the
+    ids :func:`result_events` gives them: the service stores each once however often the same
+    input is triaged. Sending never costs the run: what could not be sent is said after the
+    report (exit 1)."""
+
+    _WAIT_EVERY: Final = 5000
+    """Events after which the reporter waits for the service (the buffer never overflows)."""
+
+    def __init__(self, url: str, key: str) -> None:
+        from failcode.events import report_to  # noqa: PLC0415 - only with --report-to
+
+        self.url = url
+        self._sink = report_to(url, key, buffer=2 * self._WAIT_EVERY, exit_timeout_s=30.0)
+        self._since_wait = 0
+
+    def add(self, session: SessionResult) -> None:
+        """Send one session's failures and outcomes."""
+        for event in result_events(TriageResult(sessions=[session])):
+            self._sink.emit(event)
+            self._since_wait += 1
+            if self._since_wait >= self._WAIT_EVERY:
+                self._sink.flush(timeout_s=120.0)
+                self._since_wait = 0
+
+    def close(self) -> tuple[str | None, list[str]]:
+        """Wait for the service, stop: (the line saying what was sent when every event was
+        acknowledged, else the problem's lines)."""
+        from failcode.events._remote import _shown_url  # noqa: PLC0415
+
+        self._sink.flush(timeout_s=120.0)
+        self._sink.close()
+        stats = self._sink.stats
+        where = _shown_url(self.url)
+        if stats.sent == stats.emitted:
+            return (f"reported {stats.sent} events to {where} ({stats.new} new, "
+                    f"{stats.duplicates} already there)"), []
+        lines = [(f"--report-to {where}: {stats.emitted - stats.sent} of {stats.emitted} "
+                  f"events were not stored ({stats.rejected} refused, {stats.dropped} "
+                  "dropped)")]
+        failure = stats.last_failure
+        if failure is not None:
+            lines.append(f"  [{failure.code}] {failure.message}")
+            if failure.remedy:
+                lines.append(f"  remedy: {failure.remedy}")
+        lines.append("  triage again with --report-to to send the rest (each once)")
+        return None, lines
 
 
 def _stored_events(store: Store) -> Iterator[Event]:
