@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 declare -A packages=(
   [gcc]=gcc [g++]=g++ [make]=make [git]=git [javac]=default-jdk-headless [node]=nodejs
   [npm]=npm [rustc]=rustc [cargo]=cargo [clang]=clang [mvn]=maven [chromium]=chromium
-  [/usr/bin/python3]=python3 [go]=golang-go
+  [/usr/bin/python3]=python3 [go]=golang-go [curl]=curl
 )
 missing=()
 for program in "${!packages[@]}"; do

@@ -135,6 +135,10 @@ if typing.TYPE_CHECKING:
         from_command,
     )
     from failcode.classification._purpose import infer_purpose
+    from failcode.events._remote import (
+        RemoteSink,
+        report_to,
+    )
     from failcode.policy._adapters import (
         StaminaHook,
         stamina_hook,
@@ -243,6 +247,8 @@ _LAZY: dict[str, str] = {
     "retry": "failcode.policy._retry",
     "retrying": "failcode.policy._retry",
     "shared_budget": "failcode.policy._retry",
+    "RemoteSink": "failcode.events._remote",
+    "report_to": "failcode.events._remote",
 }
 
 
@@ -325,6 +331,7 @@ __all__ = [
     "ProjectionError",
     "REDACT_VERSION",
     "RejectedAction",
+    "RemoteSink",
     "RetiredCodeError",
     "RetryClass",
     "Retryability",
@@ -382,6 +389,7 @@ __all__ = [
     "render_rejected_action",
     "render_rich",
     "render_user",
+    "report_to",
     "retry",
     "retrying",
     "shared_budget",

@@ -8,6 +8,8 @@
         store.emit(failure_event(failure, event="tool.failed", session="s-42"))
 
 ``open_store`` loads :mod:`failcode.store` on first use; ``import failcode.events`` does not.
+:class:`RemoteSink` and :func:`report_to` (the client of a failcode service) load their module,
+and the HTTP client, on first use too.
 
 It may use every layer up to the boundaries (record, signature, codes, classification, policy,
 render, boundary), never the store, triage, the pipeline or the CLI.
@@ -39,7 +41,30 @@ from failcode.events._ids import derived_event_id, event_id_time_ms, new_event_i
 from failcode.events._sink import EventProblem, JsonlSink, Sink, read_events, write_events
 
 if TYPE_CHECKING:
+    from failcode.events._remote import RemoteSink, report_to
     from failcode.store import Store
+
+# names whose module loads on first use (PEP 562): the HTTP client stays out of the import
+_LAZY: dict[str, str] = {
+    "RemoteSink": "failcode.events._remote",
+    "report_to": "failcode.events._remote",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        msg = f"module 'failcode.events' has no attribute {name!r}"
+        raise AttributeError(msg)
+    import importlib  # noqa: PLC0415 - only when a lazy name is first used
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def open_store(url: str | None = None, **options: Any) -> Store:
@@ -71,6 +96,7 @@ __all__ = [
     "EventProblem",
     "JsonlSink",
     "RemedyAttempt",
+    "RemoteSink",
     "Sink",
     "decision_event",
     "derived_event_id",
@@ -85,5 +111,6 @@ __all__ = [
     "read_events",
     "redact_event",
     "remedy_event",
+    "report_to",
     "write_events",
 ]

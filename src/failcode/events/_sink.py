@@ -49,8 +49,9 @@ class Sink(Protocol):
     def emit(self, event: Event) -> None:
         """Take one event; it is durable after the next :meth:`flush` at the latest."""
 
-    def flush(self) -> None:
-        """Make every event emitted so far durable."""
+    def flush(self) -> object:
+        """Make every event emitted so far durable (what it returns is the sink's own: a
+        :class:`~failcode.events.RemoteSink` says whether it finished in time)."""
 
     def close(self) -> None:
         """Flush and release the sink; emitting afterwards is an error."""

@@ -113,7 +113,7 @@ __all__ = [
 
 RULES: Final = frozenset({"new_finding", "regression", "rate"})
 """The rules a webhook may subscribe to."""
-FINDING_PATH: Final = "/projects/{project}/findings/{finding_id}"
+FINDING_PATH: Final = "/v1/findings/{finding_id}?project={project}"
 """Where a finding is read, under the service's public URL (linked from every alert)."""
 PAYLOAD_VERSION: Final = 1
 """The ``failcode`` key of every JSON payload: bumped when a field changes meaning."""

@@ -24,10 +24,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 import msgspec
 from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from failcode import FC, FailureError, __version__
 from failcode.integrations.fastapi import (
@@ -41,7 +43,7 @@ from failcode.service._findings import SORTS, STATUSES  # noqa: TC001 - as above
 from failcode.service._service import Service
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+    from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, MutableMapping
 
     from failcode.service._config import ServiceConfig
 
@@ -202,6 +204,24 @@ def _inflate(body: bytes, encoding: str | None, limit: int) -> bytes:
     return out
 
 
+def _identity_only(encoding: str | None) -> None:
+    """Refuse a Content-Encoding on a body FastAPI reads itself (it undoes none)."""
+    name = (encoding or "identity").strip().lower()
+    if name not in ("", "identity"):
+        raise FailureError(FC.SVC_UNSUPPORTED_MEDIA.failure(surface="service.http", params={
+            "problem": f"Content-Encoding {name[:40]}", "expected": "no encoding"}))
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route has for the request's path (a 405's ``Allow``, RFC 9110)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _child = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods.update(getattr(route, "methods", None) or ())
+    return sorted(methods)
+
+
 def _encode(value: Any) -> Response:
     return Response(msgspec.json.encode(value), media_type="application/json")
 
@@ -233,6 +253,10 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
 
     async def on_http(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 400:  # FastAPI could not read the body (not UTF-8, say)
+            return problem_response(FC.DATA_INVALID_INPUT.failure(
+                surface="service.http", error_class="malformed_json", params={
+                    "problem": f"the body cannot be read as JSON ({str(exc.detail)[:200]})"}))
         if exc.status_code == 405:
             failure = FC.SVC_NOT_FOUND.failure(surface="service.http", params={
                 "what": f"The method {request.method} on {request.url.path[:200]}"})
@@ -241,8 +265,9 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
             response.body = response.render({**msgspec.json.decode(response.body),
                                              "status": 405, "title": "Method Not Allowed"})
             response.headers["content-length"] = str(len(response.body))
-            if exc.headers and "Allow" in exc.headers:
-                response.headers["Allow"] = exc.headers["Allow"]
+            allowed = _allowed_methods(request)
+            if allowed:
+                response.headers["Allow"] = ", ".join(allowed)
             return response
         failure = FC.SVC_NOT_FOUND.failure(surface="service.http", params={
             "what": f"The route {request.url.path[:200]}"})
@@ -260,6 +285,27 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
             "x-failcode-key")
         return await run_in_threadpool(running().authenticate, presented,
                                        path=request.url.path[:200])
+
+    class KeyFirst(APIRoute):
+        """A route that checks the key (401) and, for a body FastAPI reads itself, its
+        encoding (415) before FastAPI reads the body and the parameters: a request without a
+        valid key learns nothing about what the route would have accepted."""
+
+        def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+            handler = super().get_route_handler()
+            keyed = bool(self.dependencies)
+            parsed = self.body_field is not None
+
+            async def checked(request: Request) -> Response:
+                if keyed:
+                    await key_of(request)
+                if parsed:
+                    _identity_only(request.headers.get("content-encoding"))
+                return await handler(request)
+
+            return checked
+
+    app.router.route_class = KeyFirst
 
     async def access(request: Request, needs: Literal["ingest", "read", "admin", "classify"],
                      project: str | None = None) -> str:
@@ -521,7 +567,7 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
                         "on": sorted(hook.on)})
 
     @app.delete("/v1/webhooks/{webhook_id}", tags=["project"], responses=_ERRORS,
-              dependencies=_AUTH,
+                dependencies=_AUTH, status_code=204, response_class=Response,
                 summary="Remove a webhook (admin)")
     async def delete_webhook(request: Request,
                              webhook_id: Annotated[str, Path(max_length=40)],

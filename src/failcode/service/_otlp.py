@@ -52,9 +52,14 @@ exactly one of ``failures``, ``outcomes``, ``ignored``):
   ``api_request`` with ``error.message`` or a status >= 400; a Codex ``sse_event`` or
   ``websocket_request`` with ``error.message``; a model-call span (below) that failed. A status
   >= 400 (``status_code``, ``http.response.status_code``) is classified by
-  :func:`~failcode.classify_http` with the error text as its body, anything else by
-  :func:`~failcode.classify_text` under the agent's SDK (``anthropic``, ``openai``,
-  ``google.genai``) or the exception's type. ``attempt`` is kept in the context. A provider
+  :func:`~failcode.classify_http` with the error text as its body; anything else by
+  :func:`~failcode.classify_text`, its text read as an exception of the SDK the agent
+  calls: a request that got no HTTP answer (Claude Code documents ``api_error`` without
+  ``status_code`` as a connection failure) as ``anthropic.APIConnectionError`` /
+  ``openai.APIConnectionError``, a failed Codex stream as ``openai.APIStatusError``, Gemini's
+  as ``google.genai.errors.APIError``; a span's by its exception's type, else its
+  ``error.type``, else its provider's (``gen_ai.provider.name``) SDK type. ``attempt`` is kept
+  in the context. A provider
   error followed later in the same request (by time, then by position) by a successful
   provider call of the same session (``api_request``, a successful Codex ``api_request`` or
   completed ``sse_event``, an error-free ``api_response``, a model-call span that did not
@@ -62,7 +67,8 @@ exactly one of ``failures``, ``outcomes``, ``ignored``):
 - Spans: a tool span (``gen_ai.operation.name`` ``execute_tool`` or Gemini's ``tool_call``,
   a name starting ``execute_tool``, Claude Code's ``claude_code.tool.execution``, whose tool
   and command come from its parent ``claude_code.tool`` span when the request holds it) fails
-  with status ERROR, an ``error.type``, or ``success`` false, and maps like a tool result
+  with status ERROR, an ``error.type``, ``success`` false, or an ``exception`` event while
+  not OK, and maps like a tool result
   (command from ``process.command_line``/``process.command_args``/``full_command`` or the
   tool-call arguments, exit status from ``process.exit.code``). A model-call span
   (``chat``, ``text_completion``, ``generate_content``, ``embeddings``, Gemini's
@@ -71,13 +77,15 @@ exactly one of ``failures``, ``outcomes``, ``ignored``):
   from its last exception (``exception.type``, ``exception.message``,
   ``exception.stacktrace``): ``agent.failed`` for an agent span (``invoke_agent``,
   ``create_agent``, ``invoke_workflow``), ``tool.failed`` otherwise. A tool or model span that
-  failed is one failure, its exceptions read as its text, never a second failure. An
-  exception that a child span in the same request recorded too (same type and message)
-  propagated: it maps once, on the innermost span. A span with status OK maps to nothing
+  failed is one failure, its last exception read as its text, never a second failure. An
+  exception that a child span in the same request recorded too (same type and message), or
+  that an enclosing tool or model span maps, propagated: it maps once, on the innermost
+  span, or on the tool or model span around it. A span with status OK maps to nothing
   (an exception on it was handled), as does one UNSET or ERROR without a failure rule.
 - Who: session = ``gen_ai.conversation.id``, else ``session.id``, else ``conversation.id``
-  (each looked up in the item's attributes, then its resource's; a span also looks in its
-  ancestors in the request); agent = ``gen_ai.agent.name``, else the resource's
+  (each looked up in the item's attributes, then, for a span, its ancestors' in the request,
+  then its resource's; likewise agent and model); agent = ``gen_ai.agent.name``, else the
+  resource's
   ``service.name``; agent_version = ``service.version``, else ``app.version``; model =
   ``gen_ai.request.model``, else ``gen_ai.response.model``, else ``model``. The record's
   ``context`` gets ``agent``, ``agent_version``, ``model`` and, when known, ``tool``,
@@ -683,7 +691,7 @@ _EXIT_LINE: Final = re.compile(
     re.IGNORECASE | re.MULTILINE)
 _EXIT_ANYWHERE: Final = re.compile(r"\b(?:exit(?:ed with)? code|exit status)[:\s]+(-?\d{1,10})\b",
                                    re.IGNORECASE)
-_OUTPUT_SECTION: Final = re.compile(r"^Output:[ \t]*\n", re.MULTILINE)
+_OUTPUT_SECTION: Final = re.compile(r"^Output:[ \t]*(?:\n|\Z)", re.MULTILINE)
 _TIMED_OUT: Final = re.compile(r"\bcommand timed out\b", re.IGNORECASE)
 _DOTTED: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)+")
 _TYPE_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,199}")
@@ -699,11 +707,14 @@ _PREFIXES: Final = (("claude-code", "claude_code"), ("gemini-cli", "gemini_cli")
                     ("codex", "codex"))
 """``service.name`` prefix -> event-name prefix, for an undotted ``event.name``."""
 _SDK: Final = {
-    "claude_code": ("anthropic.APIStatusError", "llm.anthropic"),
-    "codex": ("openai.APIStatusError", "llm.openai"),
-    "gemini_cli": ("google.genai.errors.APIError", "llm.gemini"),
+    "claude_code": ("anthropic.APIConnectionError", "anthropic.APIStatusError", "llm.anthropic"),
+    "codex": ("openai.APIConnectionError", "openai.APIStatusError", "llm.openai"),
+    "gemini_cli": ("google.genai.errors.APIError", "google.genai.errors.APIError", "llm.gemini"),
 }
-"""The event family -> (the SDK type its provider errors are read as, the surface)."""
+"""The event family -> (the SDK type a request error without HTTP status is read as, the type
+a failed stream is read as, the surface). Claude Code documents an ``api_error`` without
+``status_code`` as a non-HTTP error (a connection failure); Codex records a request without
+status when the HTTP client failed, and a stream error after the response began."""
 _PROVIDERS: Final = (("anthropic", "anthropic"), ("openai", "openai"), ("azure", "openai"),
                      ("gcp", "gemini"), ("gemini", "gemini"), ("google", "gemini"))
 """``gen_ai.provider.name`` / ``gen_ai.system`` prefix -> (SDK family, surface slug)."""
@@ -807,39 +818,42 @@ class _Tool(msgspec.Struct, kw_only=True):
     name: str | None
     shell: bool
     command: str | list[str] | None
-    exit_code: int | None
     output: str
+    """What the tool printed or returned (a command's output)."""
+    message: str
+    """The error text (an exception's message, a status description); may be the output."""
     error_type: str | None
+    exit_code: int | None = None
     traceback: str | None = None
 
 
 def _classify_tool(tool: _Tool) -> Failure | NonErrorOutcome:
     if tool.shell and tool.command is not None:
-        timed_out = bool(_TIMED_OUT.search(tool.output))
+        text = tool.output if tool.message in tool.output else f"{tool.message}\n{tool.output}"
+        timed_out = bool(_TIMED_OUT.search(text))
         if tool.exit_code is not None or timed_out:
             try:
                 found = from_command(tool.command, tool.exit_code, _command_text(tool.output),
+                                     "" if tool.message in tool.output else tool.message,
                                      timed_out=timed_out)
             except (ValueError, TypeError):
                 found = None
             if found is not None:
                 return found
-    message = tool.output or tool.error_type or "the tool reported a failure"
+    message = tool.message or tool.output or tool.error_type or "the tool reported a failure"
     return classify_text(_type_name(tool.error_type, "ToolError"), message,
                          traceback=tool.traceback, surface=_surface("tool", tool.name))
 
 
-def _classify_provider(family: str | None, status: int | None, message: str,  # noqa: PLR0917 - one row of the provider table
-                       error_type: str | None, traceback: str | None,
-                       surface: str | None) -> Failure | NonErrorOutcome:
-    sdk_type, sdk_surface = _SDK.get(family or "", ("APIError", None))
-    surface = surface or sdk_surface
+def _classify_provider(status: int | None, message: str, type_name: str, *,
+                       traceback: str | None = None,
+                       surface: str | None = None) -> Failure | NonErrorOutcome:
+    """A provider error: by its HTTP status when it has one >= 400, else by its text read as
+    an exception of ``type_name``."""
     if status is not None and status >= 400:
-        return classify_http(status, message or error_type or "", surface=surface)
-    type_name = error_type if error_type and _TYPE_NAME.fullmatch(error_type) and (
-        "." in error_type or family is None) else sdk_type
-    return classify_text(type_name, message or error_type or "the model call failed",
-                         traceback=traceback, surface=surface or "llm")
+        return classify_http(status, message or type_name, surface=surface)
+    return classify_text(type_name, message or "the model call failed", traceback=traceback,
+                         surface=surface or "llm")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -847,16 +861,22 @@ def _classify_provider(family: str | None, status: int | None, message: str,  # 
 
 
 class _Meta(msgspec.Struct, kw_only=True):
-    """What names one item's event: when, its id, its session, who produced it."""
+    """What names one item's event. The cheap part is read for every item; the id and the
+    context only for an item that maps to an event (:meth:`_Mapper.add`)."""
 
-    ts: datetime | None
-    event_id: str
+    item: _Log | _Span
+    name: str
+    """The log record's event name, the span's name."""
+    ns: int
     session: str | None
-    context: dict[str, Scalar]
     retry_key: tuple[str, str]
     """Provider errors and successes of one session (else one resource) share it."""
     when: tuple[int, int]
     """(time in ns, position in the request): what "later" compares."""
+    around: list[_Span] = msgspec.field(default_factory=list)
+    """A span's ancestors in the request, innermost first."""
+    event_id: str = ""
+    context: dict[str, Scalar] = msgspec.field(default_factory=dict)
 
 
 class _Pending(msgspec.Struct, kw_only=True):
@@ -892,12 +912,14 @@ def _retry_key(session: str | None, resource: _Resource) -> tuple[str, str]:
 
 
 def _who(attrs: Mapping[str, Any], resource: Mapping[str, Any],
-         agent: str | None = None) -> dict[str, Scalar]:
+         around: Sequence[Mapping[str, Any]] = ()) -> dict[str, Scalar]:
+    """agent, agent_version, model: the item's attributes, then (a span's) its ancestors',
+    then its resource's."""
     return _context(
-        agent=agent or _pick(("gen_ai.agent.name",), attrs, resource)
+        agent=_pick(("gen_ai.agent.name",), attrs, *around, resource)
         or _pick(("service.name",), resource),
         agent_version=_pick(("service.version", "app.version"), resource, attrs),
-        model=_pick(_MODEL_KEYS, attrs, resource))
+        model=_pick(_MODEL_KEYS, attrs, *around, resource))
 
 
 class _Mapper:
@@ -915,9 +937,29 @@ class _Mapper:
             self.successes[meta.retry_key] = meta.when
 
     def add(self, found: Failure | NonErrorOutcome, event: str, meta: _Meta, *,
-            provider: bool = False, **context: Scalar) -> None:
-        if context:
-            meta.context = {**meta.context, **_context(**context)}
+            provider: bool = False, id_parts: tuple[object, ...] = (),
+            **context: Scalar) -> None:
+        """Keep ``found`` as the item's event: its id and context are made here."""
+        item = meta.item
+        if isinstance(item, _Log):
+            resource = item.resource
+            if not resource.digest:
+                resource.digest = _digest(resource.attrs)
+            digest = _digest([item.body, item.attrs, resource.digest])
+            identity = (meta.ns, meta.name, meta.session or "", digest)
+            ordinal = self.seen.get(identity, 0)
+            self.seen[identity] = ordinal + 1
+            meta.event_id = derived_event_id(_seconds(meta.ns), "otlp", self.signal, *identity,
+                                             ordinal)
+            meta.context = {**_who(item.attrs, resource.attrs), **_context(otlp_event=meta.name)}
+        else:
+            meta.event_id = derived_event_id(_seconds(meta.ns), "otlp", self.signal,
+                                             item.trace_id, item.span_id, *id_parts)
+            meta.context = {
+                **_who(item.attrs, item.resource.attrs, [a.attrs for a in meta.around]),
+                **_context(otlp_event=meta.name or _str(item.attrs.get("gen_ai.operation.name")),
+                           trace_id=item.trace_id or None, span_id=item.span_id or None)}
+        meta.context.update(_context(**context))
         self.pending.append(_Pending(found=found, event=event, meta=meta, provider=provider))
 
     # -- log records ---------------------------------------------------------------------------
@@ -933,14 +975,14 @@ class _Mapper:
             self.log_tool(log, what, meta)
             return
         if what == "api_error":
-            self.log_provider(log, family, meta)
+            self.log_provider(log, family, what, meta)
             return
         if what in ("api_request", "sse_event", "websocket_request"):
             error = _str(attrs.get("error.message")) or _str(attrs.get("error"))
             status = _http_status(attrs.get("http.response.status_code")) \
                 or _http_status(attrs.get("status_code"))
             if family != "gemini_cli" and (error or (status is not None and status >= 400)):
-                self.log_provider(log, family, meta)
+                self.log_provider(log, family, what, meta)
                 return
             if family != "gemini_cli" and (
                     what != "sse_event" or attrs.get("event.kind") == "response.completed"):
@@ -952,21 +994,10 @@ class _Mapper:
         self.ignored += 1
 
     def log_meta(self, log: _Log, name: str) -> _Meta:
-        attrs, resource = log.attrs, log.resource
-        session = _pick(_SESSION_KEYS, attrs, resource.attrs)
-        if not resource.digest:
-            resource.digest = _digest(resource.attrs)
-        digest = _digest([log.body, attrs, resource.digest])
+        session = _pick(_SESSION_KEYS, log.attrs, log.resource.attrs)
         ns = log.time_ns or log.observed_ns
-        identity = (ns, name, session or "", digest)
-        ordinal = self.seen.get(identity, 0)
-        self.seen[identity] = ordinal + 1
-        return _Meta(
-            ts=_time(ns), session=_bounded(session) if session else None,
-            event_id=derived_event_id(_seconds(ns), "otlp", self.signal, ns, name,
-                                      session or "", digest, ordinal),
-            context={**_who(attrs, resource.attrs), **_context(otlp_event=name)},
-            retry_key=_retry_key(session, resource), when=(ns, log.ordinal))
+        return _Meta(item=log, name=name, ns=ns, session=_bounded(session) if session else None,
+                     retry_key=_retry_key(session, log.resource), when=(ns, log.ordinal))
 
     def log_tool(self, log: _Log, what: str, meta: _Meta) -> None:
         attrs = log.attrs
@@ -990,18 +1021,24 @@ class _Mapper:
         shell = tool_name is not None and tool_name.lower() in _SHELL_TOOLS
         tool = _Tool(name=tool_name, shell=shell, command=_command_of(arguments, attrs),
                      exit_code=_exit_of(output, attrs, metadata) if shell else None,
-                     output=output, error_type=_str(attrs.get("error_type")))
+                     output=output, message=output, error_type=_str(attrs.get("error_type")))
         self.add(_classify_tool(tool), "command.failed" if shell else "tool.failed", meta,
                  tool=tool_name)
 
-    def log_provider(self, log: _Log, family: str, meta: _Meta) -> None:
+    def log_provider(self, log: _Log, family: str, what: str, meta: _Meta) -> None:
         attrs = log.attrs
         status = _http_status(attrs.get("status_code")) \
             or _http_status(attrs.get("http.response.status_code"))
         message = _str(attrs.get("error")) or _str(attrs.get("error.message")) \
             or _str(attrs.get("error_message")) or ""
-        found = _classify_provider(family if family in _SDK else None, status, message,
-                                   _str(attrs.get("error_type")), None, None)
+        error_type = _str(attrs.get("error_type"))
+        sdk = _SDK.get(family)
+        if sdk is not None:
+            type_name = sdk[1] if what in ("sse_event", "websocket_request") else sdk[0]
+        else:
+            type_name = _type_name(error_type, "APIError")
+        found = _classify_provider(status, message or error_type or "", type_name,
+                                   surface=sdk[2] if sdk is not None else None)
         self.add(found, "tool.failed", meta, provider=True, status_code=status,
                  attempt=_int(attrs.get("attempt")) or _int(attrs.get("attempt_number")))
 
@@ -1018,20 +1055,14 @@ class _Mapper:
         for span in spans:
             self.span(span, by_id, raised.get((span.trace_id, span.span_id), set()))
 
-    def span_meta(self, span: _Span, ancestors: Sequence[_Span]) -> _Meta:
-        attrs = span.attrs
-        around = [ancestor.attrs for ancestor in ancestors]
-        session = _pick(_SESSION_KEYS, attrs, *around, span.resource.attrs)
+    def span_meta(self, span: _Span, ancestors: list[_Span]) -> _Meta:
+        session = _pick(_SESSION_KEYS, span.attrs, *(a.attrs for a in ancestors),
+                        span.resource.attrs)
         ns = span.end_ns or span.start_ns
-        return _Meta(
-            ts=_time(ns), session=_bounded(session) if session else None,
-            event_id=derived_event_id(_seconds(ns), "otlp", self.signal, span.trace_id,
-                                      span.span_id),
-            context={**_who(attrs, span.resource.attrs,
-                            _pick(("gen_ai.agent.name",), attrs, *around)),
-                     **_context(otlp_event=span.name or _str(attrs.get("gen_ai.operation.name")),
-                                trace_id=span.trace_id or None, span_id=span.span_id or None)},
-            retry_key=_retry_key(session, span.resource), when=(ns, span.ordinal))
+        return _Meta(item=span, name=span.name, ns=ns,
+                     session=_bounded(session) if session else None,
+                     retry_key=_retry_key(session, span.resource), when=(ns, span.ordinal),
+                     around=ancestors)
 
     def span(self, span: _Span, by_id: Mapping[tuple[str, str], _Span],
              child_raised: set[tuple[str, str]]) -> None:
@@ -1051,6 +1082,8 @@ class _Mapper:
                      tool=tool_name, decision_source=source)
             return
         if span.status_code == _STATUS_OK:
+            if kind == "model":
+                self.success(meta)
             self.ignored += 1  # succeeded; an exception recorded on it was handled
             return
         exc = _last_exception(span)
@@ -1071,23 +1104,22 @@ class _Mapper:
         if exc.index < 0 or _propagated(span.events[exc.index], child_raised, ancestors):
             self.ignored += 1
             return
-        meta.event_id = derived_event_id(_seconds(span.end_ns or span.start_ns), "otlp",
-                                         self.signal, span.trace_id, span.span_id, "exception",
-                                         exc.index)
         found = classify_text(exc.type or "Exception", exc.message, traceback=exc.stacktrace,
                               surface="agent" if kind == "agent" else None)
-        self.add(found, "agent.failed" if kind == "agent" else "tool.failed", meta)
+        self.add(found, "agent.failed" if kind == "agent" else "tool.failed", meta,
+                 id_parts=("exception", exc.index))
 
     def span_tool(self, span: _Span, tool_attrs: list[dict[str, Any]], *,
                   tool_name: str | None, error_type: str | None, exc: _Exc,
                   meta: _Meta) -> None:
         attrs = span.attrs
-        text = exc.message or span.status_message or _str(attrs.get("error")) \
-            or _str(attrs.get("gen_ai.tool.call.result")) or ""
+        message = exc.message or _str(attrs.get("error")) or span.status_message
+        output = _str(attrs.get("gen_ai.tool.call.result")) or ""
         arguments = _json_object(attrs.get("gen_ai.tool.call.arguments"))
         shell = tool_name is not None and tool_name.lower() in _SHELL_TOOLS
         tool = _Tool(name=tool_name, shell=shell, command=_command_of(*tool_attrs, arguments),
-                     exit_code=_exit_of(text, attrs) if shell else None, output=text,
+                     exit_code=_exit_of(f"{output}\n{message}", attrs) if shell else None,
+                     output=output, message=message,
                      error_type=exc.type or error_type or _str(attrs.get("error")),
                      traceback=exc.stacktrace)
         self.add(_classify_tool(tool), "command.failed" if shell else "tool.failed", meta,
@@ -1101,10 +1133,10 @@ class _Mapper:
         provider = _pick(("gen_ai.provider.name", "gen_ai.system"), attrs,
                          span.resource.attrs) or ""
         family = next((f for p, f in _PROVIDERS if provider.lower().startswith(p)), None)
-        type_name = exc.type or (error_type if _http_status(error_type) is None else None)
-        found = _classify_provider(None, status, message,
-                                   type_name or _SDK_TYPES.get(family or ""), exc.stacktrace,
-                                   _surface("llm", family or provider or None))
+        named = error_type if error_type and _http_status(error_type) is None else None
+        type_name = exc.type or _type_name(named, _SDK_TYPES.get(family or "", "APIError"))
+        found = _classify_provider(status, message, type_name, traceback=exc.stacktrace,
+                                   surface=_surface("llm", family or provider or None))
         self.add(found, "tool.failed", meta, provider=True, status_code=status,
                  attempt=_int(attrs.get("attempt")))
 
@@ -1220,7 +1252,7 @@ def _event(pending: _Pending) -> Event:
         failure = msgspec.structs.replace(found, context=context)
         try:
             return failure_event(failure, event=pending.event, session=meta.session,
-                                 source="otlp", ts=meta.ts, event_id=meta.event_id)
+                                 source="otlp", ts=_time(meta.ns), event_id=meta.event_id)
         except (ValueError, msgspec.ValidationError):
             # a secret in a field the signature repeats (a path, a class): keep the
             # occurrence under the plainest record rather than lose it
@@ -1228,9 +1260,9 @@ def _event(pending: _Pending) -> Event:
                                            params={"exception": failure.code},
                                            context=context)
             return failure_event(plain, event=pending.event, session=meta.session,
-                                 source="otlp", ts=meta.ts, event_id=meta.event_id)
+                                 source="otlp", ts=_time(meta.ns), event_id=meta.event_id)
     outcome = msgspec.structs.replace(found, context=context)
-    return outcome_event(outcome, session=meta.session, source="otlp", ts=meta.ts,
+    return outcome_event(outcome, session=meta.session, source="otlp", ts=_time(meta.ns),
                          event_id=meta.event_id)
 
 

@@ -1,0 +1,98 @@
+"""The README's team walkthrough ("Run it for a team") works as written.
+
+The bash block runs as it stands in the README, in a fresh shell, with three substitutions a
+reader makes too: the store URL (a fresh schema on the test server, or a fresh SQLite file),
+the port (a free one, in the service's URL as well) and the install line (this environment is
+the one ``pip install ".[serve,postgres]"`` made). It starts the real service, makes the keys,
+sends a failure from a Python agent and a triage run, and reads the findings; the test then
+checks what the block printed and what the service stored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests._needs import need_tool
+from tests.conftest import BACKENDS, fresh_url
+from tests.service.conftest import _drop_project_schemas, free_port
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+def walkthrough() -> str:
+    """The first bash block under the README's "Run it for a team"."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Run it for a team", 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert match, "the README's team walkthrough has no bash block"
+    return match.group(1)
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    for url in fresh_url(request.param, tmp_path):
+        yield url
+        if request.param == "postgresql":
+            _drop_project_schemas(url)
+
+
+def test_the_walkthrough_runs_as_written(store: str, tmp_path: Path) -> None:
+    need_tool("curl")
+    block = walkthrough()
+    port = free_port()
+    assert 'pip install ".[serve,postgres]"' in block
+    script = block.replace('pip install ".[serve,postgres]"', "true  # installed already")
+    script, stores = re.subn(r"^export FAILCODE_STORE=\S+", f"export FAILCODE_STORE='{store}'",
+                             script, flags=re.M)
+    assert stores == 1
+    assert script.count("8321") == 2  # the service's URL and its --port
+    script = script.replace("8321", str(port))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}"
+                                 f"{os.environ.get('PATH', '')}"}
+    for name in ("FAILCODE_STORE", "FAILCODE_KEY", "OTEL_EXPORTER_OTLP_ENDPOINT"):
+        env.pop(name, None)
+    # files, not pipes: the service the block leaves running keeps its descriptors open
+    out_path, err_path = tmp_path / "out.txt", tmp_path / "err.txt"
+    with out_path.open("w") as out_file, err_path.open("w") as err_file:
+        process = subprocess.Popen(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path,
+                                   env=env, stdout=out_file, stderr=err_file, text=True,
+                                   start_new_session=True)
+        try:
+            process.wait(timeout=600)
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)  # the service the block left running
+    out, err = out_path.read_text(), err_path.read_text()
+    assert process.returncode == 0, err[-4000:]
+    # the findings the read key sees: the Python agent's failure and the triage run's
+    first = out.index("{")
+    answer, end = json.JSONDecoder().raw_decode(out[first:])
+    assert answer["project"] == "web-agents"
+    assert answer["total"] > 1
+    assert len(answer["findings"]) == 5
+    counts = [finding["count"] for finding in answer["findings"]]
+    assert counts == sorted(counts, reverse=True)
+    assert "reported" in err and "new" in err  # triage --report-to said what it sent
+    # the CLI's table lists the findings, the Python agent's among them: the code failcode
+    # gives the same command run here
+    import failcode
+
+    argv = ["sh", "-c", "cargo build"]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert done.returncode != 0
+    expected = failcode.from_command(argv, done.returncode, stdout=done.stdout,
+                                     stderr=done.stderr)
+    table = out[first + end:]
+    assert "STATUS" in table
+    assert expected.code in table, table
