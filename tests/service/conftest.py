@@ -73,10 +73,10 @@ class Served:
             if self.process.poll() is not None:
                 pytest.fail(f"failcode serve exited {self.process.returncode}:\n"
                             + self.log.read_text(errors="replace")[-3000:])
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
-                    if response.status == 200:
-                        return
+            with contextlib.suppress(OSError), urllib.request.urlopen(
+                    f"{self.url}/healthz", timeout=2) as response:
+                if response.status == 200:
+                    return
             time.sleep(0.1)
         pytest.fail("failcode serve did not answer /healthz within 60 s")
 

@@ -37,7 +37,7 @@ from failcode.integrations.fastapi import (
     negotiate_locale,
     problem_response,
 )
-from failcode.service._classify import ClassifyRequest, classify_payload
+from failcode.service._classify import ClassifyRequest, ClassifyResponse, classify_payload
 from failcode.service._control import Key  # noqa: TC001 - read at run time, as above
 from failcode.service._findings import SORTS, STATUSES  # noqa: TC001 - as above
 from failcode.service._service import Service
@@ -373,6 +373,7 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
         return await otlp(request, "traces", project)
 
     @app.post("/v1/classify", tags=["ingest"], responses=_ERRORS,
+              response_model=ClassifyResponse,
               dependencies=_AUTH,
               summary="Classify a raw failure: its Failure or outcome, Decision and user text")
     async def post_classify(request: Request, payload: ClassifyRequest,
@@ -380,7 +381,8 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
         await access(request, "classify", project)
         locale = negotiate_locale(request.headers.get("accept-language"))
         result = await run_in_threadpool(classify_payload, payload, locale=locale)
-        return JSONResponse(result.model_dump(mode="json"))
+        return JSONResponse(result.model_dump(mode="json"),
+                            headers={"Content-Language": result.locale})
 
     # -- findings --------------------------------------------------------------------------
     @app.get("/v1/findings", tags=["findings"], responses=_ERRORS,

@@ -19,6 +19,7 @@ import click
 
 from failcode.store._cli import (
     _common,
+    _examples,
     _opened,
     _print_json,
     _report,
@@ -66,10 +67,10 @@ def _when(us: int | None) -> str:
 
 
 # -- failcode serve ----------------------------------------------------------------------------
-@click.command("serve", epilog="""Examples:
-  failcode serve
-  failcode serve --store postgresql://failcode@db/failcode --host 0.0.0.0
-  failcode serve --store sqlite:///var/lib/failcode/failcode.db --port 8321""")
+@click.command("serve", epilog=_examples(
+    "failcode serve",
+    "failcode serve --store postgresql://failcode@db/failcode --host 0.0.0.0",
+    "failcode serve --store sqlite:///var/lib/failcode/failcode.db --port 8321"))
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on (0.0.0.0: every interface).")
 @click.option("--port", type=click.IntRange(1, 65535), default=8321, show_default=True)
@@ -109,10 +110,10 @@ def serve_command(host: str, port: int, url: str | None, public_url: str | None,
 
 
 # -- failcode project --------------------------------------------------------------------------
-@click.group("project", epilog="""Examples:
-  failcode project create web-agents
-  failcode project create ci --retention-days 30
-  failcode project list""")
+@click.group("project", epilog=_examples(
+    "failcode project create web-agents",
+    "failcode project create ci --retention-days 30",
+    "failcode project list"))
 def project() -> None:
     """Projects of the service: each keeps its own events, findings and keys."""
 
@@ -167,10 +168,10 @@ def project_retention(name: str, days: int, url: str | None, as_json: bool) -> N
 
 
 # -- failcode token ----------------------------------------------------------------------------
-@click.group("token", epilog="""Examples:
-  failcode token create --project web-agents --scope ingest
-  failcode token list --project web-agents
-  failcode token revoke 7kq2mxw9pd3a""")
+@click.group("token", epilog=_examples(
+    "failcode token create --project web-agents --scope ingest",
+    "failcode token list --project web-agents",
+    "failcode token revoke 7kq2mxw9pd3a"))
 def token() -> None:
     """Keys of the service: ingest (write-only), read and admin, per project."""
 
@@ -227,12 +228,12 @@ def token_revoke(key_id: str, url: str | None, as_json: bool) -> None:
 
 
 # -- failcode webhook --------------------------------------------------------------------------
-@click.group("webhook", epilog="""Examples:
-  failcode webhook add --project web-agents https://hooks.slack.com/services/T0/B0/x \\
-      --on new_finding --on regression --format slack
-  failcode webhook add --project web-agents https://alerts.example/f --on rate \\
-      --rate-threshold 50 --rate-window 3600
-  failcode webhook list --project web-agents""")
+@click.group("webhook", epilog=_examples(
+    "failcode webhook add https://hooks.slack.com/services/T0/B0/x --project web-agents "
+    "--on new_finding --on regression --format slack",
+    "failcode webhook add https://alerts.example/f --project web-agents --on rate "
+    "--rate-threshold 50 --rate-window 3600",
+    "failcode webhook list --project web-agents"))
 def webhook() -> None:
     """Webhooks: a project's alerts on new findings, regressions and rates."""
 
@@ -334,9 +335,9 @@ def _project_option(function: Callable[..., Any]) -> Callable[..., Any]:
                              "store itself).")(function)
 
 
-@store.command("findings", epilog="""Examples:
-  failcode store findings --project web-agents
-  failcode store findings --status regressed --json""")
+@store.command("findings", epilog=_examples(
+    "failcode store findings --project web-agents",
+    "failcode store findings --status regressed --json"))
 @click.option("--status", type=click.Choice(["new", "ongoing", "resolved", "regressed",
                                              "ignored"]))
 @click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
@@ -362,10 +363,12 @@ def findings_command(status: str | None, limit: int, offset: int, project_name: 
 
 
 def _status_command(action: str, helptext: str) -> None:
-    @store.command(action, help=helptext, epilog=f"""Examples:
-  failcode store {action} 'tool_error:...:3f2a91c0'
-  failcode store {action} 12 --project web-agents""" + (
-        "\n  failcode store resolve 12 --in-version 1.4.0" if action == "resolve" else ""))
+    examples = [f"failcode store {action} 'tool_error:...:3f2a91c0'",
+                f"failcode store {action} 12 --project web-agents"]
+    if action == "resolve":
+        examples.append("failcode store resolve 12 --in-version 1.4.0")
+
+    @store.command(action, help=helptext, epilog=_examples(*examples))
     @click.argument("finding", metavar="SIG|ID")
     @_project_option
     @_common
@@ -394,3 +397,61 @@ def _status_command(action: str, helptext: str) -> None:
 _status_command("resolve", "Mark a finding resolved (optionally in a version).")
 _status_command("ignore", "Ignore a finding: failures still count, nothing reopens it.")
 _status_command("reopen", "Reopen a resolved or ignored finding.")
+
+
+# -- failcode store prune, with the projects' retention ----------------------------------------
+_plain_prune = store.commands["prune"]
+
+
+@click.command("prune", epilog=_examples(
+    "failcode store prune --older-than 30d",
+    "failcode store prune --project web-agents",
+    "failcode store prune --all-projects"))
+@click.option("--older-than", "older_than", metavar="AGE",
+              help="Delete events older than this (30d, 12h); counts and knowledge stay. "
+                   "Default with --project / --all-projects: each project's retention.")
+@click.option("--project", "project_name", help="Prune this service project's store.")
+@click.option("--all-projects", is_flag=True, help="Prune every project of the service.")
+@_common
+@_failures
+def prune_command(older_than: str | None, project_name: str | None, all_projects: bool,
+                  url: str | None, as_json: bool) -> None:
+    """Delete old events; the per-signature aggregates, findings and knowledge stay."""
+    from failcode.store._cli import parse_duration  # noqa: PLC0415
+
+    if project_name is None and not all_projects:
+        if older_than is None:
+            raise click.UsageError("give --older-than AGE (or --project / --all-projects to "
+                                   "use the projects' retention)")
+        callback = _plain_prune.callback
+        assert callback is not None
+        callback(older_than=older_than, url=url, as_json=as_json)
+        return
+    seconds: float | None = None
+    if older_than is not None:
+        try:
+            seconds = parse_duration(older_than)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--older-than") from None
+    from failcode.service._projects import ProjectStores  # noqa: PLC0415
+    from failcode.store import default_store_url  # noqa: PLC0415
+
+    deleted: dict[str, int] = {}
+    with _control(url) as control:
+        chosen = ([control.require_project(project_name)] if project_name is not None
+                  else control.projects())
+        stores = ProjectStores(control.store, _settings(url)[0] or default_store_url())
+        try:
+            for found in chosen:
+                age = seconds if seconds is not None else found.retention_days * 86_400.0
+                deleted[found.name] = stores.get(found.name).prune(age)
+        finally:
+            stores.close()
+    if as_json:
+        _print_json({"deleted": deleted})
+        return
+    for name, count in deleted.items():
+        click.echo(f"{name}: deleted {count} events")
+
+
+store.add_command(prune_command)

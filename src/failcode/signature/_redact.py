@@ -94,7 +94,7 @@ __all__ = [
     "redact_tree",
 ]
 
-REDACT_VERSION = "r4"
+REDACT_VERSION = "r5"
 """Version id of the rule set; bump on any change to what is redacted."""
 
 PLACEHOLDER = "<secret>"
@@ -601,6 +601,11 @@ _RULES: tuple[_Rule, ...] = (
         r"gh[pousr]_(?P<s>[A-Za-z0-9]{30,})",
     ),
     _rule("github_pat", ("github_pat_",), r"github_pat_(?P<s>[A-Za-z0-9_]{22,})"),
+    _rule(
+        "failcode_key",  # failcode serve's own keys: the id stays, the secret goes
+        ("fc_ingest_", "fc_read_", "fc_admin_"),
+        r"fc_(?:ingest|read|admin)_[a-z0-9]{12}_(?P<s>[A-Za-z0-9_-]{43})",
+    ),
     _rule(
         "gitlab_token",
         ("gl",),
