@@ -64,7 +64,14 @@ _ERRORS: Final[dict[int | str, dict[str, Any]]] = {
         (503, "The store is down (FC-STORE-002, -006, -011); Retry-After"))}
 _OPEN_ERRORS: Final[dict[int | str, dict[str, Any]]] = {
     s: v for s, v in _ERRORS.items() if s in (404, 503)}
+_OTLP_ANSWERS: Final[dict[int | str, dict[str, Any]]] = {**_ERRORS, 200: {
+    "description": "Stored; counts in X-Failcode-Received, -New and -Duplicates. An empty "
+                   "export response in the request's media type (OTLP/HTTP).",
+    "content": {"application/x-protobuf": {"schema": {"type": "string", "format": "binary"}},
+                "application/json": {"schema": {"type": "object"}}}}}
 _RETRY_AFTER_S: Final = 5
+_NO_NUL: Final = r"^[^\x00]*$"
+"""Text a store keeps: no NUL character (PostgreSQL's text cannot hold one)."""
 _bearer = HTTPBearer(auto_error=False, description="A key made by `failcode token create`.")
 _key_header = APIKeyHeader(name="X-Failcode-Key", auto_error=False,
                            description="The same key, for clients that cannot set "
@@ -82,6 +89,7 @@ class ResolveBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     in_version: str | None = Field(None, min_length=1, max_length=120, examples=["1.4.0"],
+                                   pattern=_NO_NUL,
                                    description="Fixed in this agent version: only a failure "
                                                "from it or a later one reopens the finding.")
 
@@ -98,12 +106,12 @@ class WebhookBody(BaseModel):
     """A webhook to add."""
 
     model_config = ConfigDict(extra="forbid")
-    url: str = Field(min_length=8, max_length=2000,
+    url: str = Field(min_length=8, max_length=2000, pattern=_NO_NUL,
                      examples=["https://hooks.example.com/failcode"])
     on: list[Literal["new_finding", "regression", "rate"]] = Field(min_length=1, max_length=3)
     rate_threshold: int | None = Field(None, ge=1, le=10**9)
-    rate_window_s: int = Field(3600, ge=60, le=30 * 86_400)
-    throttle_s: int = Field(600, ge=0, le=7 * 86_400)
+    rate_window_s: int = Field(3600, ge=60, le=7 * 86_400, multiple_of=60)
+    throttle_s: int = Field(600, ge=0, le=30 * 86_400)
     format: Literal["json", "slack"] = "json"
 
 
@@ -212,6 +220,18 @@ def _identity_only(encoding: str | None) -> None:
             "problem": f"Content-Encoding {name[:40]}", "expected": "no encoding"}))
 
 
+def _no_nul(request: Request) -> None:
+    """Refuse a path or query parameter holding a NUL character (no store keeps one)."""
+    for where, items in (("path", request.path_params.items()),
+                         ("query", request.query_params.multi_items())):
+        for name, value in items:
+            if "\x00" in str(value) or "\x00" in name:
+                raise FailureError(FC.DATA_INVALID_INPUT.failure(
+                    surface="service.http", error_class="validation", params={
+                        "problem": f"the {where} parameter {name[:40]!r} holds a NUL "
+                                   "character"}))
+
+
 def _allowed_methods(request: Request) -> list[str]:
     """Every method some route has for the request's path (a 405's ``Allow``, RFC 9110)."""
     methods: set[str] = set()
@@ -299,6 +319,7 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
             async def checked(request: Request) -> Response:
                 if keyed:
                     await key_of(request)
+                _no_nul(request)
                 if parsed:
                     _identity_only(request.headers.get("content-encoding"))
                 return await handler(request)
@@ -360,13 +381,13 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
             return Response(b"", media_type="application/x-protobuf", headers=headers)
         return JSONResponse({}, headers=headers)
 
-    @app.post("/v1/logs", tags=["ingest"], responses=_ERRORS,
+    @app.post("/v1/logs", tags=["ingest"], responses=_OTLP_ANSWERS,
               dependencies=_AUTH, openapi_extra=otlp_body,
               summary="OTLP/HTTP logs (protobuf or JSON, gzip accepted)")
     async def post_logs(request: Request, project: ProjectParam = None) -> Response:
         return await otlp(request, "logs", project)
 
-    @app.post("/v1/traces", tags=["ingest"], responses=_ERRORS,
+    @app.post("/v1/traces", tags=["ingest"], responses=_OTLP_ANSWERS,
               dependencies=_AUTH, openapi_extra=otlp_body,
               summary="OTLP/HTTP traces (protobuf or JSON, gzip accepted)")
     async def post_traces(request: Request, project: ProjectParam = None) -> Response:
