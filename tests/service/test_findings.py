@@ -31,7 +31,9 @@ if TYPE_CHECKING:
     from failcode import Failure
     from failcode.events import Event
 
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+# noon UTC 20 days ago: the lifecycle test resolves a finding now (the store's clock) and then
+# sends failures from days 30-33, which must come after that resolution
+T0 = (datetime.now(UTC) - timedelta(days=20)).replace(hour=12, minute=0, second=0, microsecond=0)
 
 
 def real_failure(tmp_path: Path, program: str = "no-such-tool-xyz") -> Failure:

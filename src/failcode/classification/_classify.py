@@ -295,6 +295,7 @@ RULES: Final[Mapping[str, Rule]] = {
         "ServiceUnavailableError": _http(503), "GatewayTimeoutError": _http(504),
         "DeadlineExceededError": _http(504), "OverloadedError": _http(529),
         "CMEKContextUnavailableError": _http(503), "CMEKKeyUnreachableError": _http(503),
+        "StorageNotReadyError": _http(503),
         "CMEKKeyDisabledError": _http(400, FC.PROV_PERMISSION),
         "CMEKKeyNetworkBlockedError": _http(400, FC.PROV_PERMISSION),
         "ClaudeCodeKeyCreatorNotMemberError": _http(400, FC.PROV_PERMISSION),

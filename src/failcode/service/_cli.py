@@ -73,7 +73,8 @@ def _when(us: int | None) -> str:
     "failcode serve --store sqlite:///var/lib/failcode/failcode.db --port 8321"))
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on (0.0.0.0: every interface).")
-@click.option("--port", type=click.IntRange(1, 65535), default=8321, show_default=True)
+@click.option("--port", type=click.IntRange(1, 65535), default=8321, show_default=True,
+              help="The TCP port to listen on.")
 @click.option("--store", "url", metavar="URL",
               help="The control store: sqlite:///path.db or postgresql://...; default: "
                    "FAILCODE_STORE, [store] url, or the embedded store.")
@@ -83,7 +84,7 @@ def _when(us: int | None) -> str:
 @click.option("--rate", "rate", type=click.IntRange(1), default=1200, show_default=True,
               help="Requests per key and minute.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
-              default="info", show_default=True)
+              default="info", show_default=True, help="What the server logs.")
 def serve_command(host: str, port: int, url: str | None, public_url: str | None,
                   prune_interval: float, rate: int, log_level: str) -> None:
     """Receive failures from agents on many machines: failcode events, OTLP, raw failures."""
@@ -118,7 +119,9 @@ def project() -> None:
     """Projects of the service: each keeps its own events, findings and keys."""
 
 
-@project.command("create")
+@project.command("create", epilog=_examples(
+    "failcode project create web-agents",
+    "failcode project create ci --retention-days 30"))
 @click.argument("name")
 @click.option("--retention-days", type=int, default=None,
               help="Days events are kept (default 90, at least 1).")
@@ -138,7 +141,9 @@ def project_create(name: str, retention_days: int | None, url: str | None,
         click.echo(f"project {made.name} created (retention {made.retention_days} days)")
 
 
-@project.command("list")
+@project.command("list", epilog=_examples(
+    "failcode project list",
+    "failcode project list --json"))
 @_common
 @_failures
 def project_list(url: str | None, as_json: bool) -> None:
@@ -152,7 +157,8 @@ def project_list(url: str | None, as_json: bool) -> None:
            [[p.name, f"{p.retention_days} d", _when(p.created_us)] for p in found])
 
 
-@project.command("retention")
+@project.command("retention", epilog=_examples(
+    "failcode project retention web-agents 30"))
 @click.argument("name")
 @click.argument("days", type=int)
 @_common
@@ -176,7 +182,9 @@ def token() -> None:
     """Keys of the service: ingest (write-only), read and admin, per project."""
 
 
-@token.command("create")
+@token.command("create", epilog=_examples(
+    'failcode token create --project web-agents --scope ingest --note "CI runners"',
+    "failcode token create --project web-agents --scope read"))
 @click.option("--project", "project_name", required=True, help="The key's project.")
 @click.option("--scope", type=click.Choice(["ingest", "read", "admin"]), required=True,
               help="ingest: the doors in only; read: every GET; admin: everything.")
@@ -197,7 +205,9 @@ def token_create(project_name: str, scope: str, note: str, url: str | None,
                "now", err=True)
 
 
-@token.command("list")
+@token.command("list", epilog=_examples(
+    "failcode token list",
+    "failcode token list --project web-agents --json"))
 @click.option("--project", "project_name", help="Only this project's keys.")
 @_common
 @_failures
@@ -213,7 +223,8 @@ def token_list(project_name: str | None, url: str | None, as_json: bool) -> None
             for k in found])
 
 
-@token.command("revoke")
+@token.command("revoke", epilog=_examples(
+    "failcode token revoke 7kq2mxw9pd3a"))
 @click.argument("key_id")
 @_common
 @_failures
@@ -238,18 +249,23 @@ def webhook() -> None:
     """Webhooks: a project's alerts on new findings, regressions and rates."""
 
 
-@webhook.command("add")
+@webhook.command("add", epilog=_examples(
+    "failcode webhook add https://hooks.slack.com/services/T0/B0/x --project web-agents "
+    "--on new_finding --on regression --format slack",
+    "failcode webhook add https://alerts.example/f --project web-agents --on rate "
+    "--rate-threshold 50"))
 @click.argument("hook_url", metavar="URL")
-@click.option("--project", "project_name", required=True)
+@click.option("--project", "project_name", required=True, help="The webhook's project.")
 @click.option("--on", "rules", multiple=True, required=True,
-              type=click.Choice(["new_finding", "regression", "rate"]))
+              type=click.Choice(["new_finding", "regression", "rate"]),
+              help="What to alert on (repeat for several).")
 @click.option("--rate-threshold", type=int, help="rate: more failures of one finding than this")
 @click.option("--rate-window", type=int, default=3600, show_default=True,
               help="rate: within this many seconds")
 @click.option("--throttle", type=int, default=600, show_default=True,
               help="At most one alert per rule and finding in this many seconds.")
 @click.option("--format", "fmt", type=click.Choice(["json", "slack"]), default="json",
-              show_default=True)
+              show_default=True, help="json: the alert's JSON; slack: a Slack message.")
 @_common
 @_failures
 def webhook_add(hook_url: str, project_name: str, rules: tuple[str, ...],
@@ -269,8 +285,9 @@ def webhook_add(hook_url: str, project_name: str, rules: tuple[str, ...],
         click.echo(f"webhook {hook.id} -> {shown_url(hook.url)} on {', '.join(sorted(hook.on))}")
 
 
-@webhook.command("list")
-@click.option("--project", "project_name", required=True)
+@webhook.command("list", epilog=_examples(
+    "failcode webhook list --project web-agents"))
+@click.option("--project", "project_name", required=True, help="The webhook's project.")
 @_common
 @_failures
 def webhook_list(project_name: str, url: str | None, as_json: bool) -> None:
@@ -290,9 +307,10 @@ def webhook_list(project_name: str, url: str | None, as_json: bool) -> None:
            [[r["id"], r["url"], ",".join(r["on"]), r["format"]] for r in rows])
 
 
-@webhook.command("remove")
+@webhook.command("remove", epilog=_examples(
+    "failcode webhook remove wh_3f9a1c0b7d2e --project web-agents"))
 @click.argument("webhook_id")
-@click.option("--project", "project_name", required=True)
+@click.option("--project", "project_name", required=True, help="The webhook's project.")
 @_common
 @_failures
 def webhook_remove(webhook_id: str, project_name: str, url: str | None, as_json: bool) -> None:
@@ -339,9 +357,11 @@ def _project_option(function: Callable[..., Any]) -> Callable[..., Any]:
     "failcode store findings --project web-agents",
     "failcode store findings --status regressed --json"))
 @click.option("--status", type=click.Choice(["new", "ongoing", "resolved", "regressed",
-                                             "ignored"]))
-@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
-@click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
+                                             "ignored"]), help="Only findings in this status.")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True,
+              help="At most this many findings.")
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True,
+              help="Skip this many first (paging).")
 @_project_option
 @_common
 @_failures

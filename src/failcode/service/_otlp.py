@@ -1,9 +1,9 @@
 """The OTLP door of ``failcode serve``: one OTLP/HTTP request body in, failcode events out.
 
-:func:`parse_otlp` is pure (no I/O, no clock but the default event time): it decodes an
-``ExportLogsServiceRequest`` or ``ExportTraceServiceRequest``, as protobuf or as OTLP/JSON,
-into one internal form, and maps that form to failure and outcome events in one pass. The
-reference table, row by row with its sources, is docs/service-otlp.md.
+:func:`parse_otlp` is pure (no I/O; the clock only for an event with no time of its own): it
+decodes an ``ExportLogsServiceRequest`` or ``ExportTraceServiceRequest``, as protobuf or as
+OTLP/JSON, into one internal form, and maps that form to failure and outcome events in one
+pass. The reference table, row by row with its sources, is docs/service-otlp.md.
 
 Rules (decoding):
 
@@ -11,8 +11,8 @@ Rules (decoding):
   ``application/json`` as OTLP/JSON (lowerCamelCase field names, the proto names accepted too;
   unknown fields ignored; ``traceId``/``spanId`` as hex, base64 accepted; 64-bit integers as
   numbers or decimal strings; enums as integers or their names). Media-type parameters
-  (``; charset=utf-8``) are ignored. Any other type is ``FC-SVC-006`` naming the type received
-  and the two accepted. The body arrives decompressed.
+  (``; charset=utf-8``) and case are ignored. Any other type is ``FC-SVC-006`` naming the type
+  received and the two accepted. The body arrives decompressed.
 - A body that does not decode (not protobuf of the request message, not JSON) is
   ``FC-DATA-001`` of class ``malformed_json``; JSON of the wrong shape is ``FC-DATA-001`` of
   class ``validation`` whose problem names where, e.g.
@@ -28,66 +28,66 @@ exactly one of ``failures``, ``outcomes``, ``ignored``):
 
 - A log record's event name is its ``event.name`` attribute, else its ``EventName`` field,
   else its body when the body is a dotted name (``claude_code.api_error``). An undotted name
-  (Claude Code's ``event.name`` is ``api_error``) takes the dotted candidate that ends with
-  it (Claude Code's body), else the prefix of its resource's ``service.name``
-  (``claude-code`` -> ``claude_code``, ``gemini-cli`` -> ``gemini_cli``, ``codex*`` ->
-  ``codex``). The part after the first dot decides the rule, so any agent emitting the same
-  shapes maps the same way.
-- A tool call that was rejected (``decision`` ``reject``, ``deny``/``denied``, ``abort``,
-  ``timed_out``, ``user_reject``...: a ``tool_decision`` event, a Gemini ``tool_call``, a
-  span such as ``claude_code.tool.blocked_on_user``) is a :class:`~failcode.RejectedAction`
-  outcome, never a failure. Any other decision maps to nothing.
+  (Claude Code's ``event.name`` is ``api_error``) takes the dotted candidate that ends with it
+  (Claude Code's body), else the prefix of its resource's ``service.name`` (``claude-code`` ->
+  ``claude_code``, ``gemini-cli`` -> ``gemini_cli``, ``codex*`` -> ``codex``). The part after
+  the first dot decides the rule, so any agent emitting the same shapes maps the same way.
+- A tool call that was refused (``decision`` ``reject``, ``rejected``, ``deny``, ``denied``,
+  ``abort``, ``aborted``, ``timed_out``, ``user_reject``, ``user_abort``: a ``tool_decision``
+  event, a Gemini ``tool_call``, a tool span such as ``claude_code.tool.blocked_on_user``) is a
+  :class:`~failcode.RejectedAction` outcome, never a failure. Any other decision maps to
+  nothing.
 - A tool result (``tool_result``/``tool_call``) whose ``success`` is false is a failure: a
-  shell tool (``Bash``, ``shell``, ``exec_command``, ``run_shell_command``...) is
-  ``command.failed``, any other ``tool.failed``. When the command (Claude's
+  shell tool's (``Bash``, ``shell``, ``exec_command``, ``run_shell_command``...)
+  ``command.failed``, any other's ``tool.failed``. When the command (Claude's
   ``tool_parameters``, Codex's ``arguments``, Gemini's ``function_args``) and its exit status
   (an ``exit_code`` attribute, Codex's output metadata, or the text: ``Exit code 127``,
   ``Exit code: 1``, ``Process exited with code 2``) are known, or the text says the command
   timed out, :func:`~failcode.from_command` classifies it with the output as its text, and may
   answer an outcome (a probe that found nothing, a cancellation); otherwise
   :func:`~failcode.classify_text` classifies the error text under its ``error_type`` (Node's
-  ``Error:ENOENT`` read as ``FileNotFoundError``). A success, or no ``success`` at all, maps
-  to nothing.
-- A provider error is a ``tool.failed`` failure: ``api_error`` events; a Codex
+  ``Error:ENOENT`` read as ``FileNotFoundError``). A success, or no ``success`` at all, maps to
+  nothing.
+- A provider error is a ``tool.failed`` failure: an ``api_error`` event; a Codex
   ``api_request`` with ``error.message`` or a status >= 400; a Codex ``sse_event`` or
   ``websocket_request`` with ``error.message``; a model-call span (below) that failed. A status
   >= 400 (``status_code``, ``http.response.status_code``) is classified by
   :func:`~failcode.classify_http` with the error text as its body; anything else by
-  :func:`~failcode.classify_text`, its text read as an exception of the SDK the agent
-  calls: a request that got no HTTP answer (Claude Code documents ``api_error`` without
+  :func:`~failcode.classify_text`, the text read as an exception of the SDK the agent calls: a
+  request that got no HTTP answer (Claude Code documents an ``api_error`` without
   ``status_code`` as a connection failure) as ``anthropic.APIConnectionError`` /
-  ``openai.APIConnectionError``, a failed Codex stream as ``openai.APIStatusError``, Gemini's
-  as ``google.genai.errors.APIError``; a span's by its exception's type, else its
-  ``error.type``, else its provider's (``gen_ai.provider.name``) SDK type. ``attempt`` is kept
-  in the context. A provider
-  error followed later in the same request (by time, then by position) by a successful
-  provider call of the same session (``api_request``, a successful Codex ``api_request`` or
-  completed ``sse_event``, an error-free ``api_response``, a model-call span that did not
-  fail) was retried: it maps to nothing. Across requests this cannot be known.
-- Spans: a tool span (``gen_ai.operation.name`` ``execute_tool`` or Gemini's ``tool_call``,
-  a name starting ``execute_tool``, Claude Code's ``claude_code.tool.execution``, whose tool
-  and command come from its parent ``claude_code.tool`` span when the request holds it) fails
-  with status ERROR, an ``error.type``, ``success`` false, or an ``exception`` event while
-  not OK, and maps like a tool result
-  (command from ``process.command_line``/``process.command_args``/``full_command`` or the
-  tool-call arguments, exit status from ``process.exit.code``). A model-call span
-  (``chat``, ``text_completion``, ``generate_content``, ``embeddings``, Gemini's
-  ``llm_call``, ``claude_code.llm_request``) fails the same way and maps as a provider error.
-  Any other span that is not OK and records ``exception`` events is one failure classified
-  from its last exception (``exception.type``, ``exception.message``,
-  ``exception.stacktrace``): ``agent.failed`` for an agent span (``invoke_agent``,
-  ``create_agent``, ``invoke_workflow``), ``tool.failed`` otherwise. A tool or model span that
-  failed is one failure, its last exception read as its text, never a second failure. An
-  exception that a child span in the same request recorded too (same type and message), or
-  that an enclosing tool or model span maps, propagated: it maps once, on the innermost
-  span, or on the tool or model span around it. A span with status OK maps to nothing
-  (an exception on it was handled), as does one UNSET or ERROR without a failure rule.
-- Who: session = ``gen_ai.conversation.id``, else ``session.id``, else ``conversation.id``
-  (each looked up in the item's attributes, then, for a span, its ancestors' in the request,
-  then its resource's; likewise agent and model); agent = ``gen_ai.agent.name``, else the
-  resource's
-  ``service.name``; agent_version = ``service.version``, else ``app.version``; model =
-  ``gen_ai.request.model``, else ``gen_ai.response.model``, else ``model``. The record's
+  ``openai.APIConnectionError``, a failed Codex stream as ``openai.APIStatusError``, Gemini's as
+  ``google.genai.errors.APIError``; a span's as its exception's type, else its ``error.type``,
+  else its provider's (``gen_ai.provider.name``) SDK type. ``attempt`` is kept in the context.
+- A provider error followed later in the same request (by time, then by position) by a
+  successful provider call of the same session (else of the same resource) was retried, and
+  maps to nothing: Claude Code's ``api_request``; a Codex ``api_request`` without error and
+  with a status < 400, a completed ``sse_event``; an error-free ``api_response``; a model-call
+  span that did not fail. Across requests this cannot be known. Claude Code's ``api_error`` is
+  never dropped this way: it is logged once, when the retries gave up.
+- Spans. A tool span (``gen_ai.operation.name`` ``execute_tool`` or Gemini's ``tool_call``, a
+  name starting ``execute_tool``, Claude Code's ``claude_code.tool.execution``, whose tool name
+  and command are read from its parent ``claude_code.tool`` span when the request holds it)
+  fails with status ERROR, an ``error.type``, ``success`` false, or an ``exception`` event
+  while not OK, and maps like a tool result (command from ``process.command_line``,
+  ``process.command_args``, ``full_command`` or ``gen_ai.tool.call.arguments``; exit status
+  from ``process.exit.code`` or the text; output ``gen_ai.tool.call.result``). A model-call
+  span (``chat``, ``text_completion``, ``generate_content``, ``embeddings``, Gemini's
+  ``llm_call``; ``claude_code.llm_request``) fails the same way and maps as a provider error.
+  A failed tool or model span is one failure, its last exception read as its text. Any other
+  span that is not OK and records ``exception`` events is one failure classified from its last
+  exception (``exception.type``, ``exception.message``, ``exception.stacktrace``):
+  ``agent.failed`` for an agent span (``invoke_agent``, ``create_agent``,
+  ``invoke_workflow``), ``tool.failed`` otherwise; unless the exception propagated: a child
+  span in the request recorded it too (same type and message; it maps once, on the innermost
+  span), or an enclosing failed tool or model span records it (that span maps it). A span with
+  status OK maps to nothing (an exception on it was handled), as does one UNSET or ERROR that
+  no rule above names.
+- Who: session = ``gen_ai.conversation.id``, else ``session.id``, else ``conversation.id``;
+  agent = ``gen_ai.agent.name``, else the resource's ``service.name``; model =
+  ``gen_ai.request.model``, else ``gen_ai.response.model``, else ``model``: each key looked up
+  in the item's attributes, then (a span's) its ancestors' in the request, then its
+  resource's. agent_version = ``service.version``, else ``app.version``. The record's
   ``context`` gets ``agent``, ``agent_version``, ``model`` and, when known, ``tool``,
   ``status_code``, ``attempt``, ``decision_source``, ``otlp_event`` (the event or span name),
   ``trace_id``, ``span_id``; the event factories redact everything.
@@ -101,17 +101,18 @@ exactly one of ``failures``, ``outcomes``, ``ignored``):
   attributes and resource attributes, and its ordinal among identical records of the request.
 
 Sources: Claude Code monitoring (https://code.claude.com/docs/en/monitoring-usage: events,
-standard attributes, traces beta); OpenAI Codex ``codex-rs/otel`` (``session_telemetry.rs``:
-``codex.api_request``, ``codex.sse_event``, ``codex.tool_decision``, ``codex.tool_result``;
-``events/shared/log.rs``: ``conversation.id``, ``app.version``, ``model``) and
+standard attributes, traces beta); OpenAI Codex ``codex-rs/otel`` in
+https://github.com/openai/codex (``src/events/session_telemetry.rs``: ``codex.api_request``,
+``codex.sse_event``, ``codex.tool_decision``, ``codex.tool_result``; ``src/events/shared/log.rs``:
+``conversation.id``, ``app.version``, ``model``) and
 https://developers.openai.com/codex/config-advanced; Gemini CLI telemetry
 (https://github.com/google-gemini/gemini-cli/blob/main/docs/cli/telemetry.md); OpenTelemetry
-semantic conventions: GenAI spans and agent spans
-(https://opentelemetry.io/docs/specs/semconv/gen-ai/), recording errors and exceptions
-(https://opentelemetry.io/docs/specs/semconv/general/recording-errors/); OTLP/HTTP and its
+semantic conventions: GenAI client and agent spans
+(https://opentelemetry.io/docs/specs/semconv/gen-ai/), recording errors
+(https://opentelemetry.io/docs/specs/semconv/general/recording-errors/), exceptions on spans
+(https://opentelemetry.io/docs/specs/semconv/exceptions/exceptions-spans/); OTLP/HTTP and its
 JSON encoding (https://opentelemetry.io/docs/specs/otlp/).
 """
-
 from __future__ import annotations
 
 import base64
@@ -136,6 +137,7 @@ from failcode import (
     from_command,
     redact,
 )
+from failcode._lazy_re import lazy
 from failcode.events import Event, derived_event_id, failure_event, outcome_event
 
 if TYPE_CHECKING:
@@ -237,11 +239,11 @@ def _problem(signal: str, problem: str, error_class: str) -> FailureError:
         params={"problem": problem[:400]}, metadata={"signal": signal}))
 
 
-def _too_large(signal: str, count: int) -> FailureError:
+def _too_large(signal: str, count: int, *, at_least: bool = False) -> FailureError:
     what = "log records" if signal == "logs" else "spans"
     return FailureError(FC.SVC_TOO_LARGE.failure(
         surface="service.otlp", params={
-            "problem": f"the request holds more than {MAX_ITEMS} {what} ({count} read so far), "
+            "problem": f"the request holds {'at least ' if at_least else ''}{count} {what}, "
                        f"at most {MAX_ITEMS} are accepted per request"}))
 
 
@@ -407,9 +409,10 @@ class _Json:
     def double(self, value: Any, where: str) -> float:
         if type(value) in (int, float):
             return float(value)
-        if value in ("NaN", "Infinity", "-Infinity"):
-            return float(value)
-        raise self.fail(where, "a number", value)
+        if isinstance(value, str) and (value in ("NaN", "Infinity", "-Infinity")
+                                       or _JSON_NUMBER.fullmatch(value)):
+            return float(value)  # ProtoJSON's string forms of a double
+        raise self.fail(where, "a number (or NaN, Infinity, -Infinity)", value)
 
     def ident(self, value: Any, where: str, size: int) -> str:
         """A trace or span id: ``size`` bytes as hex (the OTLP/JSON rule), or base64."""
@@ -503,7 +506,7 @@ class _Json:
                 records = self.items(self.get(scope, "logRecords", "log_records"),
                                      f"{at}.logRecords")
                 if len(out) + len(records) > MAX_ITEMS:
-                    raise _too_large(self.signal, len(out) + len(records))
+                    raise _too_large(self.signal, len(out) + len(records), at_least=True)
                 for i, raw_record in enumerate(records):
                     rat = f"{at}.logRecords[{i}]"
                     record = self.obj(raw_record, rat)
@@ -545,7 +548,7 @@ class _Json:
                 scope = self.obj(raw_scope, at)
                 spans = self.items(scope.get("spans"), f"{at}.spans")
                 if len(out) + len(spans) > MAX_ITEMS:
-                    raise _too_large(self.signal, len(out) + len(spans))
+                    raise _too_large(self.signal, len(out) + len(spans), at_least=True)
                 for i, raw_span in enumerate(spans):
                     sat = f"{at}.spans[{i}]"
                     span = self.obj(raw_span, sat)
@@ -575,6 +578,7 @@ class _Json:
         return out
 
 
+_JSON_NUMBER: Final = lazy(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _ANY_FIELDS: Final = (
     ("stringValue", "string_value"), ("boolValue", "bool_value"), ("intValue", "int_value"),
     ("doubleValue", "double_value"), ("arrayValue", "array_value"),
@@ -686,16 +690,17 @@ _SHELL_TOOLS: Final = frozenset({
 _COMMAND_KEYS: Final = ("full_command", "bash_command", "command", "cmd", "process.command_line",
                         "process.command_args", "commandLine")
 _EXIT_KEYS: Final = ("exit_code", "process.exit.code", "exit.code", "exitCode", "exit_status")
-_EXIT_LINE: Final = re.compile(
-    r"^\s*(?:error:\s*)?(?:exit code:?|exit status:?|process exited with code)\s*(-?\d{1,10})\b",
+_EXIT_LINE: Final = lazy(
+    r"^[ \t]*(?:error:[ \t]*)?(?:exit code:?|exit status:?|process exited with code)[ \t]*"
+    r"(-?\d{1,10})\b",
     re.IGNORECASE | re.MULTILINE)
-_EXIT_ANYWHERE: Final = re.compile(r"\b(?:exit(?:ed with)? code|exit status)[:\s]+(-?\d{1,10})\b",
-                                   re.IGNORECASE)
-_OUTPUT_SECTION: Final = re.compile(r"^Output:[ \t]*(?:\n|\Z)", re.MULTILINE)
-_TIMED_OUT: Final = re.compile(r"\bcommand timed out\b", re.IGNORECASE)
-_DOTTED: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)+")
-_TYPE_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,199}")
-_SURFACE_BAD: Final = re.compile(r"[^A-Za-z0-9_.-]+")
+_EXIT_ANYWHERE: Final = lazy(r"\b(?:exit(?:ed with)? code|exit status)[:\s]++(-?\d{1,10})\b",
+                             re.IGNORECASE)
+_OUTPUT_SECTION: Final = lazy(r"^Output:[ \t]*(?:\n|\Z)", re.MULTILINE)
+_TIMED_OUT: Final = lazy(r"\bcommand timed out\b", re.IGNORECASE)
+_DOTTED: Final = lazy(r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)+")
+_TYPE_NAME: Final = lazy(r"[A-Za-z_][A-Za-z0-9_.]{0,199}")
+_SURFACE_BAD: Final = lazy(r"[^A-Za-z0-9_.-]+")
 _NODE_ERRNO: Final = {
     "ENOENT": "FileNotFoundError", "EACCES": "PermissionError", "EPERM": "PermissionError",
     "ETIMEDOUT": "TimeoutError", "ECONNREFUSED": "ConnectionRefusedError",
@@ -727,6 +732,9 @@ _AGENT_OPS: Final = frozenset({"invoke_agent", "create_agent", "invoke_workflow"
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _DIGEST: Final = msgspec.json.Encoder(order="sorted")
 _MAX_ANCESTORS: Final = 64
+_FINAL_API_ERRORS: Final = frozenset({"claude_code"})
+"""Agents whose ``api_error`` record is the final one, logged after the retries gave up."""
+
 _CLAUDE_TOOL_CHILDREN: Final = frozenset({"claude_code.tool.execution",
                                           "claude_code.tool.blocked_on_user"})
 """Claude Code's spans whose tool name and command are on their parent ``claude_code.tool``."""
@@ -1039,7 +1047,10 @@ class _Mapper:
             type_name = _type_name(error_type, "APIError")
         found = _classify_provider(status, message or error_type or "", type_name,
                                    surface=sdk[2] if sdk is not None else None)
-        self.add(found, "tool.failed", meta, provider=True, status_code=status,
+        # Claude Code logs ``api_error`` once, when it gives up (``attempt`` = all attempts,
+        # beside ``api_retries_exhausted``): a later success in the request is a new call.
+        self.add(found, "tool.failed", meta, provider=family not in _FINAL_API_ERRORS,
+                 status_code=status,
                  attempt=_int(attrs.get("attempt")) or _int(attrs.get("attempt_number")))
 
     # -- spans ---------------------------------------------------------------------------------
