@@ -140,6 +140,20 @@ def make_served(store: str, tmp_path: Path, *, extra: tuple[str, ...] = ()) -> S
     return served
 
 
+@contextlib.contextmanager
+def running(backend: str, tmp: Path, *, extra: tuple[str, ...] = ()) -> Iterator[Served]:
+    """A started service on a fresh store of ``backend`` (what ``served`` gives, at any scope)."""
+    for store in fresh_url(backend, tmp):
+        service = make_served(store, tmp, extra=extra)
+        service.start()
+        try:
+            yield service
+        finally:
+            service.stop()
+            if backend == "postgresql":
+                _drop_project_schemas(store)
+
+
 @pytest.fixture(params=BACKENDS)
 def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
     """A running service on a fresh store, once per backend."""
