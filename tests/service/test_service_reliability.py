@@ -3,15 +3,15 @@ is stored twice, on SQLite and PostgreSQL.
 
 Rules tested:
 
-- Four client processes posting batches at once (each batch also sent a second time, as a
-  client whose answer was lost would): every event of every acknowledged batch is stored
-  exactly once; the answers' ``new`` add up to what the store holds; the finding counts equal
-  the failures stored.
+- Four client processes posting batches of 100 events for 30 s (each batch also sent a
+  second time, as a client whose answer was lost would): every event of every acknowledged
+  batch is stored exactly once; the answers' ``new`` add up to what the store holds; the
+  finding counts equal the failures stored.
 - ``kill -9`` of the service while a client posts: every batch the service answered 200 before
   it died is in the store after it restarts on the same store; a batch sent again after the
   restart stores only what was not stored yet (``new`` + ``duplicates`` = its size).
-- ``failcode.report_to``'s sink keeps its events while the service is down (killed) and
-  delivers every one, once, when it is back.
+- ``failcode.report_to``'s sink, emitting steadily while the service is killed mid-stream,
+  keeps what it could not send and delivers every event, once, when the service is back.
 
 The client processes are real: ``python`` running :data:`CLIENT` with failcode events of a real
 failure (a program that is not installed, run here).
@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 CLIENTS: Final = 4
-SECONDS: Final = 8.0
-BATCH: Final = 50
+SECONDS: Final = 30.0
+BATCH: Final = 100
 
 CLIENT: Final = r'''
 import json, subprocess, sys, time
@@ -179,23 +179,27 @@ def test_report_to_delivers_what_it_held_while_the_service_was_down(service: Ser
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     failure = from_command(argv, done.returncode, done.stdout, done.stderr)
     assert isinstance(failure, Failure)
-    sink = report_to(service.url, service.keys["ingest"], flush_interval_s=0.1,
+    sent = [failure_event(failure, event="command.failed", session=f"r-{i}")
+            for i in range(3000)]
+    sink = report_to(service.url, service.keys["ingest"], batch=100, flush_interval_s=0.05,
                      max_delay_s=0.5)
     try:
-        sent = [failure_event(failure, event="command.failed", session=f"r-{i}")
-                for i in range(20)]
-        for event in sent[:10]:
+        killed = False
+        for n, event in enumerate(sent):
             sink.emit(event)
-        assert sink.flush(timeout_s=30)
-        service.kill()
-        for event in sent[10:]:
-            sink.emit(event)
-        assert not sink.flush(timeout_s=1.0)  # held: nowhere to send them
+            if n % 100 == 99:
+                time.sleep(0.02)  # a steady agent, not one burst
+            if not killed and sink.stats.new >= 500:
+                service.kill()  # mid-stream: batches are in flight and more are coming
+                killed = True
+        assert killed, "the service was never killed mid-stream"
+        assert sink.stats.pending > 0  # held: nowhere to send them
         service.start()
-        assert sink.flush(timeout_s=60)
+        assert sink.flush(timeout_s=120)
         stats = sink.stats
     finally:
         sink.close()
     stored = stored_ids(service)
+    assert len(stored) == len(set(stored))
     assert sorted(stored) == sorted(e.event_id for e in sent)
-    assert (stats.new, stats.dropped) == (20, 0)
+    assert (stats.new + stats.duplicates, stats.dropped, stats.rejected) == (3000, 0, 0)
