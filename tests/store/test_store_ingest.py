@@ -170,3 +170,21 @@ def test_counts_equal_a_recount_after_mixed_batches(backend: str, data: st.DataO
             assert store.append(batch) == end - start
             start = end
         assert _stored(store) == _recount(stream)
+
+
+def test_a_rolled_back_batch_does_not_break_the_next(store_url: str) -> None:
+    """A batch whose transaction rolls back (here: the ``after`` step raises, as a deadlock or
+    a full disk would) takes its work with it, including, on PostgreSQL, the staging tables it
+    created on the connection; the next batches on the same connections are stored whole."""
+    stream = _stream(60, seed=5)
+
+    def refuse(_tx: object, _new: object) -> None:
+        raise RuntimeError("the layer above refused the batch")
+
+    with open_store(store_url) as store:
+        for round_ in range(4):  # min_size=1: each batch runs on the pool's one idle connection
+            part = stream[round_ * 15:(round_ + 1) * 15]
+            with pytest.raises(Exception, match="refused the batch"):
+                store.append(part, after=refuse)
+            assert store.append(part) == 15
+        assert _stored(store) == _recount(stream)

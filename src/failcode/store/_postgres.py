@@ -39,7 +39,8 @@ def _pg(sql: str) -> str:
 
 
 _STAGED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
-"""Per connection: the tables whose temporary staging table exists on it."""
+"""Per connection: the tables whose temporary staging table exists on it (a table created in a
+transaction that rolled back is taken out again)."""
 
 
 class _Tx:
@@ -48,6 +49,8 @@ class _Tx:
     def __init__(self, cursor: Any) -> None:
         self._cursor = cursor
         self._used: set[str] = set()
+        self.created: set[str] = set()
+        """Staging tables this transaction created (gone again if it rolls back)."""
 
     def _stage(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
         """COPY ``rows`` into the connection's temporary staging table of ``table`` (emptied
@@ -59,6 +62,7 @@ class _Tx:
             cursor.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {stage} (LIKE {table}) "
                            "ON COMMIT DELETE ROWS")
             made.add(table)
+            self.created.add(table)
         elif table in self._used:
             cursor.execute(f"DELETE FROM {stage}")
         self._used.add(table)
@@ -163,7 +167,14 @@ class PostgresBackend:
         try:
             with self._pool.connection() as connection, connection.cursor() as cursor:
                 cursor.execute("SET LOCAL lock_timeout = '30s'")
-                yield _Tx(cursor)
+                tx = _Tx(cursor)
+                try:
+                    yield tx
+                except BaseException:
+                    # the transaction rolls back, and a staging table it created with it: the
+                    # connection must create it again (else a retried batch finds none)
+                    _STAGED.get(connection, set()).difference_update(tx.created)
+                    raise
         except (errors.DeadlockDetected, errors.SerializationFailure):
             raise Retry from None
 
