@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 declare -A packages=(
   [gcc]=gcc [g++]=g++ [make]=make [git]=git [javac]=default-jdk-headless [node]=nodejs
   [npm]=npm [rustc]=rustc [cargo]=cargo [clang]=clang [mvn]=maven [chromium]=chromium
-  [/usr/bin/python3]=python3 [go]=golang-go [curl]=curl
+  [/usr/bin/python3]=python3 [go]=golang-go [curl]=curl [chromedriver]=chromium-driver
 )
 missing=()
 for program in "${!packages[@]}"; do
@@ -35,10 +35,14 @@ if [ "${#missing[@]}" -gt 0 ]; then
   fi
 fi
 
-# -- TypeScript into a repo-local, git-ignored folder (tests look there, then on PATH) -------
-if [ ! -x .cache/npm/node_modules/.bin/tsc ] && command -v npm >/dev/null 2>&1; then
+# -- TypeScript and axe-core (the dashboard's accessibility checks) into a repo-local,
+# git-ignored folder (tests look there, then on PATH). One npm command for both: a --no-save
+# install prunes every package it was not asked for, so installing one alone removes the other.
+if { [ ! -x .cache/npm/node_modules/.bin/tsc ] \
+     || [ ! -f .cache/npm/node_modules/axe-core/axe.min.js ]; } && command -v npm >/dev/null 2>&1
+then
   npm install --prefix .cache/npm --silent --no-audit --no-fund --no-save typescript@5 \
-    >/dev/null
+    axe-core@4 >/dev/null
 fi
 
 # -- a throwaway PostgreSQL server for the store tests (stopped when this script exits) -------
