@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 import msgspec
 from fastapi import Depends, FastAPI, Path, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
@@ -600,6 +600,15 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
         name = await access(request, "admin", project)
         await run_in_threadpool(remove_webhook, running().control_store, name, webhook_id)
         return Response(status_code=204)
+
+    # -- the dashboard (HTML under /ui, not in the OpenAPI document) -------------------------
+    from failcode.service._dashboard import dashboard_router  # noqa: PLC0415 - needs Jinja2
+
+    app.include_router(dashboard_router(running))
+
+    @app.get("/", include_in_schema=False)
+    async def home() -> Response:
+        return RedirectResponse("/ui/", status_code=307)
 
     return app
 

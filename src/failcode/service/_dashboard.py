@@ -1,0 +1,427 @@
+"""The dashboard of ``failcode serve``: server-rendered pages under ``/ui``, in the same process.
+
+Pages (each URL carries its filters, so a link shares the view and the back button works):
+``/ui/`` findings (what to fix first), ``/ui/findings/{id}``, ``/ui/sessions``,
+``/ui/sessions/{name}``, ``/ui/compare``, ``/ui/blame``, ``/ui/loops``; ``/ui/live`` is what
+the pages poll. Templates are Jinja2 (``templates/``), with one stylesheet and one small
+script served from ``/ui/static/``; nothing is fetched from anywhere else.
+
+Access rules:
+
+- **Sign-in** exchanges a ``read`` or ``admin`` key (an ``ingest`` key is refused) for a
+  session cookie ``failcode_ui``: a random id, ``HttpOnly``, ``SameSite=Strict``, ``Path=/ui``,
+  ``Secure`` when the request came over HTTPS. The key stays in this process's memory, never
+  in the cookie, and every request checks it again (:meth:`Service.authenticate`: a revoked
+  key ends its sessions within the key cache's 5 s). A session idle for 12 hours ends; a
+  restart of the service ends them all. Signing out ends it at once.
+- **Changes** (resolve, resolve in a version, ignore, reopen, sign-out) are POSTs carrying the
+  session's CSRF token in a form field, compared in constant time; changing a finding needs an
+  ``admin`` key (a ``read`` session gets 403). ``SameSite=Strict`` keeps other sites' forms
+  from carrying the cookie at all.
+- A page without a session redirects (303) to the sign-in page, which returns to it after.
+- Every page counts against the key's request rate like an API request.
+
+The pages are not in the OpenAPI document (they are HTML, not the API).
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
+from urllib.parse import parse_qs, quote, urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from failcode import FailureError, __version__
+from failcode.service import _pages
+from failcode.service._findings import SORTS, STATUSES
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from failcode.service._control import Key
+    from failcode.service._service import Service
+
+__all__ = ["COOKIE", "dashboard_router"]
+
+COOKIE: Final = "failcode_ui"
+IDLE_S: Final = 12 * 3600
+POLL_S: Final = 5
+_HERE: Final = Path(__file__).parent
+_STATIC: Final = {"dashboard.css": "text/css", "dashboard.js": "text/javascript"}
+_SINCE: Final = {"24h": timedelta(days=1), "7d": timedelta(days=7), "30d": timedelta(days=30),
+                 "90d": timedelta(days=90)}
+_FILTERS: Final = ("status", "category", "agent", "model", "version")
+_MAX_FORM: Final = 16 * 1024
+
+
+@dataclass
+class _Session:
+    key: str
+    csrf: str
+    seen: float
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is signed in: the key's project and scope, and the session's CSRF token."""
+
+    project: str
+    scope: str
+    key_id: str
+    csrf: str
+    sid: str
+
+
+class _Sessions:
+    """Signed-in sessions, in memory: id -> the key presented and a CSRF token."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[str, _Session] = {}
+
+    def open(self, key: str) -> tuple[str, str]:
+        sid, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        now = time.monotonic()
+        with self._lock:
+            if len(self._held) > 10_000:
+                self._held = {k: v for k, v in self._held.items() if now - v.seen < IDLE_S}
+            self._held[sid] = _Session(key=key, csrf=csrf, seen=now)
+        return sid, csrf
+
+    def get(self, sid: str) -> _Session | None:
+        now = time.monotonic()
+        with self._lock:
+            held = self._held.get(sid)
+            if held is None:
+                return None
+            if now - held.seen > IDLE_S:
+                del self._held[sid]
+                return None
+            held.seen = now
+            return held
+
+    def close(self, sid: str) -> None:
+        with self._lock:
+            self._held.pop(sid, None)
+
+
+def _environment() -> Any:
+    import jinja2  # noqa: PLC0415 - the serve extra
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(_HERE / "templates")),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                             undefined=jinja2.StrictUndefined)
+    env.filters["when"] = _when
+    env.globals["short"] = _short
+    env.filters["ago"] = _ago
+    env.filters["pct"] = lambda value: f"{100 * value:.1f}%"
+    env.globals.update(version=__version__, poll_s=POLL_S, sorts=SORTS, statuses=STATUSES,
+                       since_options=tuple(_SINCE), quote=quote)
+    return env
+
+
+def _when(value: datetime | None) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "—"
+
+
+def _short(path: str | None) -> str:
+    """A file's last two path parts (the whole path is in the cell's title)."""
+    if not path:
+        return ""
+    parts = path.replace("\\", "/").rstrip("/").split("/")
+    return "/".join(parts[-2:]) if len(parts) > 2 else path
+
+
+def _ago(value: datetime | None) -> str:
+    if value is None:
+        return "—"
+    seconds = (datetime.now(UTC) - value).total_seconds()
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {unit}{'' if count == 1 else 's'} ago"
+    return "just now"
+
+
+def _form(body: bytes) -> dict[str, str]:
+    fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+    return {k: v[0] for k, v in fields.items() if v}
+
+
+def _page_url(path: str, query: dict[str, str]) -> str:
+    kept = {k: v for k, v in query.items() if v not in ("", None)}
+    return path + ("?" + urlencode(kept) if kept else "")
+
+
+def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0915 - one route each
+    """The dashboard's routes; ``running`` gives the service once it has started."""
+    router = APIRouter(prefix="/ui", include_in_schema=False)
+    sessions = _Sessions()
+    env = _environment()
+
+    def render(name: str, status: int = 200, **values: Any) -> HTMLResponse:
+        html = env.get_template(name).render(**values)
+        return HTMLResponse(html, status_code=status, headers={
+            "Cache-Control": "no-store",
+            "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
+                                       "style-src 'self'; script-src 'self'; "
+                                       "frame-ancestors 'none'; form-action 'self'",
+            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin"})
+
+    def viewer_of(request: Request) -> Viewer | None:
+        sid = request.cookies.get(COOKIE)
+        held = sessions.get(sid) if sid else None
+        if sid is None or held is None:
+            return None
+        service = running()
+        try:
+            key: Key = service.authenticate(held.key, path=request.url.path[:200])
+            service.authorize(key, "read", route=f"GET {request.url.path}"[:200])
+        except FailureError as exc:
+            if exc.failure.code == "FC-SVC-005":
+                raise
+            sessions.close(sid)
+            return None
+        return Viewer(project=key.project, scope=key.scope, key_id=key.key_id, csrf=held.csrf,
+                      sid=sid)
+
+    def to_signin(request: Request) -> RedirectResponse:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse("/ui/signin?" + urlencode({"next": target}), status_code=303)
+
+    async def signed_in(request: Request) -> Viewer | Response:
+        viewer = await run_in_threadpool(viewer_of, request)
+        return viewer if viewer is not None else to_signin(request)
+
+    def safe_next(target: str | None) -> str:
+        if target and target.startswith("/ui") and not target.startswith("//"):
+            return target
+        return "/ui/"
+
+    # -- static ------------------------------------------------------------------------------
+    @router.get("/static/{name}")
+    async def static(name: str) -> Response:
+        if name not in _STATIC:
+            return render("error.html", 404, viewer=None, title="Not found",
+                          message=f"There is no page {name[:80]!r}.")
+        return FileResponse(_HERE / "static" / name, media_type=_STATIC[name],
+                            headers={"Cache-Control": "max-age=300"})
+
+    # -- sign-in ------------------------------------------------------------------------------
+    @router.get("/signin")
+    async def signin_form(request: Request, next: str | None = None) -> Response:  # noqa: A002
+        return render("signin.html", viewer=None, title="Sign in", next=safe_next(next),
+                      error=None)
+
+    @router.post("/signin")
+    async def signin(request: Request) -> Response:
+        body = await request.body()
+        form = _form(body[:_MAX_FORM])
+        key = form.get("key", "").strip()
+        target = safe_next(form.get("next"))
+        service = running()
+        try:
+            found = await run_in_threadpool(service.authenticate, key, path="/ui/signin")
+        except FailureError:
+            return render("signin.html", 401, viewer=None, title="Sign in", next=target,
+                          error="That key is not one this service issued, or it was revoked.")
+        if found.scope not in ("read", "admin"):
+            return render("signin.html", 403, viewer=None, title="Sign in", next=target,
+                          error=f"An {found.scope} key cannot read the dashboard: sign in "
+                                "with a read or admin key (failcode token create --scope "
+                                "read).")
+        sid, _csrf = sessions.open(key)
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(COOKIE, sid, httponly=True, samesite="strict", path="/ui",
+                            secure=request.url.scheme == "https", max_age=IDLE_S)
+        return response
+
+    @router.post("/signout")
+    async def signout(request: Request) -> Response:
+        viewer = await run_in_threadpool(viewer_of, request)
+        form = _form((await request.body())[:_MAX_FORM])
+        if viewer is not None and hmac.compare_digest(form.get("csrf", ""), viewer.csrf):
+            sessions.close(viewer.sid)
+        response = RedirectResponse("/ui/signin", status_code=303)
+        response.delete_cookie(COOKIE, path="/ui")
+        return response
+
+    # -- pages --------------------------------------------------------------------------------
+    def findings_query(request: Request) -> tuple[dict[str, Any], dict[str, str], str, int]:
+        q = request.query_params
+        shown = {name: q.get(name, "") for name in (*_FILTERS, "since", "sort")}
+        filters: dict[str, Any] = {}
+        for name in _FILTERS:
+            value = q.get(name) or None
+            if name == "status" and value not in STATUSES:
+                value = None
+            if value is not None:
+                filters[name] = value[:120]
+        since = q.get("since", "")
+        if since in _SINCE:
+            filters["since"] = datetime.now(UTC) - _SINCE[since]
+        sort = str(q.get("sort")) if q.get("sort") in SORTS else "count"
+        try:
+            offset = max(0, min(int(q.get("offset", "0")), 1_000_000))
+        except ValueError:
+            offset = 0
+        return filters, shown, sort, offset
+
+    @router.get("/")
+    async def findings(request: Request) -> Response:
+        viewer = await signed_in(request)
+        if isinstance(viewer, Response):
+            return viewer
+        filters, shown, sort, offset = findings_query(request)
+        service = running()
+        page = await run_in_threadpool(lambda: _pages.findings_page(
+            service.store(viewer.project), service.findings(viewer.project), filters=filters,
+            sort=sort, offset=offset))
+        query = dict(shown, sort=sort)
+        return render("findings.html", viewer=viewer, title="Findings", page=page, shown=shown,
+                      sort=sort, query=query, page_url=_page_url, nav="findings")
+
+    @router.get("/findings/{finding_id}")
+    async def finding(request: Request, finding_id: int) -> Response:
+        viewer = await signed_in(request)
+        if isinstance(viewer, Response):
+            return viewer
+        service = running()
+        try:
+            view = await run_in_threadpool(lambda: _pages.finding_page(
+                service.store(viewer.project), service.findings(viewer.project), finding_id))
+        except FailureError:
+            return render("error.html", 404, viewer=viewer, title="Not found", nav="findings",
+                          message=f"There is no finding {finding_id} in {viewer.project}.")
+        return render("finding.html", viewer=viewer, title=f"Finding {finding_id}", view=view,
+                      nav="findings", notice=request.query_params.get("done"))
+
+    @router.post("/findings/{finding_id}/{action}")
+    async def change(request: Request, finding_id: int, action: str) -> Response:
+        viewer = await signed_in(request)
+        if isinstance(viewer, Response):
+            return viewer
+        form = _form((await request.body())[:_MAX_FORM])
+        if not hmac.compare_digest(form.get("csrf", ""), viewer.csrf):
+            return render("error.html", 403, viewer=viewer, title="Refused", nav="findings",
+                          message="This form is out of date (its security token does not "
+                                  "match the session's): reload the page and try again.")
+        if viewer.scope != "admin":
+            return render("error.html", 403, viewer=viewer, title="Refused", nav="findings",
+                          message="Changing a finding needs an admin key; this session "
+                                  f"signed in with a {viewer.scope} key.")
+        if action not in ("resolve", "ignore", "reopen"):
+            return render("error.html", 404, viewer=viewer, title="Not found", nav="findings",
+                          message=f"There is no action {action[:40]!r}.")
+        version = form.get("in_version", "").strip() or None
+        chosen: Literal["resolve", "ignore", "reopen"] = action  # type: ignore[assignment]
+        service = running()
+        try:
+            await run_in_threadpool(lambda: service.findings(viewer.project).set_status(
+                finding_id, chosen, in_version=version if chosen == "resolve" else None))
+        except FailureError as exc:
+            return render("error.html", 400 if exc.failure.code != "FC-SVC-003" else 404,
+                          viewer=viewer, title="Not changed", nav="findings",
+                          message=exc.failure.message)
+        done = {"resolve": f"resolved in {version}" if version else "resolved",
+                "ignore": "ignored", "reopen": "reopened"}[action]
+        return RedirectResponse(f"/ui/findings/{finding_id}?{urlencode({'done': done})}",
+                                status_code=303)
+
+    @router.get("/sessions")
+    async def sessions_list(request: Request) -> Response:
+        viewer = await signed_in(request)
+        if isinstance(viewer, Response):
+            return viewer
+        clean = request.query_params.get("clean") == "1"
+        try:
+            offset = max(0, int(request.query_params.get("offset", "0")))
+        except ValueError:
+            offset = 0
+        service = running()
+        page = await run_in_threadpool(lambda: _pages.sessions_page(
+            service.store(viewer.project), clean=clean, offset=offset))
+        return render("sessions.html", viewer=viewer, title="Sessions", page=page, clean=clean,
+                      nav="sessions", page_url=_page_url)
+
+    @router.get("/sessions/{name:path}")
+    async def session(request: Request, name: str) -> Response:
+        viewer = await signed_in(request)
+        if isinstance(viewer, Response):
+            return viewer
+        service = running()
+        view = await run_in_threadpool(lambda: _pages.session_page(
+            service.store(viewer.project), name[:400], request.query_params.get("input")))
+        if view is None:
+            return render("error.html", 404, viewer=viewer, title="Not found", nav="sessions",
+                          message=f"There is no session {name[:80]!r} in {viewer.project}.")
+        return render("session.html", viewer=viewer, title=f"Session {name[:60]}", view=view,
+                      nav="sessions")
+
+    @router.get("/compare")
+    async def compare(request: Request) -> Response:
+        viewer = await signed_in(request)
+        if isinstance(viewer, Response):
+            return viewer
+        q = request.query_params
+        by = str(q.get("by")) if q.get("by") in ("version", "model", "agent", "window") \
+            else "version"
+        service = running()
+        page = await run_in_threadpool(lambda: _pages.compare_page(
+            service.store(viewer.project), by=by, a=q.get("a", "")[:120],
+            b=q.get("b", "")[:120]))
+        return render("compare.html", viewer=viewer, title="Compare", page=page,
+                      nav="compare")
+
+    @router.get("/blame")
+    async def blame(request: Request) -> Response:
+        viewer = await signed_in(request)
+        if isinstance(viewer, Response):
+            return viewer
+        service = running()
+        rows = await run_in_threadpool(lambda: service.store(viewer.project).blame(
+            by="code", limit=100))
+        return render("blame.html", viewer=viewer, title="Blame", rows=rows, nav="blame",
+                      who=_pages.who_acts)
+
+    @router.get("/loops")
+    async def loops(request: Request) -> Response:
+        viewer = await signed_in(request)
+        if isinstance(viewer, Response):
+            return viewer
+        service = running()
+        rows = await run_in_threadpool(lambda: service.store(viewer.project).loops(limit=100))
+        return render("loops.html", viewer=viewer, title="Loops", rows=rows, nav="loops")
+
+    @router.get("/live")
+    async def live(request: Request) -> Response:
+        viewer = await run_in_threadpool(viewer_of, request)
+        if viewer is None:
+            return JSONResponse({"signed_in": False}, status_code=401)
+        service = running()
+
+        def state() -> dict[str, Any]:
+            store = service.store(viewer.project)
+            events = store.fetch("SELECT coalesce(sum(count), 0) FROM event_counts")[0][0]
+            regressed = store.fetch(
+                "SELECT f.id, s.code, s.last_message, f.status_us FROM svc_findings f JOIN "
+                "signatures s ON s.signature = f.signature WHERE f.status = 'regressed' "
+                "ORDER BY f.status_us DESC LIMIT 5")
+            return {"signed_in": True, "events": int(events),
+                    "regressions": [{"id": int(r[0]), "code": str(r[1]),
+                                     "message": str(r[2] or ""), "since_us": int(r[3])}
+                                    for r in regressed]}
+
+        return JSONResponse(await run_in_threadpool(state),
+                            headers={"Cache-Control": "no-store"})
+
+    return router
