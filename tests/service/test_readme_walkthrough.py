@@ -97,3 +97,4 @@ def test_the_walkthrough_runs_as_written(store: str, tmp_path: Path) -> None:
     table = out[first + end:]
     assert "STATUS" in table
     assert expected.code in table, table
+    assert "dashboard: 200 " in out  # the sign-in page of the dashboard answers
