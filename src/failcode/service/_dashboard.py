@@ -45,10 +45,11 @@ from failcode.service import _pages
 from failcode.service._findings import SORTS, STATUSES
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from failcode.service._control import Key
     from failcode.service._service import Service
+    from failcode.store import Blame
 
 __all__ = ["COOKIE", "dashboard_router"]
 
@@ -150,6 +151,21 @@ def _ago(value: datetime | None) -> str:
             count = int(seconds // size)
             return f"{count} {unit}{'' if count == 1 else 's'} ago"
     return "just now"
+
+
+def _blame_plot(rows: Sequence[Blame]) -> str:
+    """The triage report's "who acts x what failed" bars (the same drawing), each a link to
+    the findings of that category."""
+    from failcode.triage._html import _bars, _colour  # noqa: PLC0415 - the report's plot
+
+    cells: dict[tuple[str, str], int] = {}
+    for row in rows:
+        cells[(row.category, row.kind)] = cells.get((row.category, row.kind), 0) + row.count
+    top = sorted(cells.items(), key=lambda item: -item[1])[:15]
+    bars = [(f"{category} · {kind}", count, _colour(category), "category", category)
+            for (category, kind), count in top]
+    return _bars("Who acts · what failed", bars,
+                 links=[_page_url("/ui/", {"category": c}) for (c, _k), _n in top])
 
 
 def _form(body: bytes) -> dict[str, str]:
@@ -391,7 +407,7 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
         rows = await run_in_threadpool(lambda: service.store(viewer.project).blame(
             by="code", limit=100))
         return render("blame.html", viewer=viewer, title="Blame", rows=rows, nav="blame",
-                      who=_pages.who_acts)
+                      who=_pages.who_acts, plot=_blame_plot(rows))
 
     @router.get("/loops")
     async def loops(request: Request) -> Response:

@@ -125,9 +125,11 @@ def _legend() -> str:
             f"{items}</ul>")
 
 
-def _bars(title: str, rows: list[tuple[str, int, str, str, str]], *, width: int = 640) -> str:
+def _bars(title: str, rows: list[tuple[str, int, str, str, str]], *, width: int = 640,
+          links: list[str] | None = None) -> str:
     """A horizontal bar chart as inline SVG; each row (label, value, colour, filter key,
-    filter value) is a bar that filters the sessions when clicked."""
+    filter value) is a bar that filters the sessions when clicked, or, with ``links`` (one URL
+    per row: the dashboard's use), a link."""
     if not rows:
         return ""
     largest = max(row[1] for row in rows) or 1
@@ -139,15 +141,20 @@ def _bars(title: str, rows: list[tuple[str, int, str, str, str]], *, width: int 
         y = 5 + index * row_h
         length = max(2, round(bar_w * value / largest))
         short = label if len(label) <= 52 else label[:51] + "…"
+        body = (f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end">'
+                f"{escape(short)}</text>"
+                f'<rect x="{label_w}" y="{y + 3}" width="{length}" height="14" '
+                f'fill="{colour}"><title>{escape(label)}: {value}</title></rect>'
+                f'<text x="{label_w + length + 4}" y="{y + 14}">{value:,}</text>')
+        if links is not None:
+            # the link's name is its visible text (the label and the count)
+            parts.append(f'<a class="bar" href="{escape(links[index])}">{body}</a>')
+            continue
         parts.append(f'<g class="bar" tabindex="0" role="button" '
                      f'data-key="{escape(key)}" data-value="{escape(filter_value)}" '
                      f'data-label="{escape(label[:80])}" '
                      f'aria-label="{escape(label[:120])}: {value}; show its sessions">'
-                     f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end">'
-                     f"{escape(short)}</text>"
-                     f'<rect x="{label_w}" y="{y + 3}" width="{length}" height="14" '
-                     f'fill="{colour}"><title>{escape(label)}: {value}</title></rect>'
-                     f'<text x="{label_w + length + 4}" y="{y + 14}">{value:,}</text></g>')
+                     f"{body}</g>")
     parts.append("</svg>")
     return f"<figure><figcaption>{escape(title)}</figcaption>{''.join(parts)}</figure>"
 
