@@ -379,3 +379,17 @@ def test_a_revoked_key_ends_its_sessions(service: Served, browser: Browser) -> N
             break
         time.sleep(0.5)
     assert "/ui/signin" in driver.current_url
+
+
+def test_compare_by_time_window(service: Served, browser: Browser) -> None:
+    """Today against a day long ago: what failed today (the seeded failures, posted today) is
+    new; the share is failures per failure of the window."""
+    from datetime import UTC, datetime
+
+    today = datetime.now(UTC).date().isoformat()
+    sign_in(browser, service, "read", then=f"/ui/compare?by=window&a=2001-01-01&b={today}")
+    driver = browser.driver
+    changes = [r.find_element("css selector", ".change").text for r in rows(driver, "comparison")]
+    assert changes
+    assert set(changes) == {"new"}
+    check_page(browser, service, "compare-window")

@@ -23,9 +23,10 @@ Rules:
 - **Compare** sets two sides side by side, by agent version (or model or agent), or by two
   time windows, with the triage comparison's rules (:mod:`failcode.triage._compare`): a share
   per side; ``new``, ``gone``, ``up``, ``down``, ``same``; a change is significant at 1.96
-  standard errors of a two-proportion test, else marked as too few to tell. Windows compare
-  sessions hit per session of the window (exactly the triage rule); versions compare failures
-  per failure of the version (the store keeps no session count per version), said on the page.
+  standard errors of a two-proportion test, else marked as too few to tell. A share is a
+  finding's failures per failure of its side (the per-day and per-version counts the findings
+  keep; the triage report divides sessions hit by sessions, which the store keeps per session
+  and signature only, too large a table to scan per page), said on the page.
 """
 
 from __future__ import annotations
@@ -437,20 +438,16 @@ def compare_page(store: Store, *, by: str, a: str, b: str) -> ComparePage:
     """Two sides of the project's findings, the triage comparison's rules."""
     if by == "window":
         choices: tuple[str, ...] = ()
-        sides = [_window(a), _window(b)]
         counts: list[dict[str, int]] = []
-        totals: list[int] = []
-        for side in sides:
+        for side in (_window(a), _window(b)):
             if side is None:
                 counts.append({})
-                totals.append(0)
                 continue
-            totals.append(int(store.fetch("SELECT count(*) FROM sessions WHERE last_us >= ? "
-                                          "AND first_us < ?", side)[0][0]))
             counts.append({str(s): int(n) for s, n in store.fetch(
-                "SELECT signature, count(*) FROM session_signatures WHERE last_us >= ? AND "
-                "first_us < ? GROUP BY signature", side)})
-        unit = "sessions"
+                "SELECT signature, sum(count) FROM svc_finding_days WHERE day >= ? AND day < ? "
+                "GROUP BY signature", (side[0] // DAY_US, side[1] // DAY_US))})
+        totals = [sum(c.values()) for c in counts]
+        unit = "failures"
     else:
         column = _COLUMNS.get(by, "version")
         choices = tuple(str(r[0]) for r in store.fetch(
