@@ -393,3 +393,21 @@ def test_compare_by_time_window(service: Served, browser: Browser) -> None:
     assert changes
     assert set(changes) == {"new"}
     check_page(browser, service, "compare-window")
+
+
+def test_how_sessions_ended_is_kept_per_session(service: Served, browser: Browser) -> None:
+    """A session whose last event is a failure (posted without triage) ended ``failed``; the
+    triage run's sessions carry the way triage says they ended; the per-day table counts
+    every session that says how it ended."""
+    sign_in(browser, service, "read", then="/ui/sessions/v2-1?input=")
+    driver = browser.driver
+    assert driver.find_element("css selector", ".ended").text == "failed"
+    browser.open(service.url + "/ui/sessions?clean=1")
+    browser.wait_for("#ended")
+    header = [th.text for th in driver.find_elements("css selector", "#ended thead th")][1:]
+    assert "failed" in header
+    assert len(header) >= 2  # the triage run's ways besides "failed"
+    total = sum(int(td.text) for td in driver.find_elements("css selector",
+                                                            "#ended tbody td.n"))
+    listed = int(driver.find_element("css selector", "main p.muted").text.split()[0])
+    assert 0 < total <= listed

@@ -225,3 +225,22 @@ def test_outcomes_are_never_findings(store_url: str) -> None:
 
 def _us(when: datetime) -> int:
     return int(when.timestamp() * 1_000_000)
+
+
+def test_a_version_1_findings_store_gets_the_session_ends_table(store_url: str,
+                                                                tmp_path: Path) -> None:
+    """A store whose findings tables are version 1 (before svc_session_ends) is upgraded once;
+    its sessions then say how they ended from the next failure on."""
+    failure = real_failure(tmp_path)
+    with open_store(store_url) as store:
+        ensure_tables(store)
+        with store.transaction() as tx:  # as version 1 left it
+            tx.run("DROP TABLE svc_session_ends")
+            tx.run("UPDATE meta SET value = '1' WHERE key = 'service_findings_schema'")
+        ensure_tables(store)
+        ensure_tables(store)  # once is enough
+        assert store.fetch("SELECT value FROM meta WHERE key = 'service_findings_schema'") == [
+            ("2",)]
+        Findings(store).append([event_of(failure, T0, session="s-ended")])
+        assert store.fetch("SELECT session, ended FROM svc_session_ends") == [
+            ("s-ended", "failed")]

@@ -2,7 +2,7 @@
 
 A finding is what the triage report calls one: every failure with one signature. Its counts,
 sessions, first and last seen and last message are the store's own ``signatures`` row; this
-module adds what the store does not know, in three tables of the same database, written in the
+module adds what the store does not know, in tables of the same database, written in the
 transaction that stores the events (:meth:`failcode.store.Store.append` with ``after``), so a
 retried batch changes nothing twice and a batch that fails changes nothing:
 
@@ -13,6 +13,8 @@ svc_findings                signature: its id (a number, per store), status, sin
                             version it was resolved in, how often it regressed
 svc_finding_days            (signature, UTC day): failures that day
 svc_finding_versions        (signature, agent, agent version, model): failures, first/last seen
+svc_session_ends            (session, input): how it ended (its latest event's ``triage.ended``,
+                            else ``failed`` after a failure) and when
 ==========================  ====================================================================
 
 Lifecycle (:func:`after_failure` is the rule, a pure function):
@@ -90,6 +92,11 @@ _DDL: Final = (
     "NOT NULL, last_us BIGINT NOT NULL, PRIMARY KEY (signature, agent, version, model))"),
     "CREATE TABLE IF NOT EXISTS svc_counters (name TEXT PRIMARY KEY, value BIGINT NOT NULL)",
 )
+_DDL_2: Final = (
+    ("CREATE TABLE IF NOT EXISTS svc_session_ends (session TEXT NOT NULL, input TEXT NOT NULL,"
+     " ended TEXT NOT NULL, last_us BIGINT NOT NULL, PRIMARY KEY (session, input))"),
+)
+"""Version 2: how each session ended, for the dashboard's counts per status and day."""
 
 
 def ensure_tables(store: Store) -> None:
@@ -97,9 +104,14 @@ def ensure_tables(store: Store) -> None:
     the store already holds (a store triage filled before the service read it)."""
     with store.transaction() as tx:
         known = tx.run("SELECT value FROM meta WHERE key = ?", (_SCHEMA_KEY,))
-        if known:
+        if known and known[0][0] == "2":
             return
-        for statement in _DDL:
+        if known:  # version 1: add how sessions ended (from now on; older sessions: unknown)
+            for statement in _DDL_2:
+                tx.run(statement)
+            tx.run("UPDATE meta SET value = '2' WHERE key = ?", (_SCHEMA_KEY,))
+            return
+        for statement in (*_DDL, *_DDL_2):
             tx.run(statement)
         rows = tx.run("SELECT signature, first_us, last_us, count FROM signatures "
                       "ORDER BY first_us, signature")
@@ -110,7 +122,7 @@ def ensure_tables(store: Store) -> None:
                     "(?, ?, 'open', ?, NULL, 0, ?, ?, ?, NULL)",
                     [(r[0], first + i, int(r[1]), int(r[1]), int(r[2]), int(r[3]))
                      for i, r in enumerate(rows)])
-        tx.run("INSERT INTO meta (key, value) VALUES (?, ?)", (_SCHEMA_KEY, "1"))
+        tx.run("INSERT INTO meta (key, value) VALUES (?, ?)", (_SCHEMA_KEY, "2"))
 
 
 def _next_ids(tx: Tx, count: int) -> int:
@@ -292,6 +304,7 @@ class Findings:
         def after(tx: Tx, new: list[Event]) -> None:
             changes.clear()  # a repeated transaction starts over
             changes.extend(_record(tx, new))
+            _record_ends(tx, new)
 
         stored = self.store.append(events, after=after)
         return stored, changes
@@ -423,6 +436,41 @@ class Findings:
                                      first_seen=_time(r[4]), last_seen=_time(r[5]))
                            for r in version_rows),
             occurrences=tuple(found), remedy=remedy, known_remedies=known)
+
+
+def session_end(event: Event) -> str | None:
+    """How the session of ``event`` ended, as far as this event says: the ``triage.ended``
+    that ``failcode triage`` records, else ``failed`` for a failure; None for an outcome
+    without it (it says nothing about the end)."""
+    record = event.failure or event.outcome
+    ended = record.context.get("triage.ended") if record is not None else None
+    if isinstance(ended, str) and ended:
+        return ended[:_MAX_ATTR]
+    return "failed" if event.failure is not None else None
+
+
+def _record_ends(tx: Tx, events: list[Event]) -> None:
+    """Keep, per (session, input), what its latest event says of how it ended."""
+    from failcode.store._ingest import event_input  # noqa: PLC0415
+
+    latest: dict[tuple[str, str], tuple[int, str]] = {}
+    for event in events:
+        if event.session is None:
+            continue
+        ended = session_end(event)
+        if ended is None:
+            continue
+        key = (event.session, event_input(event))
+        ts = ts_micros(event.ts)
+        if key not in latest or ts >= latest[key][0]:
+            latest[key] = (ts, ended)
+    tx.upsert("svc_session_ends", ("session", "input", "ended", "last_us"),
+              ("session", "input"),
+              [(k[0], k[1], v[1], v[0]) for k, v in sorted(latest.items())],
+              "ended = CASE WHEN excluded.last_us >= svc_session_ends.last_us THEN "
+              "excluded.ended ELSE svc_session_ends.ended END, last_us = CASE WHEN "
+              "excluded.last_us > svc_session_ends.last_us THEN excluded.last_us ELSE "
+              "svc_session_ends.last_us END", want_new=False)
 
 
 def _record(tx: Tx, events: list[Event]) -> list[Change]:  # noqa: PLR0915 - one pass

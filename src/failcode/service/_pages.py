@@ -14,9 +14,11 @@ Rules:
   (the code's), a 14-day trend (failures per UTC day) and the versions it occurred in.
 - **Sessions** are the store's (session, input) pairs with their failures, sorted by failures;
   sessions without a failure (outcomes only) are hidden unless asked for. How a session ended
-  is the ``triage.ended`` its last event carries (``failcode triage --store/--report-to``
-  records it), else ``failed`` when its last event is a failure, else ``unknown``: the service
-  only receives failures and outcomes, so a session that reported none is not in the store.
+  is what its latest event says (:func:`~failcode.service._findings.session_end`: the
+  ``triage.ended`` that ``failcode triage --store/--report-to`` records, else ``failed`` after a
+  failure), kept per session at ingest, else ``unknown``; the counts per way and per day come
+  from that table. The service only receives failures and outcomes, so a session that reported
+  neither is not in the store.
 - **A session's timeline** is its events in time order (at most 500), each with its step,
   event, code or outcome, message and command; a run of the same signature 2 or more times in
   a row is one loop (the store's rule), numbered in the order loops start.
@@ -240,23 +242,27 @@ class SessionsPage:
     limit: int
     clean_hidden: int
     """Sessions without a failure (not listed unless ``clean``)."""
-    per_day: tuple[tuple[str, int, int], ...]
-    """(UTC day, sessions with failures, sessions without) for the last 30 days with any."""
+    per_day: tuple[tuple[str, dict[str, int]], ...]
+    """(UTC day, sessions per way they ended) over the last 30 days, by the day each session's
+    latest event says how it ended."""
 
 
 def _ended(store: Store, session: str, input_: str, last_us: int) -> str:
+    """How a session ended: what the findings keep (``svc_session_ends``), else what its last
+    event says, else ``unknown``."""
     from failcode.events import Event  # noqa: PLC0415
+    from failcode.service._findings import session_end  # noqa: PLC0415
 
+    kept = store.fetch("SELECT ended FROM svc_session_ends WHERE session = ? AND input = ?",
+                       (session, input_))
+    if kept:
+        return str(kept[0][0])
     rows = store.fetch("SELECT body FROM events WHERE ts_us = ? AND session = ? AND input = ? "
                        "LIMIT 5", (last_us, session, input_))
     for (body,) in rows:
-        event = Event.from_json(body)
-        record = event.failure or event.outcome
-        ended = record.context.get("triage.ended") if record is not None else None
-        if isinstance(ended, str) and ended:
+        ended = session_end(Event.from_json(body))
+        if ended is not None:
             return ended
-        if event.failure is not None:
-            return "failed"
     return "unknown"
 
 
@@ -281,12 +287,14 @@ def sessions_page(store: Store, *, clean: bool = False, offset: int = 0) -> Sess
                               codes=tuple((str(c), int(n)) for c, n in chips)))
     now = time.time_ns() // 1000
     first_day = now // DAY_US - 29
-    days = store.fetch("SELECT last_us / ? AS day, sum(CASE WHEN failures > 0 THEN 1 ELSE 0 "
-                       "END), sum(CASE WHEN failures = 0 THEN 1 ELSE 0 END) FROM sessions "
-                       "WHERE last_us >= ? GROUP BY day ORDER BY day",
+    days = store.fetch("SELECT last_us / ? AS day, ended, count(*) FROM svc_session_ends WHERE "
+                       "last_us >= ? GROUP BY day, ended ORDER BY day, ended",
                        (DAY_US, first_day * DAY_US))
-    per_day = tuple((_time(int(d) * DAY_US).date().isoformat(), int(a), int(b))
-                    for d, a, b in days)
+    per_status: dict[str, dict[str, int]] = {}
+    for day, ended, count in days:
+        label = _time(int(day) * DAY_US).date().isoformat()
+        per_status.setdefault(label, {})[str(ended)] = int(count)
+    per_day = tuple(sorted(per_status.items()))
     return SessionsPage(rows=tuple(out), total=total, offset=offset, limit=PAGE,
                         clean_hidden=0 if clean else without, per_day=per_day)
 
