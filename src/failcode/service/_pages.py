@@ -243,8 +243,8 @@ class SessionsPage:
     clean_hidden: int
     """Sessions without a failure (not listed unless ``clean``)."""
     per_day: tuple[tuple[str, dict[str, int]], ...]
-    """(UTC day, sessions per way they ended) over the last 30 days, by the day each session's
-    latest event says how it ended."""
+    """(UTC day, sessions per way they ended) on the latest 30 days with sessions, by the day
+    of each session's latest event."""
 
 
 def _ended(store: Store, session: str, input_: str, last_us: int) -> str:
@@ -285,15 +285,16 @@ def sessions_page(store: Store, *, clean: bool = False, offset: int = 0) -> Sess
                               last_seen=_time(last_us),
                               ended=_ended(store, str(session), str(input_), int(last_us)),
                               codes=tuple((str(c), int(n)) for c, n in chips)))
-    now = time.time_ns() // 1000
-    first_day = now // DAY_US - 29
-    days = store.fetch("SELECT last_us / ? AS day, ended, count(*) FROM svc_session_ends WHERE "
-                       "last_us >= ? GROUP BY day, ended ORDER BY day, ended",
-                       (DAY_US, first_day * DAY_US))
+    latest = store.fetch("SELECT DISTINCT last_us / ? AS day FROM svc_session_ends ORDER BY "
+                         "day DESC LIMIT 30", (DAY_US,))
     per_status: dict[str, dict[str, int]] = {}
-    for day, ended, count in days:
-        label = _time(int(day) * DAY_US).date().isoformat()
-        per_status.setdefault(label, {})[str(ended)] = int(count)
+    if latest:
+        days = store.fetch("SELECT last_us / ? AS day, ended, count(*) FROM svc_session_ends "
+                           "WHERE last_us >= ? GROUP BY day, ended ORDER BY day, ended",
+                           (DAY_US, int(latest[-1][0]) * DAY_US))
+        for day, ended, count in days:
+            label = _time(int(day) * DAY_US).date().isoformat()
+            per_status.setdefault(label, {})[str(ended)] = int(count)
     per_day = tuple(sorted(per_status.items()))
     return SessionsPage(rows=tuple(out), total=total, offset=offset, limit=PAGE,
                         clean_hidden=0 if clean else without, per_day=per_day)
