@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Set up everything the tests need, then run them: the README's test command and CI's.
 # Installs the real tools the tests run (compilers, git, make, node, Go, TypeScript, Maven's
-# offline plugins, Chromium for the HTML report test) when they are missing, the session lab's
-# pinned agent CLIs into the user's cache directory, starts a throwaway
-# PostgreSQL server for the store tests
-# (scripts/pg-throwaway.sh; stopped on exit), installs the package with its test extras into
+# offline plugins, Chromium and chromedriver for the HTML report and dashboard tests, axe-core)
+# when they are missing, the session lab's pinned agent CLIs into the user's cache directory,
+# starts a throwaway PostgreSQL server for the store tests (scripts/pg-throwaway.sh; stopped on
+# exit), installs the package with its test extras into
 # the active Python environment (use a virtual environment), then runs pytest; extra arguments
 # go to pytest. (.ci/run adds ruff and mypy.)
 set -euo pipefail
