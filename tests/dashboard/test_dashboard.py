@@ -293,8 +293,11 @@ def test_a_posted_event_appears_without_a_reload(service: Served, browser: Brows
     with report_to(service.url, service.keys["ingest"]) as sink:
         sink.emit(failure_event(failure, event="command.failed", session="live-1"))
         assert sink.flush(timeout_s=30)
-    browser.wait_until(lambda: failure.message in driver.find_element(
-        "id", "findings").text, timeout=30)
+    # read in one script call: the live update swaps the table in place, so an element found
+    # first may be gone by the time its text is asked for
+    browser.wait_until(lambda: failure.message in (driver.execute_script(
+        "var t = document.getElementById('findings'); return t ? t.textContent : '';") or ""),
+        timeout=30)
     assert driver.execute_script("return window.__still_this_page;") == 1
     assert "updated" in driver.find_element("id", "live").text
 
