@@ -446,13 +446,7 @@ def _arguments() -> tuple[argparse.Namespace, list[str], str]:
     if args.findings_events < bench_service.FILL_BATCH or args.requests < 1:
         parser.error(f"--findings-events must be >= {bench_service.FILL_BATCH} and "
                      "--requests >= 1")
-    names = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
-    pg = args.pg if args.pg.startswith(("postgresql://", "postgres://")) else ""
-    if "postgresql" in names and not pg:
-        if args.backend == "postgresql":
-            parser.error("PostgreSQL needs --pg URL or FAILCODE_TEST_PG_URL")
-        print("PostgreSQL: skipped (no --pg URL / FAILCODE_TEST_PG_URL)")
-        names.remove("postgresql")
+    names, pg = bench_service.chosen_backends(parser, args)
     return args, names, pg
 
 

@@ -1008,6 +1008,14 @@ def _arguments() -> tuple[argparse.Namespace, list[str], str]:
             args.findings_events < FILL_BATCH or args.requests < 12):
         parser.error(f"--seconds must be > 0, --rounds >= 1, --events >= {CLIENTS * BATCH * 2}"
                      f", --findings-events >= {FILL_BATCH} and --requests >= 12")
+    names, pg = chosen_backends(parser, args)
+    return args, names, pg
+
+
+def chosen_backends(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                    ) -> tuple[list[str], str]:
+    """The backends ``--backend`` names and the PostgreSQL URL (``--pg``, else
+    ``$FAILCODE_TEST_PG_URL``); PostgreSQL is skipped, saying so, when ``both`` lacks a URL."""
     names = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
     pg = args.pg if args.pg.startswith(("postgresql://", "postgres://")) else ""
     if "postgresql" in names and not pg:
@@ -1015,7 +1023,7 @@ def _arguments() -> tuple[argparse.Namespace, list[str], str]:
             parser.error("PostgreSQL needs --pg URL or FAILCODE_TEST_PG_URL")
         print("PostgreSQL: skipped (no --pg URL / FAILCODE_TEST_PG_URL)")
         names.remove("postgresql")
-    return args, names, pg
+    return names, pg
 
 
 def main() -> None:

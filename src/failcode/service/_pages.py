@@ -214,8 +214,7 @@ def finding_page(store: Store, findings: Findings, finding_id: int) -> FindingVi
     hit = store.fetch("SELECT session, input, count FROM session_signatures WHERE signature = ? "
                       "ORDER BY count DESC, last_us DESC LIMIT 50", (finding.signature,))
     return FindingView(detail=detail, who=who_acts(finding.category),
-                       remedy=detail.remedy or _latest_remedy(store, finding.signature)
-                       or _remedy(finding.code), parts=parts,
+                       remedy=detail.remedy or _remedy(finding.code), parts=parts,
                        reference=reference, variants=variants,
                        sessions=tuple((str(s), str(i), int(c)) for s, i, c in hit))
 
