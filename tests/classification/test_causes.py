@@ -182,15 +182,13 @@ def test_a_missing_submodule_of_the_projects_package_is_local(tmp_path: Path) ->
     text = _python_text(done)
     assert (text.code, text.kind, text.category, text.params["module"]) == (
         "FC-CMD-014", "command_error", Category.TASK, "pkg.helpers_missing")
-    for purpose in ("general", "debug", "doctor", "build", "static_analysis"):
+    # in every purpose, a test run too: no test failed, the command ran where the project's
+    # own module cannot be imported
+    for purpose in ("general", "debug", "doctor", "build", "static_analysis", "test"):
         command = _failure(from_command(argv, done.returncode, done.stdout, done.stderr,
                                         purpose=purpose, cwd=str(tmp_path)))
         assert (command.code, command.category, command.location) == (
             "FC-CMD-014", Category.TASK, "pkg/__init__.py"), purpose
-    # a test run that cannot import stays a collection failure of the tests (a task too)
-    tested = _failure(from_command(argv, done.returncode, done.stdout, done.stderr,
-                                   purpose="test", cwd=str(tmp_path)))
-    assert (tested.code, tested.category) == ("FC-TEST-001", Category.TASK)
 
 
 def test_the_package_the_running_file_lives_in_is_local(tmp_path: Path) -> None:
@@ -204,9 +202,35 @@ def test_the_package_the_running_file_lives_in_is_local(tmp_path: Path) -> None:
     done = _run(argv, tmp_path)
     assert "No module named 'pkg'" in done.stderr
     assert _python_text(done).code == "FC-CMD-014"
-    command = _failure(from_command(argv, done.returncode, done.stdout, done.stderr,
-                                    purpose="general", cwd=str(tmp_path)))
-    assert (command.code, command.params["module"]) == ("FC-CMD-014", "pkg")
+    for purpose in ("general", "test"):
+        command = _failure(from_command(argv, done.returncode, done.stdout, done.stderr,
+                                        purpose=purpose, cwd=str(tmp_path)))
+        assert (command.code, command.params["module"]) == ("FC-CMD-014", "pkg"), purpose
+
+
+def test_a_script_opening_a_missing_path_is_the_commands_own_failure(tmp_path: Path) -> None:
+    """A script's FileNotFoundError is the command's failure (FC-CMD-003, class
+    file_not_found), the same kind as ``cat``'s "No such file", in every purpose; the path's
+    temporary directory stays out of the signature."""
+    (tmp_path / "make_project.py").write_text(
+        "import os, tempfile\n"
+        "root = tempfile.mkdtemp()\n"
+        "open(os.path.join(root, 'app', '__init__.py'), 'w')\n")
+    argv = [sys.executable, "make_project.py"]
+    first, second = _run(argv, tmp_path), _run(argv, tmp_path)
+    assert "FileNotFoundError" in first.stderr
+    cat = _run(["cat", "no-such-file.txt"], tmp_path)
+    shell = _failure(from_command(["cat", "no-such-file.txt"], cat.returncode, cat.stdout,
+                                  cat.stderr, cwd=str(tmp_path)))
+    for purpose in (None, "general", "test", "build"):
+        failure = _failure(from_command(argv, first.returncode, first.stdout, first.stderr,
+                                        purpose=purpose, cwd=str(tmp_path)))
+        assert (failure.code, failure.kind, failure.category) == (
+            "FC-CMD-003", shell.kind, Category.TASK), purpose
+        assert failure.error_class == "file_not_found"
+        again = _failure(from_command(argv, second.returncode, second.stdout, second.stderr,
+                                      purpose=purpose, cwd=str(tmp_path)))
+        assert again.signature == failure.signature
 
 
 def test_a_module_of_no_project_stays_a_missing_dependency(tmp_path: Path) -> None:

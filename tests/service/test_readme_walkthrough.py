@@ -1,6 +1,6 @@
-"""The README's team walkthrough ("Run it for a team") works as written.
+"""The team walkthrough (docs/team.md, "Run it for a team") works as written.
 
-The bash block runs as it stands in the README, in a fresh shell, with three substitutions a
+The bash block runs as it stands on the page, in a fresh shell, with three substitutions a
 reader makes too: the store URL (a fresh schema on the test server, or a fresh SQLite file),
 the port (a free one, in the service's URL as well) and the install line (this environment is
 the one ``pip install ".[serve,postgres]"`` made). It starts the real service, makes the keys,
@@ -28,15 +28,14 @@ from tests.service.conftest import _drop_project_schemas, free_port
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-README = Path(__file__).parents[2] / "README.md"
+TEAM = Path(__file__).parents[2] / "docs" / "team.md"
 
 
 def walkthrough() -> str:
-    """The first bash block under the README's "Run it for a team"."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## Run it for a team", 1)[1].split("\n## ", 1)[0]
-    match = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
-    assert match, "the README's team walkthrough has no bash block"
+    """The first bash block of the team walkthrough (docs/team.md)."""
+    text = TEAM.read_text(encoding="utf-8")
+    match = re.search(r"```bash\n(.*?)```", text, re.DOTALL)
+    assert match, "the team walkthrough has no bash block"
     return match.group(1)
 
 

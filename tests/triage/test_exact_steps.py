@@ -33,15 +33,15 @@ DISAGREEMENTS: dict[str, list[tuple[int | None, str | None, str | None]]] = {
     ],
     'mini-swe-agent/deepseek_chat_test_1-100/django__django-11910.traj.json': [
         (36, None, 'dependency_error'),
-        (37, None, 'test_error'),
+        (37, None, 'command_error'),
     ],
     'mini-swe-agent/deepseek_chat_test_1-100/django__django-12125.traj.json': [
         (29, None, 'dependency_error'),
     ],
     'mini-swe-agent/deepseek_chat_test_1-100/django__django-12470.traj.json': [
         (84, None, 'dependency_error'),
-        (85, None, 'test_error'),
-        (100, None, 'test_error'),
+        (85, None, 'command_error'),
+        (100, None, 'command_error'),
         (117, None, 'command_error'),
     ],
     'mini-swe-agent/deepseek_chat_test_1-100/django__django-13265.traj.json': [
@@ -51,14 +51,10 @@ DISAGREEMENTS: dict[str, list[tuple[int | None, str | None, str | None]]] = {
     ],
     'mini-swe-agent/deepseek_chat_test_1-100/django__django-15738.traj.json': [
         (6, 'command_error', None),
-        (25, 'command_error', 'tool_error'),
         (103, None, 'dependency_error'),
         (104, None, 'dependency_error'),
-        (105, None, 'test_error'),
-        (113, None, 'test_error'),
-    ],
-    'mini-swe-agent/deepseek_lite_dev_noparallel/pydicom__pydicom-1139.traj.json': [
-        (49, 'dependency_error', 'test_error'),
+        (105, None, 'command_error'),
+        (113, None, 'command_error'),
     ],
     'mini-swe-agent/deepseek_reasoner_dev/pvlib__pvlib-python-1072.traj.json': [
         (None, None, 'provider_error'),

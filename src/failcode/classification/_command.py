@@ -913,11 +913,17 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
 
     In every purpose: a package manager's verdict on an install; a ``set -u`` variable that is
     not set (``FC.CMD_DIAGNOSTIC`` naming the variable, so FOO and BAR are two signatures);
-    outside test collection, a missing module: ``FC.CMD_LOCAL_MODULE_MISSING`` when the project
-    itself would provide it (:func:`~failcode.classification._parsers.is_local_module`), else
-    ``FC.CMD_MISSING_MODULE``; a Python traceback the exception rules call a missing module,
-    a missing program or an incompatible dependency (``cannot import name`` from an installed
-    library). The location and a subject naming a file never hold a temporary directory.
+    a missing module the project itself would provide
+    (:func:`~failcode.classification._parsers.is_local_module`: the code runs from inside the
+    package it cannot import), also while tests are collected: ``FC.CMD_LOCAL_MODULE_MISSING``;
+    outside test collection any other missing module: ``FC.CMD_MISSING_MODULE``; a Python
+    traceback the exception rules call a missing module, a missing program or an incompatible
+    dependency (``cannot import name`` from an installed
+    library). A traceback's ``FileNotFoundError`` (or another OSError about a path that is not
+    there) is the script opening what does not exist: the command's own failure
+    (``FC.CMD_FAILED``, class ``file_not_found``), as ``cat``'s "No such file" is, never the
+    exception rules' ``FC.OS_FILE_NOT_FOUND`` (a program's own exception in the API). The
+    location and a subject naming a file never hold a temporary directory.
     """
     crash: dict[str, Scalar] | None = None
     if signal is not None and status is not None and status > 128:
@@ -964,9 +970,11 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
     # a missing module outside test collection is a dependency problem in every purpose, unless
     # the project itself would provide it (its tests, a submodule of its own package): then the
     # code imports what the project does not have, the agent's to fix
+    local = (error_class == "missing_module" and primary.family == "python" and bool(subject)
+             and is_local_module(subject or "", primary.frames))
     if error_class == "missing_module" and primary.family in ("python", "node", "go") \
-            and subject and not collecting and not subject.startswith("."):
-        if primary.family == "python" and is_local_module(subject, primary.frames):
+            and subject and (not collecting or local) and not subject.startswith("."):
+        if local:
             return _make(FC.CMD_LOCAL_MODULE_MISSING, piece, params={"module": subject},
                          location=location, diagnostic=diagnostic,
                          extra={"rule": "local-module:text"})
@@ -975,6 +983,13 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
 
     if primary.family == "python" and error_class == "uncaught_exception":
         classified = _classify_traceback(primary, piece.surface)
+        if classified.code == FC.OS_FILE_NOT_FOUND:
+            # the script's own open() of a path that is not there: the command's failure, as
+            # `cat`'s "No such file" is (FC.OS_FILE_NOT_FOUND is a program's own exception)
+            return _make(FC.CMD_FAILED, piece, params={"program": piece.program,
+                                                       "exit_code": piece.exit_code},
+                         location=location, error_class="file_not_found",
+                         diagnostic=diagnostic)
         if classified.code != FC.SYS_UNKNOWN:
             if purpose in ("general", "debug", "doctor") or classified.code in (
                     FC.CMD_MISSING_MODULE, FC.CMD_NOT_FOUND, FC.CMD_INCOMPATIBLE_DEPENDENCY,

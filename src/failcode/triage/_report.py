@@ -173,7 +173,12 @@ def _fix_first(out: Out, summary: Summary, top: int) -> None:
                  f"{plural(finding.count, 'failure')} in "
                  f"{plural(finding.sessions, 'session')}{variants}")
         fix = f" · fix: {safe(finding.remedy)}" if finding.remedy else ""
-        out.line(f"    who acts: {finding.who}{fix}")
+        who = f"    who acts: {finding.who}"
+        if out.width and len(who) + len(fix) > out.width:  # the fix gets a line of its own
+            out.line(who)
+            out.line(f"    fix: {safe(finding.remedy)}")
+        else:
+            out.line(who + fix)
         example = finding.examples[0]
         where = _location(example.path, example.session, example.step)
         if out.width and len(where) + 9 > out.width:  # keep the file's name and the step
