@@ -967,9 +967,9 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
                                                            subject)},
                      location=location, error_class=error_class, diagnostic=diagnostic)
 
-    # a missing module outside test collection is a dependency problem in every purpose, unless
-    # the project itself would provide it (its tests, a submodule of its own package): then the
-    # code imports what the project does not have, the agent's to fix
+    # a missing module the project itself would provide (its tests, a submodule of its own
+    # package, the package a file runs inside) is the agent's to fix in every purpose, test
+    # collection too; any other missing module outside test collection is a dependency problem
     local = (error_class == "missing_module" and primary.family == "python" and bool(subject)
              and is_local_module(subject or "", primary.frames))
     if error_class == "missing_module" and primary.family in ("python", "node", "go") \
