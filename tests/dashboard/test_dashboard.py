@@ -278,7 +278,10 @@ def test_resolving_works_for_admin_and_is_refused_for_read(service: Served,
     changed = api(service, f"/v1/findings/{finding['id']}")["finding"]
     assert (changed["status"], changed["resolved_in"]) == ("resolved", "9.9.9")
     driver.find_element("css selector", "#reopen").click()
-    browser.wait_for(".notice")
+    # the notice of the resolve is still on the page until the redirect after the reopen
+    # loads: wait for the reopen's own notice, read in one script call (the page is replaced)
+    browser.wait_until(lambda: "reopened" in (driver.execute_script(
+        "var n = document.querySelector('.notice'); return n ? n.textContent : '';") or ""))
     assert api(service, f"/v1/findings/{finding['id']}")["finding"]["status"] != "resolved"
 
 
