@@ -17,6 +17,7 @@ from failcode.cli import main
 from failcode.triage import FORMATS, TriageResult, infer_purpose, triage
 from tests._paths import REPO
 from tests.triage._data import labels, score, session_files, sessions_dir
+from tests.triage.test_exact_steps import ENDING_DISAGREEMENTS
 
 SCHEMA = json.loads((REPO / "docs" / "triage.schema.json").read_text())
 REAL_FORMATS = {"mini-swe-agent", "swe-agent", "openhands", "aider", "claude-code"}
@@ -89,12 +90,14 @@ def test_labelled_loops_are_found(real: tuple[Path, TriageResult]) -> None:
 
 
 def test_labelled_endings_agree(real: tuple[Path, TriageResult]) -> None:
-    """Every labelled session ends with the labelled status."""
+    """Every labelled session ends with the labelled status, but for the endings named one by
+    one in ``test_exact_steps.ENDING_DISAGREEMENTS`` (which checks that list exactly)."""
     root, result = real
     found = {(str(Path(s.path).relative_to(root)), s.session): s.status for s in result.sessions}
     wrong = [(path, name, label["ended"], found.get((path, name)))
              for path, by_session in labels().items() for name, label in by_session.items()
-             if found.get((path, name)) != label["ended"]]
+             if found.get((path, name)) != label["ended"]
+             and name not in ENDING_DISAGREEMENTS.get(path, {})]
     assert wrong == []
 
 
