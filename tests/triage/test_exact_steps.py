@@ -22,26 +22,8 @@ from tests.triage._data import labels, sessions_dir
 
 # per file: (step, labelled kind or None, kind triage reports or None)
 DISAGREEMENTS: dict[str, list[tuple[int | None, str | None, str | None]]] = {
-    'aider/chat-history.md': [
-        # 2024-08-09 16:51:14: a two-line input (`#### >  ...`, `#### E  ...`) read as two
-        # steps, so every later step is one off (4 agrees by chance: a provider error both)
-        (3, 'provider_error', None),
-        (5, None, 'test_error'),
-        (11, 'provider_error', None),
-        (12, None, 'test_error'),
-        # 2024-08-12 14:28:55: the 368-line /help message read as 368 steps
-        (5, 'test_error', None),
-        (372, None, 'test_error'),
-        # 2024-08-19 10:27:58: `!!`, the shell's syntax error is no failure to triage
-        (0, 'command_error', None),
-        # chat-history: older aider's lint block sent as the input (`#### # Fix any errors`)
-        (0, 'static_analysis_error', None),
-    ],
     'mini-swe-agent/deepseek_chat_dev/pylint-dev__astroid-1333.traj.json': [
         (139, None, 'command_error'),
-        (144, None, 'command_error'),
-        (154, None, 'command_error'),
-        (168, None, 'command_error'),
     ],
     'mini-swe-agent/deepseek_chat_dev/sqlfluff__sqlfluff-1517.traj.json': [
         (45, None, 'command_error'),
@@ -67,8 +49,6 @@ DISAGREEMENTS: dict[str, list[tuple[int | None, str | None, str | None]]] = {
     ],
     'mini-swe-agent/deepseek_chat_test_1-100/django__django-15738.traj.json': [
         (6, 'command_error', None),
-        (103, None, 'dependency_error'),
-        (104, None, 'dependency_error'),
         (105, None, 'command_error'),
         (113, None, 'command_error'),
     ],
@@ -96,37 +76,12 @@ DISAGREEMENTS: dict[str, list[tuple[int | None, str | None, str | None]]] = {
         (None, None, 'agent_error'),
     ],
     'openhands/swebench_verified_claude35_run1/infer_logs/instance_django__django-10097.log': [
-        # the attempt that ran the agent: `Agent reached maximum iteration` is the agent's
-        # limit (the session's end), read as a harness failure
-        (51, None, 'system_error'),
+        (None, None, 'agent_error'),  # the iteration limit that ended it, outside any step
     ],
 }
 
 # per file and session: (labelled end, end triage reports), where they differ today
-ENDING_DISAGREEMENTS: dict[str, dict[str, tuple[str, str]]] = {
-    'aider/chat-history.md': {
-        # a command's terminal output or the answer to `Add the output to the chat?` read
-        # as the model's reply, though nothing was sent to the model
-        '2024-08-07 12:46:04': ('unknown', 'submitted'),
-        '2024-08-09 15:33:48': ('unknown', 'submitted'),
-        '2024-08-09 17:21:04': ('unknown', 'submitted'),
-        '2024-08-19 10:27:58': ('unknown', 'submitted'),
-        '2024-08-20 17:37:18': ('unknown', 'submitted'),
-        # `#### <blank>` read as a prompt left unanswered: aider sends an empty input nowhere
-        '2024-08-09 11:04:21': ('submitted', 'unknown'),
-        # an edit refused (the edit format) went back to the model, which never answered
-        # (`0 received`, then ^C): the refused reply read as the last word
-        '2024-08-17 06:45:04': ('unknown', 'submitted'),
-    },
-    'openhands/swebench_verified_claude35_run1/infer_logs/instance_astropy__astropy-13398.log': {
-        # the last attempt ran the agent to `AgentState.FINISHED` and the git diff
-        'astropy__astropy-13398': ('submitted', 'unknown'),
-    },
-    'openhands/swebench_verified_claude35_run1/infer_logs/instance_django__django-10097.log': {
-        # the last attempt ran the agent to `Agent reached maximum iteration`
-        'django__django-10097': ('limit', 'unknown'),
-    },
-}
+ENDING_DISAGREEMENTS: dict[str, dict[str, tuple[str, str]]] = {}
 
 
 def _sessions() -> dict[tuple[str, str], Any]:

@@ -140,6 +140,35 @@ def test_the_same_failure_at_two_consecutive_steps_is_a_loop(project: Project) -
     assert len(session.loops[0].signatures) == 1
 
 
+def test_two_crashes_of_one_exception_type_are_two_failures(project: Project) -> None:
+    """Crashes of one type with no location share a signature (the generic sentence and the
+    type); what each says failed tells them apart: A at steps 0 and 2 with B between is no
+    loop, though the three share one signature."""
+    project.write("a.py", "raise LookupError('settings are not configured')\n")
+    project.write("b.py", "raise LookupError('the app has no filesystem location')\n")
+    for script in ("a.py", "b.py", "a.py"):
+        assert project.run(f"python {script}", [PYTHON, script]) == 1
+    session = project.session()
+    assert len({entry.failure.signature for entry in session.failures}) == 1
+    assert session.loops == []
+
+
+def test_the_same_crash_from_new_temporary_directories_is_one_failure(
+        project: Project) -> None:
+    """The same crash naming a new temporary directory each run, at steps 0, 2 and 4: one
+    loop (the directory is normalized away)."""
+    project.write("load.py", "import tempfile\n"
+                  "raise IsADirectoryError(f'Unable to load file {tempfile.mkdtemp()}/src')\n")
+    for index in range(5):
+        if index % 2 == 0:
+            assert project.run("python load.py", [PYTHON, "load.py"]) == 1
+        else:
+            _ok(project)
+    session = project.session()
+    assert [loop.steps for loop in session.loops] == [(0, 2, 4)]
+    assert session.loops[0].cause == session.failures[0].failure.signature
+
+
 def test_two_distant_failures_of_one_cause_are_no_loop(project: Project) -> None:
     """Two missing modules with a success between: neither three steps nor two in a row."""
     _missing(project, "missing_a")
@@ -275,8 +304,12 @@ def test_a_loop_built_by_hand_reads_as_before() -> None:
 # they do). Before causes, on the real sessions: 19 labelled, 17 found, 4 false, 5 missed.
 # One more miss since a module the agent listed itself is its own mistake: django-13265's
 # missing dependencies (22, 24, 30, 32) have that mistake at 26 between them, and a cause that
-# comes back after another one failed starts a new stretch (the rule in _loops).
-REAL_CEILINGS = {"false": 4, "missed": 3}
+# comes back after another one failed starts a new stretch (the rule in _loops). With the
+# aider sample and the OpenHands harness logs labelled, three loops relabelled to the labels'
+# own rule, and a failure without a location told apart by its headline: 33 labelled, 30
+# found, 0 false, 4 missed (aider 2024-08-06 09:06:27 [0, 1]: two runs of one test file whose
+# first failing test failed differently each time).
+REAL_CEILINGS = {"false": 0, "missed": 4}
 LAB_CEILINGS = {"false": 0, "missed": 1}  # aider's log keeps no command output or status
 
 

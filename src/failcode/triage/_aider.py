@@ -13,7 +13,10 @@ Rules (about the format and the tool):
   off by the writer's UTC offset, but is the same on every machine that reads the file, and
   so are the event ids that hold it. A session before any heading has no time.
 - A step is one user input (``#### ...``), numbered from 0 in the session; what aider prints
-  after it belongs to that step. Aider records no exit status: a number in the output (a
+  after it belongs to that step. Aider writes an input of several lines as one ``#### `` line
+  each, with no blank line between them (and a blank line before every input): a ``#### ``
+  line right after another continues the same input. ``#### <blank>`` is an empty input: a
+  step, but nothing is sent to the model. Aider records no exit status: a number in the output (a
   pre-commit hook's ``- exit code: N``) is output, never read as one.
 - ``/run CMD``, its alias ``!CMD`` and ``/test CMD`` run a shell command: it failed when its
   output shows what a shell shows for a failure (a traceback, ``command not found``, a test
@@ -26,7 +29,9 @@ Rules (about the format and the tool):
   ``> `` lines before it.
 - Aider's automatic lint (``# Fix any errors below, if possible.`` then ``## Running: CMD``) is
   shown only when the linter found errors in the files aider just edited and committed: a
-  static-analysis failure of that step.
+  static-analysis failure of that step. Older aider logged that request to the model as an
+  input (``#### # Fix any errors below, if possible.``, the lint's output as the input's
+  further lines): a static-analysis failure of that input's step.
 - ``The LLM did not conform to the edit format.`` (then ``# N SEARCH/REPLACE block failed to
   match!``): the edit was refused and not applied, a rejected action of that step.
 - ``Model X has hit a token limit!`` is the provider refusing a request over the model's
@@ -40,7 +45,14 @@ Rules (about the format and the tool):
   A reply of the model (text that is not aider's ``> `` output) is the agent's answer
   (``submitted``); a provider error that no reply followed ended it (``provider_error``); a
   prompt with no reply after it is ``unknown``. Aider's own commands (``/exit``, ``/add``,
-  ``/run``, any ``#### /...`` or ``#### !...``) are not prompts and change nothing.
+  ``/run``, any ``#### /...`` or ``#### !...``) are not prompts and change nothing; the text
+  after a command that does not ask the model (all but ``/ask``, ``/code``, ``/architect``,
+  ``/context``, ``/help``, ``/lint``, and ``/test`` once its tests failed) is the command's
+  own output (older aider quoted only its first line) or the person's answer to aider's
+  question, never a reply of the model. Aider's ``Tokens: ... N received`` line counts what
+  the model sent back: with N above 0 a reply came, whatever asked for it (a ``/run`` whose
+  output the person added to the chat); with 0 none did. A refused edit goes back to the
+  model: the session waits for a reply again.
 """
 
 from __future__ import annotations
@@ -88,6 +100,10 @@ _RECENT: Final = 2000
 _LINT_HEAD: Final = "# Fix any errors below, if possible."
 _LINT_RUN: Final = lazy(r"^## Running: (?P<cmd>.+?)\s*$")
 _LINT_END: Final = ("## See relevant line", "Attempt to fix lint errors?")
+_BLANK_INPUT: Final = "<blank>"
+_TOKENS: Final = lazy(r"^Tokens: .*?(?P<received>[\d.,]+k?) received")
+_MODEL_COMMANDS: Final = lazy(r"^/(?:ask|code|architect|context|help|lint)\b")
+"""The commands that send something to the model (``/test`` does when its tests fail)."""
 
 
 class _Session:
@@ -99,6 +115,10 @@ class _Session:
         self.output: list[str] = []
         self.lint: str | None = None
         self.in_lint = False
+        self.in_input = False
+        """The last line was a line of an input: a ``#### `` line next continues it."""
+        self.asks_model = False
+        """The step's input goes to the model: text after it may be the model's reply."""
         self.provider: ErrorText | None = None
         self.test_failed = False
         self.end = "unknown"
@@ -151,22 +171,22 @@ class AiderReader:
 
     def _line(self, session: _Session, line: str) -> Iterator[Event]:
         if line.startswith("#### "):
-            yield from self._close_step(session)
-            session.step += 1
-            session.recent.clear()
-            if not line.startswith(("#### /", "#### !")):
-                session.end, session.ended_by = "unknown", None  # a prompt, not answered yet
-            run = _RUN.match(line)
-            if run is not None and run.group("bang"):
-                session.command = ("run", run.group("bang"))
-            elif run is not None and (run.group("cmd") or run.group("verb") == "test"):
-                session.command = (run.group("verb"), run.group("cmd") or _TEST_CMD)
+            if session.in_input:
+                yield from self._input_goes_on(session, line[5:].strip())
+                return
+            yield from self._input(session, line)
             return
+        session.in_input = False
         quoted = line.startswith(">")
         body = line[1:].strip() if quoted else line.rstrip()
         if not quoted and body:
             session.recent.clear()
         if quoted:
+            tokens = _TOKENS.match(body) if body.startswith("Tokens:") else None
+            if tokens is not None and session.provider is None:
+                # aider counts what the model sent back: a reply came, whatever asked for it
+                if tokens.group("received").strip("0.,k"):
+                    session.end, session.ended_by = "submitted", None
             if body == _LINT_HEAD:
                 yield from self._close_command(session)
                 session.in_lint = True
@@ -196,10 +216,43 @@ class AiderReader:
                 return
         if session.provider is not None and body and not body.startswith(("{", "}", '"')):
             yield from self._flush_provider(session)
-        if not quoted and body and session.provider is None:
+        if not quoted and body and session.provider is None and session.asks_model:
             session.end, session.ended_by = "submitted", None  # the model's reply
         if session.command is not None or session.lint is not None:
             session.output.append(body)
+
+    def _input(self, session: _Session, line: str) -> Iterator[Event]:
+        """The first line of an input: a new step."""
+        yield from self._close_step(session)
+        session.step += 1
+        session.in_input = True
+        session.recent.clear()
+        text = line[5:].strip()
+        if text == _LINT_HEAD:  # older aider's lint request, logged as the input it sent
+            session.in_lint = True
+        is_command = text.startswith(("/", "!"))
+        session.asks_model = text != _BLANK_INPUT and (
+            not is_command or _MODEL_COMMANDS.match(text) is not None)
+        if text != _BLANK_INPUT and not is_command:
+            session.end, session.ended_by = "unknown", None  # a prompt, not answered yet
+        run = _RUN.match(line)
+        if run is not None and run.group("bang"):
+            session.command = ("run", run.group("bang"))
+        elif run is not None and (run.group("cmd") or run.group("verb") == "test"):
+            session.command = (run.group("verb"), run.group("cmd") or _TEST_CMD)
+
+    def _input_goes_on(self, session: _Session, text: str) -> Iterator[Event]:
+        """A further line of an input: only older aider's lint request reads them."""
+        if not session.in_lint:
+            return
+        lint = _LINT_RUN.match(text) if text.startswith("## Running:") else None
+        if lint is not None:
+            session.lint = lint.group("cmd")
+            session.output = []
+        elif session.lint and text.startswith(_LINT_END):
+            yield from self._close_command(session)
+        elif session.lint:
+            session.output.append(text)
 
     def _provider(self, session: _Session, body: str) -> Generator[Event, None, bool]:
         """A provider error (or a repeat of one) in aider's output; True when consumed."""
@@ -217,6 +270,8 @@ class AiderReader:
             if session.provider is not None:
                 session.provider = _again(session.provider)
             else:
+                # the model is asked after the person's command ran: the command is over
+                yield from self._close_command(session)
                 session.provider = ErrorText(
                     session.at(), "provider", provider.group("type"),
                     (provider.group("msg") or "").strip(), evidence=body[:200],
@@ -233,6 +288,7 @@ class AiderReader:
         if session.command is not None and session.command[0] == "test" and (
                 _ADDED_OUTPUT.match(body) or body.startswith(_FIX_TESTS)):
             session.test_failed = True  # /test adds its output only on a non-zero exit
+            session.asks_model = True  # and sends it to the model
             return True
         if body.startswith(_FIX_TESTS):  # --auto-test after the step's edits failed
             yield Command(session.at(), _TEST_CMD, 1, "\n".join(session.recent),
@@ -243,6 +299,7 @@ class AiderReader:
         if body.startswith(_EDIT_FORMAT):
             yield Rejected(session.at(), "edit", "the LLM did not conform to the edit format",
                            session.stamp)
+            session.end, session.ended_by = "unknown", None  # the refusal goes back to the model
             return True
         return False
 

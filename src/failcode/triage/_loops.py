@@ -15,14 +15,23 @@ from the Failure record alone (never from the command or its output):
    the same error class at the same file (an uncaught exception raised in one script, type
    errors in one module, a conflict in one file) from different edits or commands is one
    defect;
-4. otherwise the failure's signature.
+4. otherwise the failure itself (:func:`failure_key`): its signature and what its headline
+   says failed, normalized.
 
-The rules read only fields a signature is made of (kind, class, location), so failures of
-one signature always have one cause.
+What a failure is (:func:`failure_key`) is its signature, and for a failure without a
+location also its headline (the message with the detail's line that says what failed, as the
+report shows it), normalized as signatures normalize messages: a signature without a location
+whose message is a generic sentence ("The command python exited with status 1.", its
+exception type the only other part) would otherwise make two different crashes of one
+exception type, ``ImproperlyConfigured: settings are not configured`` and
+``ImproperlyConfigured: The app module 'x' has no filesystem location``, one failure.
+Volatile parts (temporary directories, numbers, ids) are normalized away, so the same crash
+run again from a new temporary directory is the same failure. A location already tells
+crashes apart, and what a crash prints before its traceback varies from run to run.
 
 A loop is a cause that fails
 
-- with one signature at three or more steps of the session, or at two consecutive steps (the
+- as one failure at three or more steps of the session, or at two consecutive steps (the
   rule before causes: every such loop is still one); or
 - at three or more steps, or at two consecutive steps, of a stretch of the session in which
   no step fails of another cause only. A step that fails of another cause is progress: the
@@ -30,9 +39,10 @@ A loop is a cause that fails
   then a missing test dependency, then an assertion is no loop, and a cause that comes back
   after another one failed starts a new stretch.
 
-One :class:`Loop` per cause: its steps are those of the looping signatures and stretches,
-``signatures`` the signatures failing at them (first seen first) and ``signature`` the one
-at its first step.
+One :class:`Loop` per cause: its steps are those of the looping failures and stretches,
+``signatures`` the signatures failing at them (first seen first), ``signature`` the one at
+its first step, and ``cause`` the cause key (for the fourth rule, the signature: two loops
+of one signature and different headlines are two loops with the same ``cause``).
 """
 
 from __future__ import annotations
@@ -41,6 +51,8 @@ import itertools
 from typing import TYPE_CHECKING, Final
 
 from failcode import Kind
+from failcode.render._headline import headline
+from failcode.signature._normalize import normalize_message
 from failcode.triage._result import Loop
 
 if TYPE_CHECKING:
@@ -49,7 +61,7 @@ if TYPE_CHECKING:
     from failcode import Failure
     from failcode.triage._result import FailureEntry
 
-__all__ = ["cause_key", "find_loops"]
+__all__ = ["cause_key", "failure_key", "find_loops"]
 
 ANY: Final = "*"
 """The subject of a cause that holds whatever the command or name."""
@@ -65,7 +77,15 @@ def cause_key(failure: Failure) -> str:
         return f"missing_dependency:{ANY}"
     if failure.location is not None:
         return f"{failure.error_class}:{failure.location}"
-    return failure.signature
+    return failure_key(failure)
+
+
+def failure_key(failure: Failure) -> str:
+    """What one failure is, for loops: its signature, and without a location its normalized
+    headline too."""
+    if failure.location is not None:
+        return failure.signature
+    return f"{failure.signature} {normalize_message(headline(failure))}"
 
 
 def _loops(steps: list[int]) -> bool:
@@ -75,13 +95,17 @@ def _loops(steps: list[int]) -> bool:
 
 def find_loops(failures: Iterable[FailureEntry]) -> list[Loop]:
     """The loops among a session's failures (those without a step take no part)."""
-    by_step: dict[int, list[tuple[str, str]]] = {}  # step -> (cause, signature), entry order
+    by_step: dict[int, list[tuple[str, str, str]]] = {}  # step -> (cause, failure, signature)
     for entry in failures:
         if entry.step is not None:
             failure = entry.failure
-            by_step.setdefault(entry.step, []).append((cause_key(failure), failure.signature))
+            by_step.setdefault(entry.step, []).append(
+                (cause_key(failure), failure_key(failure), failure.signature))
     looping: dict[str, set[int]] = {}
-    signatures: dict[tuple[str, str], list[int]] = {}
+    signatures: dict[tuple[str, str], list[int]] = {}  # (cause, failure) -> its steps
+    # a loop names a cause of the fourth rule by its signature (the failure key is internal)
+    shown = {cause: signature if cause == key else cause
+             for held in by_step.values() for cause, key, signature in held}
     stretches: dict[str, list[int]] = {}  # cause -> its open stretch
 
     def close(cause: str) -> None:
@@ -90,13 +114,13 @@ def find_loops(failures: Iterable[FailureEntry]) -> list[Loop]:
             looping.setdefault(cause, set()).update(stretch)
 
     for step in sorted(by_step):
-        causes = {cause for cause, _ in by_step[step]}
+        causes = {cause for cause, _, _ in by_step[step]}
         for cause in [c for c in stretches if c not in causes]:
             close(cause)
         for cause in causes:
             stretches.setdefault(cause, []).append(step)
-        for cause, signature in by_step[step]:
-            found = signatures.setdefault((cause, signature), [])
+        for cause, key, _ in by_step[step]:
+            found = signatures.setdefault((cause, key), [])
             if not found or found[-1] != step:
                 found.append(step)
     for cause in list(stretches):
@@ -108,6 +132,6 @@ def find_loops(failures: Iterable[FailureEntry]) -> list[Loop]:
     for cause, steps in looping.items():
         ordered = tuple(sorted(steps))
         held = list(dict.fromkeys(signature for step in ordered
-                                  for key, signature in by_step[step] if key == cause))
-        loops.append(Loop(held[0], ordered, cause, tuple(held)))
-    return sorted(loops, key=lambda loop: (loop.steps[0], loop.cause))
+                                  for key, _, signature in by_step[step] if key == cause))
+        loops.append(Loop(held[0], ordered, shown[cause], tuple(held)))
+    return sorted(loops, key=lambda loop: (loop.steps[0], loop.cause, loop.steps))

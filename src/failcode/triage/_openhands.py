@@ -75,6 +75,11 @@ Rules (about the format and the tool):
   next instance's. Each attempt the harness makes is a step; an attempt ends at the banner
   ``[The above error occurred. Retrying... (attempt k of N)]``. An attempt's ``ERROR`` lines,
   its tracebacks and its retry banner log one failure of the harness, counted as repeats.
+  How the session ended is what the agent controller last logged for the instance after
+  its last banner: the state set to ``AgentState.FINISHED`` is the agent's answer
+  (``submitted``); "Agent reached maximum iteration" (an ``ERROR`` line) is the agent's own
+  limit (``limit``), the session's end and not a failure of the harness; anything else is
+  ``unknown``.
 """
 
 from __future__ import annotations
@@ -125,6 +130,8 @@ _LOG_LINE: Final = lazy(
 _INSTANCE: Final = lazy(
     r"for instance (?P<name>[\w.\-]+)|^Error in instance \[(?P<err>[^\]]+)\]")
 _RETRY: Final = lazy(r"Retrying\.\.\. \(attempt (\d+) of (\d+)\)")
+_STATE: Final = lazy(r"state from AgentState\.\w+ to AgentState\.(?P<state>\w+)")
+_ITERATION_LIMIT: Final = "Agent reached maximum iteration"
 _EXIT: Final = lazy(r"\[Command finished with exit code (-?\d+)\]")
 _RUNTIME_ID: Final = lazy(r"^\[runtime [^\]]*\]\s*")
 _TIMED_OUT: Final = lazy(r"timed out|Command timed out", re.IGNORECASE)
@@ -542,6 +549,15 @@ def _tool_result(step: int, call: tuple[str, str], content: str, where: str) -> 
     return None
 
 
+def _ending(message: str) -> tuple[str, ErrorText | None] | None:
+    """How an agent controller's line says the session ended (the module's rules), if so."""
+    if message.startswith(_ITERATION_LIMIT):
+        return "limit", ErrorText(None, "agent", "Error", message, limit="iteration")
+    state = _STATE.search(message)
+    return ("submitted", None) if state is not None and state.group("state") == "FINISHED" else (
+        None)
+
+
 class _InferLog:
     """The harness log: sessions by instance, attempts as steps, one failure per attempt.
 
@@ -556,6 +572,7 @@ class _InferLog:
         order: list[str] = []
         attempts: dict[str, int] = {}
         events: dict[str, list[Event]] = {}
+        ends: dict[str, tuple[str, ErrorText | None]] = {}  # since the instance's last banner
         name = self.default
         block: list[str] = []
         errors: list[str] = []
@@ -575,6 +592,7 @@ class _InferLog:
                     events[name].append(event)
             if banner:
                 attempts[name] += 1
+                ends.pop(name, None)
             block, errors, mentions = [], [], 0
 
         for _, line in source:
@@ -596,6 +614,11 @@ class _InferLog:
             if found and found.group("name") and found.group("name") != name:
                 flush(banner=False)
                 name = found.group("name")
+            if "AgentState." in message or message.startswith(_ITERATION_LIMIT):
+                ending = _ending(message)
+                if ending is not None:
+                    ends[name] = ending
+                continue
             if match.group("level") in {"ERROR", "CRITICAL"}:
                 text = _RUNTIME_ID.sub("", message).strip()
                 if text and set(text) != {"-"}:
@@ -611,7 +634,9 @@ class _InferLog:
             yield from events[session]
             failed_last = any(isinstance(e, ErrorText) and e.step == attempts[session]
                               for e in events[session])
-            yield SessionEnd(attempts[session] + (1 if failed_last else 0), "unknown", session)
+            status, ended_by = ends.get(session, ("unknown", None))
+            yield SessionEnd(attempts[session] + (1 if failed_last else 0), status, session,
+                             ended_by)
 
     @staticmethod
     def _failure(step: int, errors: list[str], block: str, mentions: int,

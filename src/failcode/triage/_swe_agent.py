@@ -98,6 +98,7 @@ _NOT_FOUND: Final = lazy(r"(?m)^(?:bash: (?:line \d+: )?)?(\S+): command not fou
 _SHELL_FAILURE: Final = lazy(
     r"(?m)^(?:\S+: )?(?:cannot (?:open|access|stat)|can't open) .{0,300}"
     r"|^\S+: .{0,300}(?:No such file(?: or directory)?|Permission denied|not a directory)\s*$"
+    r"|^\S+: (?:-c: )?(?:line )?\d+: [Ss]yntax error\b|^zsh: parse error\b"  # the shell's own
     r"|^(?:=+ )?.{0,80}\b\d+ (?:failed|errors?)\b.{0,80}(?: in [\d.]+s)?(?: =+)?$"
     r"|^\S+?:\d+(?::\d+)?: (?:fatal )?error: "
     r"|^(?:error|fatal)(?:\[E\d+\])?: ")
