@@ -69,15 +69,16 @@ _NOT_COMMAND_TIMEOUTS: Final = frozenset({Kind.PROVIDER_ERROR, Kind.AGENT_ERROR}
 _MISSING: Final = frozenset({"missing_module", "command_not_found"})
 
 
-def cause_key(failure: Failure) -> str:
-    """The root cause of a failure, as the module's rules define it."""
+def cause_key(failure: Failure, key: str | None = None) -> str:
+    """The root cause of a failure, as the module's rules define it (``key``: its
+    :func:`failure_key`, when already known)."""
     if failure.error_class == "timeout" and failure.kind not in _NOT_COMMAND_TIMEOUTS:
         return f"timeout:{ANY}"
     if failure.kind is Kind.DEPENDENCY_ERROR and failure.error_class in _MISSING:
         return f"missing_dependency:{ANY}"
     if failure.location is not None:
         return f"{failure.error_class}:{failure.location}"
-    return failure_key(failure)
+    return failure_key(failure) if key is None else key
 
 
 def failure_key(failure: Failure) -> str:
@@ -99,8 +100,9 @@ def find_loops(failures: Iterable[FailureEntry]) -> list[Loop]:
     for entry in failures:
         if entry.step is not None:
             failure = entry.failure
+            key = failure_key(failure)
             by_step.setdefault(entry.step, []).append(
-                (cause_key(failure), failure_key(failure), failure.signature))
+                (cause_key(failure, key), key, failure.signature))
     looping: dict[str, set[int]] = {}
     signatures: dict[tuple[str, str], list[int]] = {}  # (cause, failure) -> its steps
     # a loop names a cause of the fourth rule by its signature (the failure key is internal)
