@@ -183,10 +183,10 @@ class AiderReader:
             session.recent.clear()
         if quoted:
             tokens = _TOKENS.match(body) if body.startswith("Tokens:") else None
-            if tokens is not None and session.provider is None:
-                # aider counts what the model sent back: a reply came, whatever asked for it
-                if tokens.group("received").strip("0.,k"):
-                    session.end, session.ended_by = "submitted", None
+            # aider counts what the model sent back: a reply came, whatever asked for it
+            if tokens is not None and session.provider is None and tokens.group(
+                    "received").strip("0.,k"):
+                session.end, session.ended_by = "submitted", None
             if body == _LINT_HEAD:
                 yield from self._close_command(session)
                 session.in_lint = True

@@ -614,10 +614,9 @@ class _InferLog:
             if found and found.group("name") and found.group("name") != name:
                 flush(banner=False)
                 name = found.group("name")
-            if "AgentState." in message or message.startswith(_ITERATION_LIMIT):
-                ending = _ending(message)
-                if ending is not None:
-                    ends[name] = ending
+            if ("AgentState." in message or message.startswith(_ITERATION_LIMIT)) and (
+                    ending := _ending(message)) is not None:
+                ends[name] = ending
                 continue
             if match.group("level") in {"ERROR", "CRITICAL"}:
                 text = _RUNTIME_ID.sub("", message).strip()
@@ -627,6 +626,12 @@ class _InferLog:
                 stamp = _stamp(f"{match.group('ts')}.{match.group('ms')}")
                 block.append(message)
         flush(banner=False)
+        yield from self._sessions(order, events, attempts, ends)
+
+    def _sessions(self, order: list[str], events: dict[str, list[Event]],
+                  attempts: dict[str, int], ends: dict[str, tuple[str, ErrorText | None]],
+                  ) -> Iterator[Event]:
+        """Each instance's session, in the order the log first named them."""
         for session in order:
             if session == self.default and not events[session] and len(order) > 1:
                 continue
