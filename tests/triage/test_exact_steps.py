@@ -22,39 +22,14 @@ from tests.triage._data import labels, sessions_dir
 
 # per file: (step, labelled kind or None, kind triage reports or None)
 DISAGREEMENTS: dict[str, list[tuple[int | None, str | None, str | None]]] = {
-    'mini-swe-agent/deepseek_chat_dev/pylint-dev__astroid-1333.traj.json': [
-        (139, None, 'command_error'),
-    ],
-    'mini-swe-agent/deepseek_chat_dev/sqlfluff__sqlfluff-1517.traj.json': [
-        (45, None, 'command_error'),
-        (85, None, 'command_error'),
-    ],
-    'mini-swe-agent/deepseek_chat_test_1-100/django__django-11910.traj.json': [
-        (36, None, 'dependency_error'),
-        (37, None, 'command_error'),
-    ],
-    'mini-swe-agent/deepseek_chat_test_1-100/django__django-12125.traj.json': [
-        (29, None, 'dependency_error'),
-    ],
     'mini-swe-agent/deepseek_chat_test_1-100/django__django-12470.traj.json': [
-        (84, None, 'dependency_error'),
-        (85, None, 'command_error'),
-        (100, None, 'command_error'),
         (117, None, 'command_error'),
-    ],
-    'mini-swe-agent/deepseek_chat_test_1-100/django__django-13265.traj.json': [
-        (114, None, 'dependency_error'),
-        (125, None, 'command_error'),
-        (131, None, 'command_error'),
     ],
     'mini-swe-agent/deepseek_chat_test_1-100/django__django-15738.traj.json': [
         (6, 'command_error', None),
-        (105, None, 'command_error'),
-        (113, None, 'command_error'),
     ],
     'mini-swe-agent/deepseek_reasoner_dev/pvlib__pvlib-python-1072.traj.json': [
         (None, None, 'provider_error'),
-        (7, None, 'dependency_error'),
     ],
     'mini-swe-agent/deepseek_reasoner_dev/pvlib__pvlib-python-1154.traj.json': [
         (None, None, 'provider_error'),
@@ -67,10 +42,6 @@ DISAGREEMENTS: dict[str, list[tuple[int | None, str | None, str | None]]] = {
     ],
     'mini-swe-agent/pr854_example_trajectories/astropy__astropy-12907.traj.json': [
         (18, 'command_error', 'dependency_error'),
-        (42, None, 'dependency_error'),
-        (44, None, 'build_error'),
-        (46, None, 'build_error'),
-        (47, None, 'build_error'),
     ],
     'openhands/multi_swe_bench_examples/output.jsonl': [
         (None, None, 'agent_error'),
