@@ -30,15 +30,36 @@ recorder wrote, which readers of the format document):
 - Output that says the command was stopped at its time limit (``command timed out``) is a
   timeout.
 - A non-shell tool whose output is an error (``apply_patch`` verification failed, an unknown
-  tool, arguments that do not parse) is fed back to the model: a rejected action.
+  tool: ``unsupported call: NAME`` or ``unsupported custom tool call: NAME``, arguments that
+  do not parse, a non-zero ``exit_code`` in the JSON output's ``metadata``) is fed back to the
+  model: a rejected action. A ``function_call_output``'s ``output`` is a string or an array of
+  content items (``input_text`` ``text``).
+- The executor's record of a tool's end is trusted over the text the model saw, where Codex
+  persisted it (``codex-rs/rollout/src/policy.rs``: ``patch_apply_end`` and
+  ``mcp_tool_call_end`` in every mode, ``exec_command_end`` in extended mode): a
+  ``patch_apply_end`` with ``success: false`` is a rejected action (its ``stderr``), or a
+  cancelled call when its ``status`` is ``declined``; an ``mcp_tool_call_end`` whose
+  ``result`` is ``{"Err": text}`` or ``{"Ok": {..., "isError": true}}`` is a rejected action;
+  a command execution (``exec_command_end``, ``CommandExecution``) with ``status: declined``
+  never ran (its ``exit_code`` -1 is no status): a cancelled call.
+- A call that never ran or was stopped is cancelled, neither a failure nor a rejected action:
+  its output starts ``exec command rejected by user`` or ``patch rejected by user`` (the
+  approval was declined), is ``aborted by user after Ns`` or ends in the line ``aborted by
+  user`` (the user interrupted it), or is Codex's synthetic ``aborted``; a call still waiting
+  for its output when a ``turn_aborted`` arrives was cut off by the abort.
 - An ``apply_patch`` call (its ``input`` is the patch: ``*** Add File: path`` and ``*** Update
   File: path`` sections whose ``+`` lines are the new text) writes those files: each is a
   :class:`~failcode.triage._events.Wrote`, what the session's repository provides.
 - How the session ended: ``task_complete`` with an ``error`` is a provider error (its
   ``codex_error_info`` names the HTTP status where Codex kept it: ``http_status_code``, or
-  ``internal_server_error`` for a 500 whose own text Codex replaced by a generic one); an
-  ``event_msg`` of type ``error`` is one too; ``turn_aborted`` (interrupted) ends it as
-  ``unknown``; ``task_complete`` with a last agent message and no error is ``submitted``.
+  ``internal_server_error`` for a 500 whose own text Codex replaced by a generic one;
+  ``context_window_exceeded`` is the context window); an ``event_msg`` of type ``error`` is
+  one too, except one whose ``codex_error_info`` is ``sandbox_error`` or
+  ``thread_rollback_failed``: Codex's own failure (harness), which ends it as ``unknown``;
+  ``turn_aborted`` ends it as ``unknown`` (``reason`` ``interrupted``, ``replaced``,
+  ``review_ended``), or at the agent's limit when its ``reason`` is ``budget_limited`` (the
+  run's token budget ran out); ``task_complete`` with a last agent message and no error is
+  ``submitted``.
   Retried provider faults are not in the rollout (``codex exec --json`` prints them only).
   An ``http_status_code`` is read when it is an integer in 100..599.
 - Time: each line's ``timestamp`` (Codex writes UTC with ``Z``; one without a zone would be
@@ -61,6 +82,7 @@ from failcode.triage._events import (
     SessionEnd,
     SessionStart,
     Wrote,
+    cancelled,
 )
 from failcode.triage._jsonstream import loads
 from failcode.triage._lines import json_objects
@@ -89,11 +111,15 @@ _EXITED: Final = lazy(r"^(?:Process exited with code|Exit code:)\s*(-?\d+)\s*$",
 _OUTPUT_MARK: Final = lazy(r"^Output:\n", re.MULTILINE)
 _TIMED_OUT: Final = lazy(r"(?i)command timed out|timed out after \d")
 _ERROR_OUTPUT: Final = lazy(
-    r"(?i)^(?:error|failed|apply_patch verification failed|unsupported call|"
+    r"(?i)^(?:error|failed|apply_patch verification failed|unsupported (?:custom tool )?call|"
     r"failed to parse function arguments)\b")
+_DECLINED: Final = lazy(r"^(?:exec command|patch) rejected by user")
+_ABORTED: Final = lazy(r"^aborted by user after \S+$|(?:^|\n)aborted by user\s*\Z|^aborted\s*\Z")
 _GENERIC_STATUS: Final = {"internal_server_error": 500, "server_overloaded": 503,
-                          "usage_limit_exceeded": 429, "context_window_exceeded": 400,
+                          "usage_limit_exceeded": 429, "rate_limit_exceeded": 429,
+                          "context_window_exceeded": 400, "bad_request": 400,
                           "unauthorized": 401}
+_CODEX_OWN: Final = ("sandbox_error", "thread_rollback_failed")
 
 
 def _command_text(value: object) -> str:
@@ -142,6 +168,9 @@ def _output_text(payload: dict[str, Any], where: str) -> tuple[str, int | None]:
     output = payload.get("output")
     if isinstance(output, dict):  # some versions write the object itself
         output = json.dumps(output)
+    elif isinstance(output, list):  # content items: the text ones are what the model read
+        output = "\n".join(as_str(as_dict(item).get("text")) for item in output
+                            if as_str(as_dict(item).get("text")))
     text = as_str(output)
     if text.startswith("{"):
         try:
@@ -160,12 +189,14 @@ def _output_text(payload: dict[str, Any], where: str) -> tuple[str, int | None]:
 class _Call:
     """One tool call waiting for its result."""
 
-    __slots__ = ("command", "exit_code", "name", "output", "stamp", "step")
+    __slots__ = ("command", "exit_code", "name", "outcome", "output", "stamp", "step")
 
     def __init__(self, step: int, name: str, command: str, stamp: float | None) -> None:
         self.step, self.name, self.command, self.stamp = step, name, command, stamp
         self.exit_code: int | None = None
         self.output: str | None = None
+        self.outcome: Event | None = None
+        """What the executor's record says the call came to (rejected, cancelled)."""
 
 
 class _State:
@@ -224,7 +255,9 @@ class CodexReader:
         if state is None:
             return
         for call in state.calls.values():  # calls whose output line never came (a cut file)
-            if call.exit_code is not None:
+            if call.outcome is not None:
+                yield call.outcome
+            elif call.exit_code is not None:
                 yield Command(call.step, call.command, call.exit_code, call.output or "",
                               call.stamp)
         yield SessionEnd(state.steps, state.status, state.session, state.ended_by)
@@ -252,6 +285,10 @@ class CodexReader:
         elif item_type == "exec_command_end":
             self._execution(state.calls, {**payload, "id": payload.get("call_id"),
                                           "type": "exec_command_end"}, where)
+        elif item_type == "patch_apply_end":
+            self._patch_end(state.calls, payload)
+        elif item_type == "mcp_tool_call_end":
+            self._mcp_end(state.calls, payload)
         elif item_type == "task_complete":
             error = as_dict(payload.get("error"))
             if error:
@@ -261,11 +298,20 @@ class CodexReader:
             if payload.get("last_agent_message"):
                 state.status, state.ended_by = "submitted", None
         elif item_type == "error":
-            state.status, state.ended_by = "provider_error", self._provider(
-                state.steps, payload, stamp)
-            return state.ended_by
+            ended = self._provider(state.steps, payload, stamp)
+            state.status = "provider_error" if ended.source == "provider" else "unknown"
+            state.ended_by = ended
+            return ended
         elif item_type == "turn_aborted":
+            for call in state.calls.values():  # cut off by the abort before its output came
+                if call.outcome is None and call.exit_code is None:
+                    call.outcome = cancelled(call.step, call.command or call.name,
+                                             "interrupted by the user", call.stamp)
             state.status, state.ended_by = "unknown", None
+            if payload.get("reason") == "budget_limited":
+                state.status, state.ended_by = "limit", ErrorText(
+                    None, "agent", "BudgetLimited", "the run's token budget ran out",
+                    timestamp=stamp, limit="token budget")
         return None
 
     @staticmethod
@@ -284,6 +330,12 @@ class CodexReader:
         if call is None or item.get("type", "CommandExecution") not in (
                 "CommandExecution", "exec_command_end"):
             return
+        if not call.command:
+            call.command = _command_text(item.get("command"))
+        if item.get("status") == "declined":  # never ran: its exit_code -1 is no status
+            reason = first_line(as_str(item.get("aggregated_output"))) or "declined"
+            call.outcome = cancelled(call.step, call.command or call.name, reason, call.stamp)
+            return
         code = stated_exit(item.get("exit_code"), where)
         if code is not None:
             call.exit_code = code
@@ -291,16 +343,56 @@ class CodexReader:
         if not isinstance(output, str):
             output = as_str(item.get("stdout")) + as_str(item.get("stderr"))
         call.output = output
-        if not call.command:
-            call.command = _command_text(item.get("command"))
+
+    @staticmethod
+    def _patch_end(calls: dict[str, _Call], payload: dict[str, Any]) -> None:
+        """A ``patch_apply_end``: whether the patch applied, was refused or declined."""
+        call = calls.get(as_key(payload.get("call_id")))
+        if call is None or payload.get("success") is not False:
+            return
+        reason = (first_line(as_str(payload.get("stderr")))
+                  or first_line(as_str(payload.get("stdout"))) or "the patch did not apply")
+        if payload.get("status") == "declined":
+            call.outcome = cancelled(call.step, call.name or "apply_patch", reason, call.stamp)
+        else:
+            call.outcome = Rejected(call.step, call.name or "apply_patch", reason, call.stamp)
+
+    @staticmethod
+    def _mcp_end(calls: dict[str, _Call], payload: dict[str, Any]) -> None:
+        """An ``mcp_tool_call_end``: an error result (``Err``, or ``Ok`` with ``isError``)."""
+        call = calls.get(as_key(payload.get("call_id")))
+        result = as_dict(payload.get("result"))
+        if call is None or not result:
+            return
+        if "Err" in result:
+            reason = first_line(as_str(result.get("Err"))) or "the tool call failed"
+        else:
+            ok = as_dict(result.get("Ok"))
+            if ok.get("isError") is not True:
+                return
+            texts = [as_str(as_dict(block).get("text")) for block in as_list(ok.get("content"))]
+            reason = first_line("\n".join(t for t in texts if t)) or "the tool reported an error"
+        invocation = as_dict(payload.get("invocation"))
+        action = ".".join(part for part in (as_str(invocation.get("server")),
+                                            as_str(invocation.get("tool"))) if part)
+        call.outcome = Rejected(call.step, action or call.name, reason, call.stamp)
 
     @staticmethod
     def _result(call: _Call, payload: dict[str, Any], where: str) -> Event | None:
+        if call.outcome is not None:
+            return call.outcome
         text, stated = _output_text(payload, where)
+        head = text.strip()
+        action = call.command or call.name
+        if _DECLINED.match(head):
+            return cancelled(call.step, action, first_line(head), call.stamp)
+        if _ABORTED.search(head) and call.exit_code is None and stated is None:
+            return cancelled(call.step, action, "interrupted by the user", call.stamp)
         shell = call.name in _SHELLS or call.name == "local_shell_call" or bool(call.command)
         if not shell:
-            if _ERROR_OUTPUT.match(text.lstrip()):
-                return Rejected(call.step, call.name, first_line(text), call.stamp)
+            if _ERROR_OUTPUT.match(text.lstrip()) or stated not in (0, None):
+                return Rejected(call.step, call.name, first_line(text) or "failed",
+                                call.stamp)
             return None
         status = call.exit_code if call.exit_code is not None else stated
         output = call.output if call.output is not None else text
@@ -314,6 +406,13 @@ class CodexReader:
     def _provider(step: int, error: dict[str, Any], stamp: float | None) -> ErrorText:
         message = as_str(error.get("message")) or "provider error"
         info = error.get("codex_error_info")
+        if info in _CODEX_OWN:
+            return ErrorText(step, "harness", "CodexError", message,
+                             evidence=first_line(message), timestamp=stamp)
+        if info == "context_window_exceeded":
+            return ErrorText(step, "provider", "ContextWindowExceeded", message,
+                             evidence=first_line(message), timestamp=stamp,
+                             context_window=True)
         status: int | None = None
         if isinstance(info, dict):
             for value in info.values():
