@@ -24,12 +24,17 @@ versions add fields and record types that are ignored when not named here):
   before it are kept).
 - Claude Code's own refusals (``<tool_use_error>...``: a file not read before writing, an
   unknown parameter), a ``PreToolUse`` hook blocking it (``PreToolUse:Bash hook returned
-  blocking error``) and other tools' errors (a string to replace not found) are fed back to
-  the model: rejected actions. A call that never ran or was stopped is cancelled, neither a
-  failure nor part of a loop: Claude Code cancels the parallel calls beside one that failed
-  (``<tool_use_error>Sibling tool call errored</tool_use_error>``), a person rejected it
-  ("The user doesn't want to proceed with this tool use") or interrupted it (``[Request
-  interrupted by user...``).
+  blocking error``, ``PreToolUse:Bash hook blocking error from command: ...``; in 2.x ``Hook
+  PreToolUse:Bash denied this tool``), its permission rules refusing it (``Claude requested
+  permissions to use Bash, but you haven't granted it yet.`` when nobody can approve it,
+  ``Permission to use Bash with command ... has been denied.``, "This Bash command contains
+  multiple operations. The following parts require approval: ...", all in an ``is_error``
+  result) and other tools' errors (a string to replace not found) are fed back to the model:
+  rejected actions, never a failed command, whatever the tool. A call that never ran or was
+  stopped is cancelled, neither a failure nor part of a loop: Claude Code cancels the
+  parallel calls beside one that failed (``<tool_use_error>Sibling tool call
+  errored</tool_use_error>``), a person rejected it ("The user doesn't want to proceed with
+  this tool use") or interrupted it (``[Request interrupted by user...``).
 - An assistant line marked ``isApiErrorMessage`` (text ``API Error: ...``; newer versions add
   ``apiErrorStatus`` and an ``error`` code such as ``rate_limit``) is a provider error; when
   it is the session's last word the session ended on it. Each ``system`` line of subtype
@@ -97,8 +102,13 @@ _BACKGROUND: Final = lazy(r"^Command did not complete within .{0,80}moved to the
 _USER_REJECTED: Final = ("The user doesn't want to proceed with this tool use",
                          "The user doesn't want to take this action right now")
 _INTERRUPTED: Final = "[Request interrupted by user"
-_HOOK: Final = lazy(r"^(?:Error: )?(?:PreToolUse|PermissionRequest):\S+ hook "
-                          r"(?:returned blocking error|error|blocked)")
+_HOOK: Final = lazy(r"^(?:Error: )?(?:(?:PreToolUse|PermissionRequest):\S+ hook "
+                          r"(?:returned blocking error|blocking error|error|blocked)"
+                          r"|Hook (?:PreToolUse|PermissionRequest):\S+ denied this tool)")
+_PERMISSION: Final = lazy(r"^(?:Error: )?(?:\S+ requested permissions to use \S+, but you "
+                                r"haven't granted it yet|Permission to use \S+ .{0,4000}?has "
+                                r"been denied|This \S+ command .{0,200}?requires? approval)",
+                                re.DOTALL)
 _SIBLING: Final = lazy(r"(?i)^sibling tool call errored")
 _REFUSAL: Final = lazy(r"<tool_use_error>(.*?)</tool_use_error>", re.DOTALL)
 _NO_OUTPUT: Final = lazy(r"^\((?:Bash )?completed with no output\)\s*$")
@@ -217,7 +227,7 @@ class ClaudeCodeReader:
             return cancelled(step, command or name, "the user rejected the tool use", stamp)
         if head.startswith(_INTERRUPTED):
             return cancelled(step, command or name, "interrupted by the user", stamp)
-        if _HOOK.match(head):
+        if _HOOK.match(head) or (block.get("is_error") and _PERMISSION.match(head)):
             return Rejected(step, command or name, first_line(head), stamp)
         if name == "Bash" or command:
             found = _EXIT.match(text)

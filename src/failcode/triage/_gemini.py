@@ -14,7 +14,9 @@ messages}``):
   replaces the earlier record (Gemini CLI writes a model turn first without its tool calls,
   then with them); a ``{"$set": {...}}`` line patches the session, and the records in a
   ``$set`` of ``messages`` are read like the others. The records are taken in the order
-  their ids first appear.
+  their ids first appear. A ``{"$rewindTo": id}`` line (the person rewound the chat) removes
+  that record and every record after it, as Gemini CLI does when it loads the chat; an id it
+  names that is not there removes them all.
 - A step is one entry of a model record's ``toolCalls``, numbered from 0 in that order.
 - A ``run_shell_command`` call's status is never trusted: Gemini CLI marks every command that
   ran ``success``, exit 127 included. Its exit status is the ``Exit Code: N`` line of the
@@ -24,15 +26,34 @@ messages}``):
   outside -2**31..2**32-1, or a signal whose 128+N is, is FC-DATA-003 naming the record
   (``line N`` of a JSONL recording, ``messages[i]`` of a one-document chat) and the value
   (``_text``'s rules; the records before it make the session so far).
+- A shell call's text that has no ``Exit Code`` line may say the command never finished:
+  "Command was automatically cancelled because it exceeded the timeout of N minutes without
+  output" is a timeout; "Command was cancelled by user before it could complete" is a
+  cancelled outcome; "Command moved to background (PID: N)" is still running, not a failure.
+  A shell call with ``status: "error"`` and no ``Exit Code`` line did not run to an exit
+  status: with an ``Output`` section (the shell started it and could not run it) it is a failed
+  command (exit 1, 127 when the output says a program was not found); with neither (the
+  command was refused before it ran: empty, not allowed, denied by a policy) it is a
+  rejected action.
 - Any other tool whose call has ``status: "error"`` (a string to replace not found, a file to
   read that does not exist, arguments the tool refused) was fed back to the model: a rejected
   action. A ``cancelled`` call never ran: a cancelled outcome, no failure.
 - An ``error`` record names what went wrong outside a tool (a provider error after Gemini CLI
   gave up retrying, in versions that record it): a provider error when it names an API error
-  or an HTTP status, and the session ended on it when nothing followed. A session whose last
-  record is a model answer without tool calls ended ``submitted``; one that stops after a tool
-  result ended ``unknown`` (Gemini CLI 0.61 writes neither a fatal provider error nor its
-  turn limit into the chat).
+  or an HTTP status, and the session ended on it when no model or user record followed. Its
+  text is ``[API Error: <message>]``, or ``[API Error: <message> (Status: <code>)]`` with a
+  Google RPC status name, read as its HTTP status (``RESOURCE_EXHAUSTED`` 429,
+  ``UNAVAILABLE`` 503, ``INTERNAL`` 500, ``DEADLINE_EXCEEDED`` 504, ``UNAUTHENTICATED`` 401,
+  ``PERMISSION_DENIED`` 403, ``INVALID_ARGUMENT`` 400, ``NOT_FOUND`` 404) when the text
+  names no HTTP status itself.
+- ``info`` records are the interactive CLI's notes. "The session has reached the maximum
+  number of turns: N" is the agent stopped at its turn limit: the session ended ``limit``
+  when no model or user record followed. "Request cancelled." and "User cancelled the
+  request." are the person stopping the turn. Other notes (compression, citations) change
+  nothing.
+- A session whose last record is a model answer without tool calls ended ``submitted``; one
+  that stops after a tool result, a prompt, or a cancelled turn ended ``unknown`` (Gemini CLI
+  0.61 headless writes neither a fatal provider error nor its turn limit into the chat).
 - The model is each model record's ``model``.
 - Time: each record's ``timestamp`` (Gemini CLI writes UTC with ``Z``; one without a zone is
   read as UTC, ``_text``'s rules, whatever the machine's zone).
@@ -61,6 +82,7 @@ from failcode.triage._events import (
 )
 from failcode.triage._jsonstream import JsonStream, loads
 from failcode.triage._lines import json_objects
+from failcode.triage._swe_agent import shell_failed
 from failcode.triage._text import (
     EXIT_MAX,
     as_dict,
@@ -86,6 +108,15 @@ _SECTION: Final = lazy(
     r"Command|Directory): ?", re.MULTILINE)
 _API_ERROR: Final = lazy(r"(?i)api error|\b[45]\d\d\b|quota|rate limit|unavailable")
 _STATUS: Final = lazy(r"\b([45]\d\d)\b")
+_RPC_STATUS: Final = lazy(r"\(Status: ([A-Z_]+)\)")
+_RPC_HTTP: Final = {"RESOURCE_EXHAUSTED": "429", "UNAVAILABLE": "503", "INTERNAL": "500",
+                    "DEADLINE_EXCEEDED": "504", "UNAUTHENTICATED": "401",
+                    "PERMISSION_DENIED": "403", "INVALID_ARGUMENT": "400", "NOT_FOUND": "404"}
+_TIMED_OUT: Final = lazy(r"^Command was automatically cancelled because it exceeded the timeout")
+_USER_CANCELLED: Final = lazy(r"^Command was cancelled by user before it could complete")
+_BACKGROUND: Final = lazy(r"^Command moved to background \(PID")
+_CANCELLED_TURN: Final = ("Request cancelled.", "User cancelled the request.")
+_MAX_TURNS: Final = "The session has reached the maximum number of turns"
 
 
 def _response_text(call: dict[str, Any]) -> str:
@@ -99,6 +130,23 @@ def _response_text(call: dict[str, Any]) -> str:
         display = call.get("resultDisplay")
         text = display if isinstance(display, str) else ""
     return text.replace("<untrusted_context>", "").replace("</untrusted_context>", "")
+
+
+def _text_of(record: dict[str, Any]) -> str:
+    """A record's ``content``: a string, or the ``text`` of its parts."""
+    content = record.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(as_str(as_dict(part).get("text")) for part in as_list(content))
+
+
+def _http_status(text: str) -> str | None:
+    """The HTTP status an error record's text names: its own, else its RPC status's."""
+    found = _STATUS.search(text)
+    if found is not None:
+        return found.group(1)
+    rpc = _RPC_STATUS.search(text)
+    return _RPC_HTTP.get(rpc.group(1)) if rpc is not None else None
 
 
 def _sections(text: str) -> dict[str, str]:
@@ -129,6 +177,14 @@ class _Session:
             self.order.append(key)
         self.records[key] = record
         self.where[key] = where
+
+    def rewind(self, key: str) -> None:
+        """Drop the record ``key`` and every record after it (all of them when it is not
+        there)."""
+        cut = self.order.index(key) if key in self.records else 0
+        for gone in self.order[cut:]:
+            del self.records[gone], self.where[gone]
+        del self.order[cut:]
 
 
 class GeminiCliReader:
@@ -179,7 +235,10 @@ class GeminiCliReader:
                 session.name, header = as_str(entry.get("sessionId")) or None, False
                 continue
             patch = entry.get("$set")
-            if isinstance(patch, dict):
+            rewind = entry.get("$rewindTo")
+            if isinstance(rewind, str):
+                session.rewind(rewind)
+            elif isinstance(patch, dict):
                 for index, record in enumerate(as_list(patch.get("messages"))):
                     if isinstance(record, dict):
                         session.add(record, f"line {number}, $set.messages[{index}]")
@@ -223,16 +282,27 @@ class GeminiCliReader:
             elif kind == "error":
                 text = first_line(as_str(record.get("content")) or "error", 2000)
                 if _API_ERROR.search(text):
-                    status = _STATUS.search(text)
-                    message = f"Error code: {status.group(1)} - {text}" if status else text
+                    status = _http_status(text)
+                    message = f"Error code: {status} - {text}" if status else text
                     ended_by = ErrorText(steps, "provider", "google.genai.errors.APIError",
                                          message, evidence=text[:200], timestamp=stamp)
                     yield ended_by
                 last = record
             elif kind == "user":
-                last = record
+                ended_by, last = None, record  # the session went on after an error
+            elif kind == "info":
+                note = _text_of(record).strip()
+                if note in _CANCELLED_TURN:
+                    last = record
+                elif note.startswith(_MAX_TURNS):
+                    ended_by = ErrorText(None, "agent", "MaxSessionTurns",
+                                         "the agent reached its turn limit",
+                                         evidence=first_line(note), timestamp=stamp,
+                                         limit="turn")
+                    last = record
         if ended_by is not None:
-            yield SessionEnd(steps, "provider_error", session.name, ended_by)
+            status = "limit" if ended_by.limit is not None else "provider_error"
+            yield SessionEnd(steps, status, session.name, ended_by)
         elif last.get("type") == "gemini" and not as_list(last.get("toolCalls")):
             yield SessionEnd(steps, "submitted", session.name)
         else:
@@ -249,6 +319,13 @@ class GeminiCliReader:
             return cancelled(step, command or name, "cancelled before it ran", stamp)
         if name in _SHELL:
             command = as_str(as_dict(call.get("args")).get("command"))
+            head = text.strip()
+            if _TIMED_OUT.match(head):
+                return Command(step, command, None, head, stamp, timed_out=True)
+            if _USER_CANCELLED.match(head):
+                return cancelled(step, command or name, "cancelled by the user", stamp)
+            if _BACKGROUND.match(head):
+                return Command(step, command, None, head, stamp, running=True)
             parts = _sections(text)
             output = "\n".join(v for k, v in parts.items() if k in ("Output", "Stdout", "Stderr")
                                and v.strip() != "(empty)")
@@ -262,6 +339,11 @@ class GeminiCliReader:
                 number = exit_in_text(signal.group(1), where, what="the signal", low=0,
                                       high=EXIT_MAX - 128)
                 return Command(step, command, 128 + number, output, stamp)
+            if status == "error":  # it never reached an exit status
+                if not {"Output", "Stdout", "Stderr"} & parts.keys():  # refused, never ran
+                    return Rejected(step, command or name, first_line(head), stamp)
+                body = output or head
+                return Command(step, command, shell_failed(body) or 1, body, stamp)
             return Command(step, command, 0, output, stamp)  # exit 0 (or a masked failure)
         if status == "error":
             target = as_str(as_dict(call.get("args")).get("file_path"))
