@@ -2,7 +2,8 @@
 
 - Real sessions (``../shared/data/agent-sessions/``, labels in
   ``tests/fixtures/triage_labels.json``), per format: labelled failing steps, recall (found at
-  all), kind agreement (of those found), probes reported as failures, rejected actions found
+  all), kind agreement (of those found), the steps triage marks masked that the labels call
+  failures, probes reported as failures, rejected actions found
   as outcomes, sessions whose end agrees; loops and false loops come from
   :mod:`tests.triage._loop_figures`.
 - The lab (``tests/lab/fixtures``), per agent: failing steps the scenarios declare and how many
@@ -43,6 +44,9 @@ def real_table(root: Path = SESSIONS) -> list[str]:
             row = rows[session.format if session else path.split("/")[0]]
             reported = {e.step: str(e.failure.kind) for e in session.failures} if session else {}
             outcomes = {e.step for e in session.outcomes} if session else set()
+            masked = {e.step for e in session.failures if e.masked} if session else set()
+            row["masked"] += len(masked)
+            row["masked_labelled"] += sum(str(step) in label["failures"] for step in masked)
             row["sessions"] += 1
             row["ended"] += bool(session and session.status == label["ended"])
             for step, kind in label["failures"].items():
@@ -54,11 +58,13 @@ def real_table(root: Path = SESSIONS) -> list[str]:
             row["probe_fail"] += sum(step in reported for step in label["probes"])
             row["rejected"] += len(label["rejected"])
             row["rejected_found"] += sum(step in outcomes for step in label["rejected"])
-    lines = [("| format | sessions | recall | kind agreement | probes as failures | "
-             "rejected found | endings agree |"), "|---|---|---|---|---|---|---|"]
+    lines = [("| format | sessions | recall | kind agreement | masked, labelled failures | "
+              "probes as failures | rejected found | endings agree |"),
+             "|---|---|---|---|---|---|---|---|"]
     for fmt, row in sorted(rows.items()):
         lines.append(f"| {fmt} | {row['sessions']} | {_ratio(row['found'], row['failures'])} "
                      f"| {_ratio(row['kind'], row['found'])} "
+                     f"| {_ratio(row['masked_labelled'], row['masked'])} "
                      f"| {_ratio(row['probe_fail'], row['probes'])} "
                      f"| {_ratio(row['rejected_found'], row['rejected'])} "
                      f"| {_ratio(row['ended'], row['sessions'])} |")
