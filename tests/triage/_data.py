@@ -11,12 +11,19 @@ from tests._needs import need_data
 from tests._paths import SHARED, TESTS
 
 SESSIONS = SHARED / "data" / "agent-sessions"
+SESSIONS_2 = SHARED / "data" / "agent-sessions-2"
+"""The second real corpus (issue 32): many public projects, agents and versions."""
 LABELS = TESTS / "fixtures" / "triage_labels.json"
 
 
 def sessions_dir() -> Path:
     """The data folder, read in place; a missing folder fails under CI=true, else skips."""
     return need_data(SESSIONS)
+
+
+def sessions_2_dir() -> Path:
+    """The second corpus, read in place; a missing folder fails under CI=true, else skips."""
+    return need_data(SESSIONS_2)
 
 
 def session_files(root: Path) -> list[Path]:
