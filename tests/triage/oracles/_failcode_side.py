@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from failcode.triage._analyze import _Events
 from failcode.triage._events import Command, SessionEnd, SessionStart
 from failcode.triage._readers import HEAD_BYTES, READERS
 
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import BinaryIO
 
     from failcode.triage._events import Event
 
@@ -35,8 +38,12 @@ def read_sessions(path: Path, format_name: str) -> list[Session]:
     """The sessions the reader named ``format_name`` yields for ``path``, in order."""
     reader = next(r for r in READERS if r.name == format_name)
     out: list[Session] = []
-    with path.open("rb") as stream:
-        for event in reader.read(stream, str(path)):  # type: ignore[arg-type]
+    if path.is_dir():  # an OpenHands V1 conversation folder: its events as triage joins them
+        stream: BinaryIO = io.BufferedReader(io.BytesIO(_Events(path).read()))
+    else:
+        stream = path.open("rb")
+    with stream:
+        for event in reader.read(stream, str(path)):
             if isinstance(event, SessionStart):
                 out.append(Session(event.name))
             elif isinstance(event, SessionEnd):
