@@ -495,6 +495,7 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult],
     current: _Session | None = None
     last_step = -1
     first = len(out)
+    said: set[int] = set()
     try:
         for event in events:
             if isinstance(event, SessionStart):
@@ -504,6 +505,8 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult],
                 current, last_step = _Session(None), -1
             if isinstance(event, SessionEnd):
                 out.append(current.end(event, label, fmt, default))
+                if event.said:
+                    said.add(id(out[-1]))
                 current = None
             elif isinstance(event, Command):
                 current.command(event)
@@ -538,10 +541,10 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult],
                 out.append(current.end(SessionEnd(last_step + 1, "unknown"), label, fmt,
                                        default))
         raise damage from None
-    # a session with nothing in it (no step, failure, outcome or end: a record that names
-    # another or an empty session id) is not a session
+    # a session with nothing in it (no step, failure, outcome, end or message: a record that
+    # names another or an empty session id) is not a session
     kept = [s for s in out[first:] if s.steps or s.failures or s.outcomes
-            or s.status != "unknown"]
+            or s.status != "unknown" or id(s) in said]
     out[first:] = kept
     if not kept:  # the reader's detection matched, but nothing in it is a session of it
         raise InputError("FC-DATA-002", f"it looks like a {fmt} log but holds no step of a "
@@ -565,6 +568,7 @@ AGENT_LOGS: Final = {
     ".gemini": "tmp/*/chats/session-*.json*",
     ".openhands": "conversations/*",
     ".copilot": "session-state/*/events.jsonl",
+    ".qwen": "projects/*/chats/*.jsonl",
 }
 """The hidden folders agents keep their logs in (under a project or HOME), and where in each
 the session logs are: walking a folder looks there and nowhere else in them (their other

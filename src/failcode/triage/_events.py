@@ -167,6 +167,9 @@ class SessionEnd:
     timestamp: float | None = None
     failure: Failure | None = None
     """What ended the session, already classified (a :class:`Recorded` failure of it)."""
+    said: bool = False
+    """The session holds messages of a person or the model: it is a session even with no
+    step, failure or end (a chat in which no tool ran, a subagent's short answer)."""
 
 
 Event = (SessionStart | Command | ErrorText | Rejected | Recorded | RecordedOutcome | Wrote

@@ -17,6 +17,7 @@ from failcode.triage._gemini import GeminiCliReader
 from failcode.triage._mini_swe_agent import MiniSweAgentReader
 from failcode.triage._openhands import OpenHandsReader
 from failcode.triage._swe_agent import SweAgentReader
+from failcode.triage._unread import UNREAD
 
 if TYPE_CHECKING:
     from failcode.triage._events import Reader
@@ -43,8 +44,10 @@ FORMATS: Final = tuple(reader.name for reader in READERS)
 
 
 def detect(head: bytes) -> Reader | None:
-    """The reader for an input whose first bytes are ``head``, or None."""
-    for reader in READERS:
+    """The reader for an input whose first bytes are ``head``, or None. After every reader, a
+    format failcode recognises but does not read (``_unread``) is detected too: reading it is
+    its FC-DATA-002 naming the format."""
+    for reader in (*READERS, *UNREAD):
         if reader.sniff(head):
             return reader
     return None
