@@ -122,8 +122,10 @@ def draw(root: Path = SESSIONS_2) -> dict[str, Any]:
     return {"about": __doc__.strip().splitlines()[0], "seed": SEED, "formats": sample}
 
 
-def agreement(labels: dict[str, Any], root: Path = SESSIONS_2) -> dict[str, dict[str, list[int]]]:
-    """Per format, per check: ``[agreed, checked]`` between triage and the labels."""
+def agreement(labels: dict[str, Any], root: Path = SESSIONS_2,
+              notes: list[str] | None = None) -> dict[str, dict[str, list[int]]]:
+    """Per format, per check: ``[agreed, checked]`` between triage and the labels (each
+    disagreement appended to ``notes``)."""
     from failcode.triage import triage
 
     result = triage([root / path for path in labels])
@@ -138,7 +140,7 @@ def agreement(labels: dict[str, Any], root: Path = SESSIONS_2) -> dict[str, dict
             found = sessions.get(name)
             if found is None and len(sessions) == 1 and len(by_session) == 1:
                 found = next(iter(sessions.values()))
-            _score(table[fmt], found, label)
+            _score(table[fmt], found, label, notes, f"{path} [{name}]")
     return table
 
 
@@ -151,36 +153,51 @@ def load_labels(folder: Path = BLIND_LABELS) -> dict[str, Any]:
     return merged
 
 
-def _score(row: dict[str, list[int]], session: Any, label: dict[str, Any]) -> None:
+def _score(row: dict[str, list[int]], session: Any, label: dict[str, Any],
+           notes: list[str] | None = None, where: str = "") -> None:
+    """Add one session's checks to ``row`` (and each disagreement to ``notes``): per labelled
+    step, whether it fails; per step both call failing, its kind; per step either calls an
+    outcome, which; per loop either finds, whether the other does too; the ending."""
     failures = {e.step: e for e in session.failures} if session else {}
-    outcomes = {e.step: str(e.outcome.kind) if hasattr(e.outcome, "kind") else str(e.outcome)
+    outcomes = {e.step: type(e.outcome).__struct_config__.tag  # no_match, cancelled...
                 for e in session.outcomes} if session else {}
     labelled = {int(step): kind for step, kind in label.get("failures", {}).items()}
-    for step, kind in labelled.items():
-        row["failing step found"][1] += 1
-        if step in failures:
-            row["failing step found"][0] += 1
-            row["kind"][1] += 1
-            row["kind"][0] += str(failures[step].failure.kind) == kind
-    quiet = [("no_match", s) for s in label.get("probes", [])]
-    quiet += [("rejected_action", s) for s in label.get("rejected", [])]
-    quiet += [("cancelled", s) for s in label.get("cancelled", [])]
-    for kind, step in quiet:
-        row["outcome"][1] += 1
-        row["outcome"][0] += step not in failures and outcomes.get(step, "") == kind
+    said: dict[int, str] = {}
+    for kind, key in (("no_match", "probes"), ("rejected_action", "rejected"),
+                      ("cancelled", "cancelled")):
+        said.update((int(step), kind) for step in label.get(key, []))
+    steps = int(label.get("steps") or 0)
+    notes = notes if notes is not None else []
+
+    def check(name: str, agreed: bool, why: str) -> None:
+        row[name][1] += 1
+        row[name][0] += agreed
+        if not agreed:
+            notes.append(f"{where}: {name}: {why}")
+
+    for step in sorted(set(range(steps)) | set(labelled) | set(failures)):
+        check("failing step", (step in labelled) == (step in failures),
+              f"step {step} labelled {labelled.get(step, said.get(step, 'quiet'))}, triage "
+              f"{failures[step].failure.kind if step in failures else outcomes.get(step, 'quiet')}")
+        if step in labelled and step in failures:
+            kind = str(failures[step].failure.kind)
+            check("kind", kind == labelled[step],
+                  f"step {step} labelled {labelled[step]}, triage {kind} "
+                  f"({failures[step].failure.code})")
+        if step in said or (step in outcomes and step not in failures):
+            check("outcome", said.get(step) == outcomes.get(step) and step not in failures,
+                  f"step {step} labelled {said.get(step, labelled.get(step, 'quiet'))}, triage "
+                  f"{outcomes.get(step, 'failure' if step in failures else 'quiet')}")
     loops = {tuple(sorted(loop)) for loop in label.get("loops", [])}
     found_loops = {tuple(sorted(loop.steps)) for loop in session.loops} if session else set()
     for loop in loops:
-        row["loop"][1] += 1
-        row["loop"][0] += any(set(loop) <= set(f) or set(f) <= set(loop) for f in found_loops)
+        check("loop", any(set(loop) <= set(f) or set(f) <= set(loop) for f in found_loops),
+              f"labelled loop {list(loop)}, triage {sorted(found_loops)}")
     for loop in found_loops:
         if not any(set(loop) & set(lab) for lab in loops):
-            row["loop"][1] += 1  # a false loop is a disagreement too
-    row["ending"][1] += 1
-    row["ending"][0] += bool(session) and session.status == label.get("ended")
-    for step in failures:
-        if step not in labelled:
-            row["failing step found"][1] += 1  # a step triage calls failing, labels do not
+            check("loop", False, f"triage loop {list(loop)} is not labelled")
+    check("ending", bool(session) and session.status == label.get("ended"),
+          f"labelled {label.get('ended')}, triage {session.status if session else 'no session'}")
 
 
 def main(argv: list[str]) -> int:
@@ -189,8 +206,9 @@ def main(argv: list[str]) -> int:
         print(f"wrote {SAMPLE}")
         return 0
     labels = load_labels()
-    table = agreement(labels)
-    checks = ["failing step found", "kind", "outcome", "loop", "ending"]
+    notes: list[str] = []
+    table = agreement(labels, notes=notes)
+    checks = ["failing step", "kind", "outcome", "loop", "ending"]
     print("| format | " + " | ".join(checks) + " | all |")
     print("|---|" + "---|" * (len(checks) + 1))
     total = [0, 0]
@@ -206,6 +224,8 @@ def main(argv: list[str]) -> int:
         print(f"| {fmt} | " + " | ".join(cells) + f" | {agreed}/{checked} ({share}) |")
     if total[1]:
         print(f"all: {total[0]}/{total[1]} ({100 * total[0] / total[1]:.1f}%)")
+    if "--disagreements" in argv:
+        print("\n".join(notes))
     return 0
 
 
