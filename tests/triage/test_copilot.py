@@ -213,19 +213,58 @@ def test_a_shell_command_the_tool_would_not_run_is_rejected(tmp_path: Path) -> N
     assert [type(e.outcome).__name__ for e in session.outcomes] == ["RejectedAction"]
 
 
-@pytest.mark.parametrize("code", ["rejected", "denied"])
-def test_a_call_the_user_declined_is_no_failure(tmp_path: Path, code: str) -> None:
-    """``error.code`` ``rejected``/``denied``: the user did not confirm the call."""
+@pytest.mark.parametrize(("code", "message"), [
+    ("rejected", "The user rejected this tool call."),
+    ("denied", "The user rejected this tool call. User feedback: not on main"),
+    ("rejected", "Permission denied by user"),
+    ("rejected", "The pending permission request was cancelled before the tool could continue."),
+    ("denied", ""),
+])
+def test_a_call_the_user_declined_is_cancelled(tmp_path: Path, code: str, message: str) -> None:
+    """``error.code`` ``rejected``/``denied`` in Copilot CLI's words for the person declining
+    (1.0.60's ``app.js``): a cancelled outcome, no failure."""
     path = _write(tmp_path, [
         START, _prompt(), *_bash("c1", "git push --force"),
-        _done("c1", success=False, error={"message": "The user rejected this tool call.",
-                                          "code": code}),
+        _done("c1", success=False, error={"message": message, "code": code}),
         *_answer("I did not push."),
     ])
     session = _one(path)
     assert session.failures == []
-    assert session.outcomes == []
+    [outcome] = session.outcomes
+    assert type(outcome.outcome).__name__ == "Cancelled"
+    assert "declined by the user" in str(outcome.outcome)
     assert session.status == "submitted"
+
+
+@pytest.mark.parametrize("message", [
+    "Permission to run this tool was denied due to the following rules: shell(git push)",
+    "Permission denied and could not request permission from user",
+    "Permission denied by a PermissionRequest hook: pushes need review",
+])
+def test_a_call_a_permission_rule_refused_is_rejected(tmp_path: Path, message: str) -> None:
+    """``denied`` by a rule, a hook, or with no one to ask: the action was refused."""
+    path = _write(tmp_path, [
+        START, _prompt(), *_bash("c1", "git push --force"),
+        _done("c1", success=False, error={"message": message, "code": "denied"}),
+        *_answer("I did not push."),
+    ])
+    session = _one(path)
+    assert session.failures == []
+    assert [type(e.outcome).__name__ for e in session.outcomes] == ["RejectedAction"]
+
+
+def test_a_call_a_resumed_session_found_interrupted_is_cancelled(tmp_path: Path) -> None:
+    """``error.code`` ``interrupted`` (Copilot's resume of an unfinished call): cancelled."""
+    path = _write(tmp_path, [
+        START, _prompt(), *_bash("c1", "make all"),
+        _done("c1", success=False, error={
+            "message": "The execution of this tool, or a previous tool was interrupted.",
+            "code": "interrupted"}),
+        *_answer(),
+    ])
+    session = _one(path)
+    assert session.failures == []
+    assert [type(e.outcome).__name__ for e in session.outcomes] == ["Cancelled"]
 
 
 def test_an_aborted_turn_cancels_its_pending_calls(tmp_path: Path) -> None:
@@ -238,7 +277,7 @@ def test_an_aborted_turn_cancels_its_pending_calls(tmp_path: Path) -> None:
     ])
     session = _one(path)
     assert session.failures == []
-    assert session.outcomes == []
+    assert [(e.step, type(e.outcome).__name__) for e in session.outcomes] == [(0, "Cancelled")]
     assert session.status == "unknown"
 
 

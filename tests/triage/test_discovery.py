@@ -106,7 +106,7 @@ def test_home_logs_reads_every_agents_default_location(tmp_path: Path) -> None:
     shutil.move(home / ".codex", moved)
     env = {"MSWEA_GLOBAL_CONFIG_DIR": str(mini), "CODEX_HOME": str(moved)}
     found, looked = home_logs(default_locations(env=env, home=home, cwd=home / "project"))
-    assert len(looked) == 7
+    assert len(looked) == 8  # Qwen Code's location is looked in too (nothing there)
     result = triage(found)
     assert sorted(item.format or "" for item in result.inputs) == [
         "aider", "claude-code", "codex", "copilot-cli", "gemini-cli", "mini-swe-agent",

@@ -29,7 +29,7 @@ from failcode.store import open_store
 from failcode.triage import FORMATS, triage
 from tests._paths import REPO
 from tests.lab.runner import FIXTURES as LAB
-from tests.triage._data import mask_error_ids, sessions_dir
+from tests.triage._data import mask_error_ids, sessions_2_dir, sessions_dir
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -93,7 +93,7 @@ def _inputs(folder: Path) -> list[Path]:
     built = folder / "built"
     built.mkdir()
     return [sessions_dir(), LAB, BUNDLED, _copilot(built, zone="Z"), _copilot(built, zone=""),
-            *_zoneless(built)]
+            *_zoneless(built), sessions_2_dir() / "qwen-code"]
 
 
 def _format_of(body: str) -> str:

@@ -52,12 +52,20 @@ Rules (about the format and the tool):
   expired): still running, not a failure. A status is a JSON integer or the line's digits
   (another type is none); one outside -2**31..2**32-1 is FC-DATA-003 naming the file's line
   and the value (``_text``'s rules; what was read before it is kept).
-- A call that ``success: false`` names with ``error.code`` ``rejected`` or ``denied`` is one
-  the user (or their permission rules) declined: no failure. A call still pending when an
-  ``abort`` arrives (the user pressed Ctrl+C, a remote stop) was cancelled: no failure, whatever
-  its completion says. Any other ``success: false`` (arguments the tool refused, a file that
-  does not exist, a shell command the tool would not run) was fed back to the model: a rejected
-  action.
+- A call that ``success: false`` names with ``error.code`` ``rejected`` or ``denied`` was
+  not run for want of permission (Copilot CLI 1.0.60's own texts, ``@github/copilot``
+  ``app.js``): one a permission rule, a ``PermissionRequest`` hook or the organization refused
+  ("Permission to run this tool was denied due to the following rules: ...", "Permission
+  denied and could not request permission from user" when no one could be asked, "Access
+  denied: ... is excluded by organization") is a rejected action; any other ("The user
+  rejected this tool call", "Permission denied by user", "The pending permission request was
+  cancelled ...") the person declining it: a cancelled outcome. ``error.code``
+  ``interrupted`` ("The execution of this tool, or a previous tool was interrupted.", written
+  for a call a resumed session found unfinished) or ``cancelled`` is a cancelled outcome. A
+  call still pending when an ``abort`` arrives (the user pressed Ctrl+C, a remote stop) was
+  cancelled, whatever its completion says. None of these is a failure. Any other ``success:
+  false`` (arguments the tool refused, a file that does not exist, a shell command the tool
+  would not run) was fed back to the model: a rejected action.
 - ``session.error`` is a provider error when its ``errorType`` is the model provider's
   (``authentication``, ``authorization``, ``quota``, ``rate_limit``, ``context_limit``,
   ``query``, ``model_call``) or it carries an HTTP ``statusCode``; the status is that code, or
@@ -96,6 +104,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    cancelled,
 )
 from failcode.triage._jsonstream import loads
 from failcode.triage._lines import json_objects
@@ -122,6 +131,11 @@ _EVENT_TYPE: Final = lazy(r"[a-z][a-z_]*(?:\.[a-z_]+)+")
 _LONG_FIRST: Final = re.compile(rb'\{"type":\s*"[a-z][a-z_]*(?:\.[a-z_]+)+",\s*"data":\s*\{')
 _EXITED: Final = lazy(r"\n?<exited with exit code (-?\d+)>\s*\Z")
 _DECLINED: Final = ("rejected", "denied")
+_STOPPED: Final = ("interrupted", "cancelled")
+_BY_RULE: Final = lazy(
+    r"(?i)denied due to the following rules|permission denied by rules|could not request "
+    r"permission from user|PermissionRequest hook|permission denied by hook|excluded by "
+    r"organization")
 _PROVIDER_TYPES: Final = {"authentication": 401, "authorization": 403, "quota": 402,
                           "rate_limit": 429, "context_limit": None, "query": None,
                           "model_call": None}
@@ -309,7 +323,10 @@ class CopilotCliReader:
             if root:
                 state.last, state.ended_by = "tool", None
         elif kind == "abort":
-            state.calls.clear()  # what was pending was cancelled: no failure
+            reason = as_str(data.get("reason")) or "abort"
+            for call in sorted(state.calls.values(), key=lambda c: c.step):
+                yield cancelled(call.step, _action(call), f"interrupted ({reason})", call.stamp)
+            state.calls.clear()  # their completions that follow change nothing
             if root:
                 state.last, state.ended_by = "abort", None
         elif kind == "session.task_complete":
@@ -340,8 +357,15 @@ class CopilotCliReader:
     def _result(call: _Call, data: dict[str, Any], where: str) -> Event | None:
         success = data.get("success") is True
         error = as_dict(data.get("error"))
-        if not success and as_str(error.get("code")) in _DECLINED:
-            return None
+        code, message = as_str(error.get("code")), as_str(error.get("message"))
+        if not success and code in _STOPPED:
+            return cancelled(call.step, _action(call), first_line(message) or code, call.stamp)
+        if not success and code in _DECLINED:
+            if _BY_RULE.search(message):  # a permission rule, hook or policy refused it
+                return Rejected(call.step, _action(call), first_line(message), call.stamp)
+            reason = f"declined by the user ({first_line(message, 120)})" if message else (
+                "declined by the user")
+            return cancelled(call.step, _action(call), reason, call.stamp)
         result = as_dict(data.get("result"))
         if call.name in _SHELLS:
             command = as_str(call.args.get("command"))
@@ -377,6 +401,13 @@ class CopilotCliReader:
         message = (as_str(data.get("errorMessage")) or as_str(data.get("errorCode"))
                    or "model call failed")
         return _provider(step, message, http_status(data.get("statusCode")), stamp)
+
+
+def _action(call: _Call) -> str:
+    """What a call tried: the tool and its command or path."""
+    target = (as_str(call.args.get("command")) or as_str(call.args.get("path"))
+              or as_str(call.args.get("file_path")))
+    return f"{call.name or 'tool'} {target}".strip()
 
 
 def _provider(step: int, message: str, status: int | None, stamp: float | None, *,

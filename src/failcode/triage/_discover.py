@@ -8,6 +8,8 @@ Rules (each agent's documented default location, and the environment variable it
 - Gemini CLI: ``$GEMINI_CLI_HOME/.gemini/tmp``, else ``~/.gemini/tmp``:
   ``<project hash>/chats/session-*.json`` (and ``.jsonl``).
 - GitHub Copilot CLI: ``~/.copilot/session-state/<session id>/events.jsonl``.
+- Qwen Code: ``$QWEN_RUNTIME_DIR``, else ``$QWEN_HOME``, else ``~/.qwen`` (Qwen Code's
+  ``Storage.getRuntimeBaseDir``): ``projects/<project>/chats/<session id>.jsonl``.
 - OpenHands CLI: ``$OPENHANDS_CONVERSATIONS_DIR``, else
   ``$OPENHANDS_PERSISTENCE_DIR/conversations``, else ``~/.openhands/conversations``: one
   conversation folder each.
@@ -67,6 +69,7 @@ def default_locations(env: Mapping[str, str] | None = None, home: Path | None = 
     claude = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
     codex = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
     gemini = (Path(env["GEMINI_CLI_HOME"]) if env.get("GEMINI_CLI_HOME") else home) / ".gemini"
+    qwen = Path(env.get("QWEN_RUNTIME_DIR") or env.get("QWEN_HOME") or home / ".qwen")
     persistence = (Path(env["OPENHANDS_PERSISTENCE_DIR"]) if env.get("OPENHANDS_PERSISTENCE_DIR")
                    else home / ".openhands")
     conversations = (Path(env["OPENHANDS_CONVERSATIONS_DIR"])
@@ -76,6 +79,7 @@ def default_locations(env: Mapping[str, str] | None = None, home: Path | None = 
         Location("codex", codex / "sessions", "**/rollout-*.jsonl"),
         Location("gemini-cli", gemini / "tmp", "*/chats/session-*.json*"),
         Location("copilot-cli", home / ".copilot" / "session-state", "*/events.jsonl"),
+        Location("qwen-code", qwen / "projects", "*/chats/*.jsonl"),
         Location("openhands", conversations, _CONVERSATION),
         Location("mini-swe-agent", _config_dir(env, home), "*.traj.json"),
         Location("aider", cwd, ".aider.chat.history.md"),

@@ -12,9 +12,10 @@ messages}``):
 - Records are ``{id, timestamp, type, content, toolCalls?}``; ``type`` is ``user``,
   ``gemini`` (the model), ``info``, ``warning`` or ``error``. A record id written again
   replaces the earlier record (Gemini CLI writes a model turn first without its tool calls,
-  then with them); a ``{"$set": {...}}`` line patches the session, and the records in a
-  ``$set`` of ``messages`` are read like the others. The records are taken in the order
-  their ids first appear. A ``{"$rewindTo": id}`` line (the person rewound the chat) removes
+  then with them); a ``{"$set": {...}}`` line patches the session, and a ``$set`` of
+  ``messages`` replaces every record read before it with its own list. A record is a line
+  with a string ``id`` (``loadConversationRecord``'s test). The records are taken in the
+  order their ids first appear. A ``{"$rewindTo": id}`` line (the person rewound the chat) removes
   that record and every record after it, as Gemini CLI does when it loads the chat; an id it
   names that is not there removes them all.
 - A step is one entry of a model record's ``toolCalls``, numbered from 0 in that order.
@@ -28,8 +29,9 @@ messages}``):
   (``_text``'s rules; the records before it make the session so far).
 - A shell call's text that has no ``Exit Code`` line may say the command never finished:
   "Command was automatically cancelled because it exceeded the timeout of N minutes without
-  output" is a timeout; "Command was cancelled by user before it could complete" is a
-  cancelled outcome; "Command moved to background (PID: N)" is still running, not a failure.
+  output" is a timeout; "Command was cancelled by user before it could complete" (or "could
+  start") is a cancelled outcome; "Command moved to background (PID: N)" is still running,
+  not a failure.
   A shell call with ``status: "error"`` and no ``Exit Code`` line did not run to an exit
   status: with an ``Output`` section (the shell started it and could not run it) it is a failed
   command (exit 1, 127 when the output says a program was not found); with neither (the
@@ -37,7 +39,10 @@ messages}``):
   rejected action.
 - Any other tool whose call has ``status: "error"`` (a string to replace not found, a file to
   read that does not exist, arguments the tool refused) was fed back to the model: a rejected
-  action. A ``cancelled`` call never ran: a cancelled outcome, no failure.
+  action; so is a call a policy refused ("Tool execution denied by policy."). A
+  ``cancelled`` call never ran: a cancelled outcome, no failure, whose reason is the text's
+  ``[Operation Cancelled] Reason: ...`` ("User denied execution." when the person declined
+  the approval: declined by the user).
 - An ``error`` record names what went wrong outside a tool (a provider error after Gemini CLI
   gave up retrying, in versions that record it): a provider error when it names an API error
   or an HTTP status, and the session ended on it when no model or user record followed. Its
@@ -100,7 +105,7 @@ if TYPE_CHECKING:
 __all__ = ["GeminiCliReader"]
 
 _SHELL: Final = ("run_shell_command", "shell")
-_WRITES: Final = {"write_file": "content", "replace": "new_string"}
+_WRITES: Final = {"write_file": "content", "replace": "new_string", "edit": "new_string"}
 _EXIT: Final = lazy(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
 _SIGNAL: Final = lazy(r"^Signal: (\d+)\s*$", re.MULTILINE)
 _SECTION: Final = lazy(
@@ -113,8 +118,10 @@ _RPC_HTTP: Final = {"RESOURCE_EXHAUSTED": "429", "UNAVAILABLE": "503", "INTERNAL
                     "DEADLINE_EXCEEDED": "504", "UNAUTHENTICATED": "401",
                     "PERMISSION_DENIED": "403", "INVALID_ARGUMENT": "400", "NOT_FOUND": "404"}
 _TIMED_OUT: Final = lazy(r"^Command was automatically cancelled because it exceeded the timeout")
-_USER_CANCELLED: Final = lazy(r"^Command was cancelled by user before it could complete")
+_USER_CANCELLED: Final = lazy(r"^Command was cancelled by user before it could (?:complete|start)")
 _BACKGROUND: Final = lazy(r"^Command moved to background \(PID")
+_CANCEL_REASON: Final = lazy(r"\[Operation Cancelled\] (?:Reason: )?(.*)")
+_DECLINED: Final = lazy(r"(?i)user denied execution|user did not allow tool call")
 _CANCELLED_TURN: Final = ("Request cancelled.", "User cancelled the request.")
 _MAX_TURNS: Final = "The session has reached the maximum number of turns"
 
@@ -178,10 +185,10 @@ class _Session:
         self.records[key] = record
         self.where[key] = where
 
-    def rewind(self, key: str) -> None:
+    def rewind(self, key: str | None) -> None:
         """Drop the record ``key`` and every record after it (all of them when it is not
-        there)."""
-        cut = self.order.index(key) if key in self.records else 0
+        there, or ``key`` is None)."""
+        cut = self.order.index(key) if key is not None and key in self.records else 0
         for gone in self.order[cut:]:
             del self.records[gone], self.where[gone]
         del self.order[cut:]
@@ -239,10 +246,12 @@ class GeminiCliReader:
             if isinstance(rewind, str):
                 session.rewind(rewind)
             elif isinstance(patch, dict):
+                if isinstance(patch.get("messages"), list):
+                    session.rewind(None)  # the list replaces every record read so far
                 for index, record in enumerate(as_list(patch.get("messages"))):
-                    if isinstance(record, dict):
+                    if isinstance(record, dict) and isinstance(record.get("id"), str):
                         session.add(record, f"line {number}, $set.messages[{index}]")
-            elif "type" in entry:
+            elif isinstance(entry.get("id"), str):
                 session.add(entry, f"line {number}")
 
     @staticmethod
@@ -305,50 +314,69 @@ class GeminiCliReader:
             yield SessionEnd(steps, status, session.name, ended_by)
         elif last.get("type") == "gemini" and not as_list(last.get("toolCalls")):
             yield SessionEnd(steps, "submitted", session.name)
-        else:
-            yield SessionEnd(steps, "unknown", session.name)
+        else:  # a chat with no tool call is a session too (said)
+            yield SessionEnd(steps, "unknown", session.name, said=bool(last))
 
     @staticmethod
     def _call(step: int, call: dict[str, Any], stamp: float | None, where: str,
               ) -> Event | None:
-        name = as_str(call.get("name"))
-        status = as_str(call.get("status"))
-        text = _response_text(call)
-        if status == "cancelled":
-            command = as_str(as_dict(call.get("args")).get("command"))
-            return cancelled(step, command or name, "cancelled before it ran", stamp)
-        if name in _SHELL:
-            command = as_str(as_dict(call.get("args")).get("command"))
-            head = text.strip()
-            if _TIMED_OUT.match(head):
-                return Command(step, command, None, head, stamp, timed_out=True)
-            if _USER_CANCELLED.match(head):
-                return cancelled(step, command or name, "cancelled by the user", stamp)
-            if _BACKGROUND.match(head):
-                return Command(step, command, None, head, stamp, running=True)
-            parts = _sections(text)
-            output = "\n".join(v for k, v in parts.items() if k in ("Output", "Stdout", "Stderr")
-                               and v.strip() != "(empty)")
-            if parts.get("Error") and parts["Error"].strip() not in ("(none)", ""):
-                output = f"{output}\n{parts['Error']}".strip()
-            found = _EXIT.search(text)
-            if found is not None:
-                return Command(step, command, exit_in_text(found.group(1), where), output, stamp)
-            signal = _SIGNAL.search(text)
-            if signal is not None and signal.group(1) not in ("0", "(none)"):
-                number = exit_in_text(signal.group(1), where, what="the signal", low=0,
-                                      high=EXIT_MAX - 128)
-                return Command(step, command, 128 + number, output, stamp)
-            if status == "error":  # it never reached an exit status
-                if not {"Output", "Stdout", "Stderr"} & parts.keys():  # refused, never ran
-                    return Rejected(step, command or name, first_line(head), stamp)
-                body = output or head
-                return Command(step, command, shell_failed(body) or 1, body, stamp)
-            return Command(step, command, 0, output, stamp)  # exit 0 (or a masked failure)
-        if status == "error":
-            target = as_str(as_dict(call.get("args")).get("file_path"))
-            return Rejected(step, f"{name} {target}".strip(), first_line(text), stamp)
-        args = as_dict(call.get("args"))
-        if name in _WRITES and (path := as_str(args.get("file_path"))):
-            return Wrote(path, as_str(args.get(_WRITES[name])))
-        return None
+        return tool_call(step, call, stamp, where)
+
+
+def _cancel_reason(text: str) -> str:
+    """Why a ``cancelled`` call never ran, in the agent's words when its text gives them
+    (``[Operation Cancelled] Reason: User denied execution.``)."""
+    found = _CANCEL_REASON.search(text)
+    reason = found.group(1).strip() if found is not None else ""
+    if _DECLINED.search(reason):
+        return f"declined by the user ({first_line(reason, 120)})"
+    return first_line(reason, 160) or "cancelled before it ran"
+
+
+def tool_call(step: int, call: dict[str, Any], stamp: float | None, where: str,
+              ) -> Event | None:
+    """The event of one tool call in Gemini CLI's ``toolCalls`` shape (``name``, ``args``,
+    ``status``, ``result`` function responses, ``resultDisplay``): a command, a rejected
+    action, a cancelled outcome, a file written, or None. Qwen Code's calls, joined with their
+    responses, take the same shape (:mod:`failcode.triage._qwen`)."""
+    name = as_str(call.get("name"))
+    status = as_str(call.get("status"))
+    text = _response_text(call)
+    if status == "cancelled":
+        command = as_str(as_dict(call.get("args")).get("command"))
+        return cancelled(step, command or name, _cancel_reason(text), stamp)
+    if name in _SHELL:
+        command = as_str(as_dict(call.get("args")).get("command"))
+        head = text.strip()
+        if _TIMED_OUT.match(head):
+            return Command(step, command, None, head, stamp, timed_out=True)
+        if _USER_CANCELLED.match(head):
+            return cancelled(step, command or name, "cancelled by the user", stamp)
+        if _BACKGROUND.match(head):
+            return Command(step, command, None, head, stamp, running=True)
+        parts = _sections(text)
+        output = "\n".join(v for k, v in parts.items() if k in ("Output", "Stdout", "Stderr")
+                           and v.strip() != "(empty)")
+        if parts.get("Error") and parts["Error"].strip() not in ("(none)", ""):
+            output = f"{output}\n{parts['Error']}".strip()
+        found = _EXIT.search(text)
+        if found is not None:
+            return Command(step, command, exit_in_text(found.group(1), where), output, stamp)
+        signal = _SIGNAL.search(text)
+        if signal is not None and signal.group(1) not in ("0", "(none)"):
+            number = exit_in_text(signal.group(1), where, what="the signal", low=0,
+                                  high=EXIT_MAX - 128)
+            return Command(step, command, 128 + number, output, stamp)
+        if status == "error":  # it never reached an exit status
+            if not {"Output", "Stdout", "Stderr"} & parts.keys():  # refused, never ran
+                return Rejected(step, command or name, first_line(head), stamp)
+            body = output or head
+            return Command(step, command, shell_failed(body) or 1, body, stamp)
+        return Command(step, command, 0, output, stamp)  # exit 0 (or a masked failure)
+    if status == "error":
+        target = as_str(as_dict(call.get("args")).get("file_path"))
+        return Rejected(step, f"{name} {target}".strip(), first_line(text), stamp)
+    args = as_dict(call.get("args"))
+    if name in _WRITES and (path := as_str(args.get("file_path"))):
+        return Wrote(path, as_str(args.get(_WRITES[name])))
+    return None

@@ -16,6 +16,7 @@ from failcode.triage._failcode_events import FailcodeEventsReader
 from failcode.triage._gemini import GeminiCliReader
 from failcode.triage._mini_swe_agent import MiniSweAgentReader
 from failcode.triage._openhands import OpenHandsReader
+from failcode.triage._qwen import QwenCodeReader
 from failcode.triage._swe_agent import SweAgentReader
 from failcode.triage._unread import UNREAD
 
@@ -33,6 +34,7 @@ READERS: Final[tuple[Reader, ...]] = (
     SweAgentReader(),
     OpenHandsReader(),
     GeminiCliReader(),  # before Claude Code: its records also carry sessionId and type
+    QwenCodeReader(),  # before Claude Code: its records carry the same uuid/parentUuid ids
     CopilotCliReader(),  # before Claude Code: its session.start carries sessionId
     ClaudeCodeReader(),
     CodexReader(),
