@@ -8,6 +8,8 @@ import json
 import shutil
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from failcode.triage import triage
 from failcode.triage._analyze import expand
 from tests.triage._data import sessions_2_dir
@@ -101,3 +103,39 @@ def test_walking_a_home_finds_qwen_chats_and_home_looks_there(tmp_path: Path) ->
     found, _ = home_logs(default_locations(env={"QWEN_RUNTIME_DIR": str(moved)}, home=home,
                                            cwd=home))
     assert found == [moved / "projects" / "-p" / "chats" / chat.name]
+
+
+def _shell_chat(path: Path, output: str, code: str) -> Path:
+    call = {"functionCall": {"id": "c1", "name": "run_shell_command",
+                             "args": {"command": "npm start", "is_background": False}}}
+    text = (f"Command: npm start\nDirectory: (root)\nOutput: {output}\nError: (none)\n"
+            f"Exit Code: {code}\nSignal: (none)\nBackground PIDs: (none)\n"
+            "Process Group PGID: (none)")
+    response = {"functionResponse": {"id": "c1", "name": "run_shell_command",
+                                     "response": {"output": text}}}
+    return _write(path, [
+        _PROMPT, _record("a1", "u1", "assistant", message={"role": "model", "parts": [call]}),
+        _record("r1", "a1", "tool_result", message={"role": "user", "parts": [response]},
+                toolCallResult={"callId": "c1", "status": "success"})])
+
+
+@pytest.mark.parametrize(("output", "code", "stopped"), [
+    ("server running\n^C^C", "3221225786", True),  # Windows' STATUS_CONTROL_C_EXIT
+    ("server running", "-1073741510", True),  # the same, signed
+    ("server running\n^C", "130", True),  # SIGINT after the terminal's echo
+    ("build failed\n^C", "1", False),  # a ^C echo does not make a failure an interrupt
+])
+def test_a_command_the_person_stopped_with_ctrl_c_is_cancelled(
+        tmp_path: Path, output: str, code: str, stopped: bool) -> None:
+    """Ctrl+C in the tool's terminal is the person's interrupt, never the command failing."""
+    (session,) = triage([_shell_chat(tmp_path / f"{_ID}.jsonl", output, code)]).sessions
+    assert (session.failures == []) is stopped
+    assert bool(session.outcomes) is stopped
+
+
+def test_the_real_chat_s_interrupted_dev_server_is_cancelled() -> None:
+    """The corpus's ``npx docusaurus start`` stopped with ``^C^C`` (exit 0xC000013A)."""
+    (path,) = [p for p in _qwen_chats() if p.name.startswith("c85afb93")]
+    (session,) = triage([path]).sessions
+    assert 114 not in {f.step for f in session.failures}
+    assert 114 in {o.step for o in session.outcomes}

@@ -31,7 +31,9 @@ messages}``):
   "Command was automatically cancelled because it exceeded the timeout of N minutes without
   output" is a timeout; "Command was cancelled by user before it could complete" (or "could
   start") is a cancelled outcome; "Command moved to background (PID: N)" is still running,
-  not a failure.
+  not a failure. A command the person stopped with Ctrl+C in the tool's terminal is a
+  cancelled outcome too: exit status 0xC000013A (Windows' STATUS_CONTROL_C_EXIT, 3221225786
+  or -1073741510), or 130 (SIGINT) when the output ends with the terminal's ``^C`` echo.
   A shell call with ``status: "error"`` and no ``Exit Code`` line did not run to an exit
   status: with an ``Output`` section (the shell started it and could not run it) it is a failed
   command (exit 1, 127 when the output says a program was not found); with neither (the
@@ -122,6 +124,7 @@ _USER_CANCELLED: Final = lazy(r"^Command was cancelled by user before it could (
 _BACKGROUND: Final = lazy(r"^Command moved to background \(PID")
 _CANCEL_REASON: Final = lazy(r"\[Operation Cancelled\] (?:Reason: )?(.*)")
 _DECLINED: Final = lazy(r"(?i)user denied execution|user did not allow tool call")
+_CONTROL_C_EXIT: Final = (0xC000013A, 0xC000013A - 2**32)
 _CANCELLED_TURN: Final = ("Request cancelled.", "User cancelled the request.")
 _MAX_TURNS: Final = "The session has reached the maximum number of turns"
 
@@ -333,6 +336,15 @@ def _cancel_reason(text: str) -> str:
     return first_line(reason, 160) or "cancelled before it ran"
 
 
+def _interrupted(status: int | None, output: str) -> bool:
+    """A command the person stopped with Ctrl+C in the tool's terminal: Windows'
+    STATUS_CONTROL_C_EXIT (0xC000013A, either sign), or 130 (SIGINT) after the terminal's
+    ``^C`` echo."""
+    if status in _CONTROL_C_EXIT:
+        return True
+    return status == 130 and "^C" in output.rstrip()[-40:]
+
+
 def tool_call(step: int, call: dict[str, Any], stamp: float | None, where: str,
               ) -> Event | None:
     """The event of one tool call in Gemini CLI's ``toolCalls`` shape (``name``, ``args``,
@@ -361,7 +373,10 @@ def tool_call(step: int, call: dict[str, Any], stamp: float | None, where: str,
             output = f"{output}\n{parts['Error']}".strip()
         found = _EXIT.search(text)
         if found is not None:
-            return Command(step, command, exit_in_text(found.group(1), where), output, stamp)
+            code = exit_in_text(found.group(1), where)
+            if _interrupted(code, output):
+                return cancelled(step, command or name, "interrupted by the user (Ctrl+C)", stamp)
+            return Command(step, command, code, output, stamp)
         signal = _SIGNAL.search(text)
         if signal is not None and signal.group(1) not in ("0", "(none)"):
             number = exit_in_text(signal.group(1), where, what="the signal", low=0,
