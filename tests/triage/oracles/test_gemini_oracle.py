@@ -100,3 +100,15 @@ def test_format_shapes_read_as_gemini_cli_loads_them(shape: str, tmp_path: Path)
     assert loaded is not None
     assert loaded["steps"], "Gemini CLI loaded no step"
     assert mismatches(path, loaded, "gemini-cli") == []
+
+
+def test_the_one_document_chat_reads_as_gemini_cli_loads_it(tmp_path: Path) -> None:
+    """The older one-document ``.json`` chat (Gemini CLI's legacy fallback reads it)."""
+    path = tmp_path / "session-2025-09-16T20-39-00000000.json"
+    messages = [_user("u1"), _model("m1", _call(1, "make", _FAILED), _call(2, "ls", _PASSED))]
+    path.write_text(json.dumps({**_HEADER, "lastUpdated": "2026-01-01T00:00:00Z",
+                                "messages": messages}, indent=2))
+    loaded = run_node("gemini_chat.mjs", gemini_bundle(), path)[str(path)]
+    assert loaded is not None
+    assert len(loaded["steps"]) == 2
+    assert mismatches(path, loaded, "gemini-cli") == []
