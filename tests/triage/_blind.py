@@ -158,9 +158,10 @@ def _score(row: dict[str, list[int]], session: Any, label: dict[str, Any],
     """Add one session's checks to ``row`` (and each disagreement to ``notes``): per labelled
     step, whether it fails; per step both call failing, its kind; per step either calls an
     outcome, which; per loop either finds, whether the other does too; the ending."""
-    failures = {e.step: e for e in session.failures} if session else {}
+    # a failure of no step (a model request's, a harness's) is the session's: the ending
+    failures = {e.step: e for e in session.failures if e.step is not None} if session else {}
     outcomes = {e.step: type(e.outcome).__struct_config__.tag  # no_match, cancelled...
-                for e in session.outcomes} if session else {}
+                for e in session.outcomes if e.step is not None} if session else {}
     labelled = {int(step): kind for step, kind in label.get("failures", {}).items()}
     said: dict[int, str] = {}
     for kind, key in (("no_match", "probes"), ("rejected_action", "rejected"),

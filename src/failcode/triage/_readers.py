@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Final
 
 from failcode.triage._aider import AiderReader
 from failcode.triage._claude_code import ClaudeCodeReader
+from failcode.triage._cline import ClineReader
 from failcode.triage._codex import CodexReader
 from failcode.triage._copilot import CopilotCliReader
 from failcode.triage._failcode_events import FailcodeEventsReader
@@ -39,6 +40,7 @@ READERS: Final[tuple[Reader, ...]] = (
     ClaudeCodeReader(),
     CodexReader(),
     AiderReader(),
+    ClineReader(),
 )
 """Most specific first: the first reader whose ``sniff`` accepts the head reads the input."""
 

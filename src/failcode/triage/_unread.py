@@ -11,8 +11,6 @@ Rules (each from the tool that writes the format):
   keystrokes the harness sent, one Python list per line such as ``['clear', 'Enter']``).
 - **raw terminal captures** (terminal-bench's ``sessions/agent.log``): text whose first line
   carries ANSI control sequences and a shell prompt (``user@host:/dir# ``).
-- **Cline task messages** (``ui_messages.json`` of the VS Code extension): a JSON array of
-  ``{"ts": <ms>, "type": "say"|"ask", ...}`` objects.
 
 They are tried after every reader of a format failcode reads, so a format read later only has
 to be added to ``READERS`` before them.
@@ -40,7 +38,6 @@ _KEYSTROKES: Final = re.compile(rb"\A\[" + _STRING + rb"(?:, ?" + _STRING + rb")
                                 re.MULTILINE)
 _ANSI_PROMPT: Final = re.compile(
     rb"\A(?:\x1b\[[0-9;?]*[A-Za-z])+[^\n]*?[\w.-]+@[\w.-]+:[^\n]*?[#$] ")
-_CLINE: Final = re.compile(rb'\A\s*\[\s*\{\s*"ts"\s*:\s*\d+\s*,\s*"type"\s*:\s*"(?:say|ask)"')
 
 
 class _Unread:
@@ -71,6 +68,5 @@ UNREAD: Final = (
                                        "(commands.txt)", _KEYSTROKES),
     _Unread("terminal-capture", "a raw terminal capture with ANSI escapes (a terminal-bench "
                                 "agent.log)", _ANSI_PROMPT),
-    _Unread("cline", "Cline's task messages (ui_messages.json)", _CLINE),
 )
 """Recognised, not read: tried after every reader, in this order."""

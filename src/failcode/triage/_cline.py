@@ -1,0 +1,235 @@
+"""Cline task messages (``ui_messages.json`` of the VS Code extension, one file per task).
+
+Rules (about the format and the tool, from Cline's own code: the ``ClineMessage`` union of
+``say``/``ask`` messages its webview shows, and the texts ``formatResponse`` in
+``src/core/prompts/responses.ts`` feeds back to the model):
+
+- Detection: a JSON array whose first object carries ``ts`` (milliseconds) and ``type``
+  ``say`` or ``ask``.
+- One file is one task, one session: named after its folder when the folder is the task's id
+  (digits: ``tasks/<id>/ui_messages.json``), else after the first message's ``ts``.
+- A step is one ``tool`` or ``command`` message (``say`` or ``ask``), numbered from 0 in file
+  order. Its result is what the next ``api_req_started`` request sends the model: the block
+  ``[<tool> for '<target>'] Result:\\n...`` (``Command executed.\\nOutput:\\n...`` for
+  ``execute_command``), the ``command_output`` messages in between for a command.
+- Cline records no exit status: a command failed when its output shows it (the same rule as
+  aider's: ``swe_agent.shell_failed``: a missing program, a traceback, a shell's failure); a
+  command still running in the user's terminal is nothing yet.
+- Refusals fed back to the model are rejected actions: "The tool execution failed with the
+  following error", a SEARCH block that did not match (``diffError``: "This is likely because
+  the SEARCH block content doesn't match exactly"), ".clineignore" blocks, "Tool [x] was not
+  executed because a tool has already been used", a missing parameter. "The user denied this
+  operation." is a person's refusal: cancelled.
+- An edit saved with "New problems detected after saving the file:" (the editor's
+  diagnostics Cline appends, ``[ts Error] Line N: ...``) is a static-analysis failure of that
+  step, as aider's lint block is.
+- Provider errors are the model requests' own (``api_req_failed``, and an
+  ``api_req_started`` whose ``streamingFailedMessage`` says why): provider failures with no
+  step; one that nothing answered after ends the session ``provider_error``.
+- How the session ended: ``completion_result`` last (said, or asked for the user's verdict)
+  is ``submitted``; a provider error last is ``provider_error``; anything else (a task left
+  to resume, a question pending) is ``unknown``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any, Final
+
+from failcode.triage._events import (
+    About,
+    Command,
+    ErrorText,
+    Rejected,
+    SessionEnd,
+    SessionStart,
+    cancelled,
+)
+from failcode.triage._jsonstream import JsonStream
+from failcode.triage._swe_agent import shell_failed
+from failcode.triage._text import as_dict, as_str, first_line
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import BinaryIO
+
+    from failcode.triage._events import Event
+
+__all__ = ["ClineReader"]
+
+_RESULT: Final = re.compile(r"\[(?P<tool>\w+)(?: for '(?P<target>[^\n]*?)')?\] Result:\n")
+_NEW_PROBLEMS: Final = "New problems detected after saving the file:"
+_DENIED: Final = "The user denied this operation."
+_REFUSALS: Final = (
+    "The tool execution failed with the following error",
+    "This is likely because the SEARCH block content doesn't match exactly",
+    "is blocked by the .clineignore file settings",
+    "was not executed because a tool has already been used",
+    "Missing value for required parameter",
+    "This tool cannot be used in PLAN MODE",
+)
+_OUTPUT: Final = re.compile(r"\ACommand executed\.(?:\nOutput:\n(?P<out>.*))?", re.DOTALL)
+_STILL_RUNNING: Final = "Command is still running in the user's terminal"
+_STATUS: Final = re.compile(r'(?:\bstatus(?: code)?:? |"statusCode\\?":\s*)([1-5]\d\d)\b')
+_NETWORK: Final = frozenset({"ECONNRESET", "ETIMEDOUT", "ECONNREFUSED", "ENOTFOUND",
+                             "EAI_AGAIN", "EPIPE", "ECONNABORTED"})
+_CONTEXT: Final = re.compile(r"\n*<environment_details>.*\Z", re.DOTALL)
+
+
+class _Step:
+    def __init__(self, index: int, kind: str, action: str, stamp: float | None) -> None:
+        self.index, self.kind, self.action, self.stamp = index, kind, action, stamp
+        self.output: list[str] = []
+
+
+class ClineReader:
+    """Reader for Cline's ``ui_messages.json``."""
+
+    name = "cline"
+
+    def sniff(self, head: bytes) -> bool:
+        """A JSON array of ``{"ts": ..., "type": "say"|"ask"}`` messages."""
+        text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        return (text.startswith(b"[") and b'"ts"' in head[:200]
+                and (b'"type": "say"' in head or b'"type":"say"' in head
+                     or b'"type": "ask"' in head or b'"type":"ask"' in head))
+
+    def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
+        """The messages one at a time; each step's result from the next request."""
+        folder = PurePath(label).parent.name
+        name = folder if folder.isdigit() else None
+        pending: list[_Step] = []
+        steps = 0
+        model: str | None = None
+        end, ended_by = "unknown", None
+        started = False
+        for message in JsonStream(stream).items():
+            if not isinstance(message, dict):
+                continue
+            if not started:
+                started = True
+                first = message.get("ts")
+                name = name or (str(first) if isinstance(first, int) else None)
+                yield SessionStart(name)
+            said = as_str(message.get("say") or message.get("ask"))
+            text = as_str(message.get("text"))
+            stamp = _stamp(message.get("ts"))
+            info = as_dict(message.get("modelInfo"))
+            if as_str(info.get("modelId")) and info.get("modelId") != model:
+                model = as_str(info.get("modelId"))
+                yield About(model)
+            if said in ("tool", "command"):
+                pending.append(_Step(steps, said, _action(said, text), stamp))
+                steps += 1
+            elif said == "command_output" and pending:
+                pending[-1].output.append(text)
+            elif said == "api_req_started":
+                request = _request(text)
+                yield from self._results(pending, request)
+                pending = []
+                failed = as_str(_json(text).get("streamingFailedMessage"))
+                if failed:
+                    ended_by = _provider(None, failed, stamp)
+                    end = "provider_error"
+                    yield ended_by
+                else:
+                    end, ended_by = "unknown", None
+            elif said == "api_req_failed":
+                ended_by = _provider(None, as_str(_json(text).get("message")) or text, stamp)
+                end = "provider_error"
+                yield ended_by
+            elif said == "completion_result":
+                end, ended_by = "submitted", None
+            elif said in ("resume_task", "resume_completed_task", "followup", "user_feedback"):
+                end = "submitted" if said == "resume_completed_task" else "unknown"
+        yield from self._results(pending, "")
+        if started:
+            yield SessionEnd(steps, end, name, ended_by, said=True)
+
+    @staticmethod
+    def _results(pending: list[_Step], request: str) -> Iterator[Event]:
+        """Each pending step with its result in ``request`` (in order, one block each)."""
+        blocks = _blocks(request)
+        for step in pending:
+            body = blocks.pop(0) if blocks else ""
+            yield from _outcome(step, body)
+
+
+def _outcome(step: _Step, body: str) -> Iterator[Event]:
+    head = body.lstrip()
+    if head.startswith(_DENIED):
+        yield cancelled(step.index, step.action, "the user denied the operation", step.stamp)
+        return
+    if any(refusal in head[:400] for refusal in _REFUSALS):
+        yield Rejected(step.index, step.action, first_line(head), step.stamp)
+        return
+    if step.kind == "command":
+        if head.startswith(_STILL_RUNNING):
+            return
+        found = _OUTPUT.match(head)
+        output = (found.group("out") or "") if found else "\n".join(step.output) or head
+        code = shell_failed(output)
+        if code is not None:
+            yield Command(step.index, step.action, code, output, step.stamp)
+        return
+    problems = head.find(_NEW_PROBLEMS)
+    if problems >= 0:
+        yield Command(step.index, step.action, 1, head[problems:], step.stamp,
+                      purpose="static_analysis")
+
+
+def _action(kind: str, text: str) -> str:
+    """What the step did, as a report names it: the command, or the tool and its path."""
+    if kind == "command":
+        return text.strip()
+    tool = _json(text)
+    return f"{as_str(tool.get('tool')) or 'tool'} {as_str(tool.get('path'))}".strip()
+
+
+def _blocks(request: str) -> list[str]:
+    """The tool results a request sends, in order, each without Cline's environment details."""
+    found = list(_RESULT.finditer(request))
+    out = []
+    for index, match in enumerate(found):
+        end = found[index + 1].start() if index + 1 < len(found) else len(request)
+        out.append(_CONTEXT.sub("", request[match.end():end]))
+    return out
+
+
+def _request(text: str) -> str:
+    return as_str(_json(text).get("request"))
+
+
+def _json(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if text.lstrip().startswith("{") else None
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _provider(step: int | None, text: str, stamp: float | None) -> ErrorText:
+    """A model request's failure: Cline's JSON ``{"message", "code", ...}`` (or plain text),
+    read as the SDK error it wraps: an HTTP status (``status 400``, ``"statusCode":400``) is a
+    status error, a network error code (``ECONNRESET``...) a connection error."""
+    error = _json(text)
+    message = as_str(error.get("message")) or text or "the model request failed"
+    code = as_str(error.get("code"))
+    status = _STATUS.search(text)
+    if status is not None:
+        return ErrorText(step, "provider", "APIStatusError",
+                         f"Error code: {status.group(1)} - {message}",
+                         evidence=first_line(message), timestamp=stamp)
+    if (code.startswith("E") and code.isupper()) or code in _NETWORK:
+        return ErrorText(step, "provider", "litellm.APIConnectionError", f"{message} ({code})",
+                         evidence=first_line(f"{message} ({code})"), timestamp=stamp)
+    return ErrorText(step, "provider", "ClineApiError", message,
+                     evidence=first_line(message), timestamp=stamp)
+
+
+def _stamp(value: object) -> float | None:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 253402300800000:
+        return value / 1000
+    return None
