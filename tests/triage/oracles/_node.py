@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -19,7 +21,7 @@ from failcode.triage._events import (
 )
 from failcode.triage._readers import HEAD_BYTES, READERS, detect
 from tests._needs import missing, need_tool
-from tests.lab.agents import Agent, AgentUnavailableError, agents
+from tests.lab.agents import Agent, AgentUnavailableError, agents, cache_dir
 
 if TYPE_CHECKING:
     from failcode.triage._events import Event
@@ -49,6 +51,35 @@ def qwen_package() -> Path:
     except AgentUnavailableError as exc:
         missing(f"Qwen Code {QWEN_CODE.version} cannot be installed: {exc}")
     return QWEN_CODE.install_dir / "node_modules" / "@qwen-code" / "qwen-code"
+
+
+COPILOT_CLI: Final = ("@github/copilot", "1.0.60")
+"""Copilot CLI's pin for its strings: the corpus's version, the last whose npm package holds
+its JavaScript (``app.js``); later ones ship a native binary."""
+
+
+def npm_packed(package: str, version: str) -> Path:
+    """``package@version``'s files (``npm pack``, unpacked into the lab cache; nothing is
+    installed or run), fetched when they are not there."""
+    target = cache_dir() / f"{package.rsplit('/', 1)[-1]}-pack-{version}"
+    if (target / ".complete").exists():
+        return target / "package"
+    npm = shutil.which("npm")
+    if npm is None:
+        missing("npm is not installed")
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    done = subprocess.run([npm, "pack", "--silent", f"{package}@{version}"], cwd=target,
+                          capture_output=True, text=True, check=False, timeout=900)
+    if done.returncode != 0:
+        missing(f"npm pack {package}@{version} failed: {done.stderr.strip()[-300:]}")
+    (tarball,) = target.glob("*.tgz")
+    with tarfile.open(tarball) as archive:
+        archive.extractall(target, filter="data")
+    tarball.unlink()
+    (target / ".complete").touch()
+    return target / "package"
 
 
 def run_node(script: str, *args: Path) -> dict[str, Any]:
