@@ -6,10 +6,13 @@ Rules (about the format and the tool):
 - Detection: a JSON array of events (objects with ``timestamp``, ``source`` and v0's
   ``action``/``observation`` or V1's ``kind`` ``...Event``); JSON lines whose records hold
   ``instance_id`` and an event ``history`` (v0's evaluation harness and V1's
-  ``OpenHands/benchmarks`` write the same record); a JSON object with ``messages`` from
-  OpenHands' tools (``execute_bash``, ``str_replace_editor``, ``[Command finished with exit code
-  N]``); or a text log whose lines read ``YYYY-MM-DD HH:MM:SS,mmm - LEVEL - message`` and name
-  OpenHands' runtime.
+  ``OpenHands/benchmarks`` write the same record, ``EvalOutput``: ``instance_id`` then
+  ``test_result`` open it, and a long patch in ``test_result`` may push ``history`` past the
+  bytes detection reads) or the resolver's records (``ResolverOutput``: ``issue``,
+  ``issue_type``, ``instruction``, ``base_commit``, ``git_patch``, ``history``...); a JSON
+  object with ``messages`` from OpenHands' tools (``execute_bash``, ``str_replace_editor``,
+  ``[Command finished with exit code N]``); or a text log whose lines read
+  ``YYYY-MM-DD HH:MM:SS,mmm - LEVEL - message`` and name OpenHands' runtime.
 - v0 event streams: a step is an observation that answers an action (every observation except
   ``null``, ``recall``, ``agent_state_changed`` and ``agent_condensation``), numbered from 0 in
   stream order. A ``run`` observation is a shell command with its exit code
@@ -40,7 +43,8 @@ Rules (about the format and the tool):
 - A V1 conversation folder (``base_state.json`` beside ``events/event-*.json``, one event per
   file) is one session: triage reads its events in file-name order as one event array, then
   ``base_state.json``'s ``execution_status`` as the last ``ConversationStateUpdateEvent``.
-- ``output.jsonl``: one record per line is one session, named ``instance_id``; its ``error``
+- ``output.jsonl``: one record per line is one session, named ``instance_id`` (a resolver
+  record: its issue, ``owner/repo#number``); its ``error``
   says how the run ended ("Agent reached maximum iteration" is the iteration limit, a
   ``...Runtime...`` error is the harness's); no error and a ``finish`` action is submitted.
 - ``llm_completions``: one model call per file holding the whole conversation so far; a step
@@ -54,7 +58,8 @@ Rules (about the format and the tool):
   tool's own crash (a tool failure, e.g. ``RuntimeError: No active exception to reraise`` from
   a ``create`` without ``file_text``), not a command; a traceback in any other tool's result
   is the cell's or script's (a command that failed).
-- The model: ``output.jsonl``'s ``metadata.llm_config.model`` (and ``metadata
+- The model: ``output.jsonl``'s ``metadata.llm_config.model`` (V1 benchmarks:
+  ``metadata.llm.model``; and ``metadata
   .openhands_version`` where written), an ``llm_completions`` file's ``response.model``, a V1
   conversation's ``base_state.json`` ``agent.llm.model``.
 - Files the agent writes (the editor's ``create``, ``str_replace``, ``insert`` with their
@@ -79,7 +84,11 @@ Rules (about the format and the tool):
   its last banner: the state set to ``AgentState.FINISHED`` is the agent's answer
   (``submitted``); "Agent reached maximum iteration" (an ``ERROR`` line) is the agent's own
   limit (``limit``), the session's end and not a failure of the harness; anything else is
-  ``unknown``.
+  ``unknown``. The last attempt is a step when it failed or the agent controller ran in it
+  (a state change, the iteration limit): an instance run once to its limit holds that step.
+  The harness writes one log per instance (``instance_<id>.log``) and often names the
+  instance only at the attempt's end (``Got git diff for instance X``): the lines before are
+  a session named after the file, kept when the agent ran in them.
 """
 
 from __future__ import annotations
@@ -134,6 +143,7 @@ _STATE: Final = lazy(r"state from AgentState\.\w+ to AgentState\.(?P<state>\w+)"
 _ITERATION_LIMIT: Final = "Agent reached maximum iteration"
 _EXIT: Final = lazy(r"\[Command finished with exit code (-?\d+)\]")
 _RUNTIME_ID: Final = lazy(r"^\[runtime [^\]]*\]\s*")
+_EVAL_RECORD: Final = re.compile(rb'\s*\{\s*"instance_id"\s*:\s*"[^"]*"\s*,\s*"test_result"\s*:')
 _TIMED_OUT: Final = lazy(r"timed out|Command timed out", re.IGNORECASE)
 
 
@@ -142,6 +152,28 @@ def _stamp(value: object) -> float | None:
     if isinstance(value, str):
         return iso_time(value)
     return epoch_time(value)
+
+
+def _is_record(head: bytes) -> bool:
+    """The first bytes of ``output.jsonl`` records: an evaluation's (``history`` beside
+    ``instance_id``, or ``EvalOutput``'s first two fields, ``instance_id`` then ``test_result``,
+    when a long patch in it pushes ``history`` past the head) or the resolver's (``issue``,
+    ``issue_type``, ``base_commit``)."""
+    if b'"instance_id"' in head and (b'"history"' in head or _EVAL_RECORD.match(head)):
+        return True
+    return b'"issue"' in head and b'"issue_type"' in head and b'"base_commit"' in head
+
+
+def _record_name(record: dict[str, Any], number: int) -> str:
+    """An evaluation record's ``instance_id``; a resolver record's issue as
+    ``owner/repo#number``; else the record's line."""
+    name = record.get("instance_id")
+    if name is not None:
+        return str(name)
+    issue = as_dict(record.get("issue"))
+    if isinstance(issue.get("owner"), str) and isinstance(issue.get("repo"), str):
+        return f"{issue['owner']}/{issue['repo']}#{issue.get('number', '?')}"
+    return f"record-{number}"
 
 
 def _source_of(type_name: str) -> str:
@@ -351,7 +383,7 @@ class OpenHandsReader:
             return ((b'"observation"' in head or b'Event"' in head)
                     and b'"source"' in head and b'"timestamp"' in head)
         if text.startswith(b"{"):
-            if b'"instance_id"' in head and b'"history"' in head:
+            if _is_record(head):
                 return True
             return b'"messages"' in head and any(marker in head for marker in (
                 b"[Command finished with exit code", b"execute_bash", b"str_replace_editor"))
@@ -365,7 +397,7 @@ class OpenHandsReader:
         text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
         if text.startswith(b"["):
             yield from self._events_array(stream, label)
-        elif text.startswith(b"{") and b'"history"' in head and b'"instance_id"' in head:
+        elif text.startswith(b"{") and _is_record(head):
             yield from self._records(stream)
         elif text.startswith(b"{"):
             yield from self._completions(stream, label)
@@ -390,8 +422,7 @@ class OpenHandsReader:
     @staticmethod
     def _records(stream: BinaryIO) -> Iterator[Event]:
         for number, record in json_objects(stream):
-            name = record.get("instance_id")
-            name = str(name) if name is not None else f"record-{number}"
+            name = _record_name(record, number)
             yield SessionStart(name)
             run = _Stream()
             for index, event in enumerate(as_list(record.get("history"))):
@@ -400,7 +431,8 @@ class OpenHandsReader:
                     if out is not None:
                         yield out
             metadata = as_dict(record.get("metadata"))
-            model = as_dict(metadata.get("llm_config")).get("model")
+            model = (as_dict(metadata.get("llm_config")).get("model")  # v0
+                     or as_dict(metadata.get("llm")).get("model"))  # V1 benchmarks
             version = metadata.get("openhands_version") or metadata.get("version")
             yield About(model if isinstance(model, str) else None,
                         version if isinstance(version, str) else None)
@@ -558,6 +590,15 @@ def _ending(message: str) -> tuple[str, ErrorText | None] | None:
         None)
 
 
+def _controller(message: str, so_far: tuple[str, ErrorText | None], name: str,
+                ends: dict[str, tuple[str, ErrorText | None]]) -> bool:
+    """An agent controller's line: the agent ran in the instance's attempt (``ends`` holds
+    it, ``unknown`` until a line says how it ended); True when the line says how."""
+    ending = _ending(message)
+    ends[name] = ending or so_far
+    return ending is not None
+
+
 class _InferLog:
     """The harness log: sessions by instance, attempts as steps, one failure per attempt.
 
@@ -615,8 +656,7 @@ class _InferLog:
                 flush(banner=False)
                 name = found.group("name")
             if ("AgentState." in message or message.startswith(_ITERATION_LIMIT)) and (
-                    ending := _ending(message)) is not None:
-                ends[name] = ending
+                    _controller(message, ends.setdefault(name, ("unknown", None)), name, ends)):
                 continue
             if match.group("level") in {"ERROR", "CRITICAL"}:
                 text = _RUNTIME_ID.sub("", message).strip()
@@ -631,16 +671,19 @@ class _InferLog:
     def _sessions(self, order: list[str], events: dict[str, list[Event]],
                   attempts: dict[str, int], ends: dict[str, tuple[str, ErrorText | None]],
                   ) -> Iterator[Event]:
-        """Each instance's session, in the order the log first named them."""
+        """Each instance's session, in the order the log first named them; ``ends`` holds
+        the instances the agent controller ran since their last banner."""
         for session in order:
-            if session == self.default and not events[session] and len(order) > 1:
-                continue
+            if session == self.default and not events[session] and len(order) > 1 and (
+                    session not in ends):
+                continue  # the lines before the harness named an instance, with nothing in them
             yield SessionStart(session)
             yield from events[session]
             failed_last = any(isinstance(e, ErrorText) and e.step == attempts[session]
                               for e in events[session])
             status, ended_by = ends.get(session, ("unknown", None))
-            yield SessionEnd(attempts[session] + (1 if failed_last else 0), status, session,
+            last_ran = failed_last or session in ends  # the last attempt is a step too
+            yield SessionEnd(attempts[session] + (1 if last_ran else 0), status, session,
                              ended_by)
 
     @staticmethod
