@@ -30,10 +30,11 @@ PROBE_TABLE: dict[str, str] = {
     "zgrep": "zgrep needle log.gz", "rg": "rg -n needle", "ag": "ag needle src",
     "ack": "ack needle", "find": "find missing -name '*.py'", "fd": "fd needle",
     "fdfind": "fdfind needle", "test": "test -f setup.cfg", "[": "[ -d build ]",
-    "[[": "[[ -x ./run ]]", "which": "which cargo",
+    "[[": "[[ -x ./run ]]", "which": "which cargo", "pgrep": "pgrep -f 'http.server'",
 }
 # probes that are a subcommand or builtin form rather than a program of their own
-PROBE_FORMS: dict[str, str] = {"git grep": "git grep -n needle", "command -v": "command -v cargo"}
+PROBE_FORMS: dict[str, str] = {"git grep": "git grep -n needle", "command -v": "command -v cargo",
+                               "pacman": "pacman -Qs ventoy"}
 
 
 def test_the_purpose_table_names_every_purpose() -> None:

@@ -51,6 +51,8 @@ LAB: Final = TESTS / "lab" / "fixtures"
 class _Steps:
     name: str | None = None
     commands: list[Command] = field(default_factory=list)
+    steps: int | None = None
+    """The session's step count its end gave (what triage reports as ``steps``)."""
 
 
 @dataclass
@@ -99,9 +101,11 @@ def read(path: Path) -> Read:
             raw.append(current)
         elif isinstance(event, SessionEnd):
             if current is None:
-                raw.append(_Steps(event.name))
+                current = _Steps(event.name)
+                raw.append(current)
             elif event.name:
                 current.name = event.name
+            current.steps = event.steps
             current = None
         elif isinstance(event, Command):
             if current is None:
@@ -114,27 +118,33 @@ def read(path: Path) -> Read:
 def _by_session(item: Read) -> Iterator[tuple[SessionResult, list[Command]]]:
     """Triage's sessions beside the reader's commands of the same session (matched by name,
     in order; sessions triage dropped as empty hold no command)."""
-    pending: dict[str, list[list[Command]]] = defaultdict(list)
+    pending: dict[str, list[_Steps]] = defaultdict(list)
     default = Path(item.label).stem
     for steps in item.raw:
-        pending[steps.name or default].append(steps.commands)
+        pending[steps.name or default].append(steps)
     unnamed = [c for steps in item.raw for c in steps.commands]
     for session in item.sessions:
-        queue = pending.get(session.session)
-        if queue:
-            yield session, queue.pop(0)
+        queue = pending.get(session.session, [])
+        # the same name may start several sessions (a resumed Claude Code session): the next
+        # one of that name with the same step count
+        match = next((q for q in queue if q.steps == session.steps), None)
+        if match is not None:
+            queue.remove(match)
+            yield session, match.commands
         elif len(item.sessions) == 1:
             yield session, unnamed
 
 
+_FROM_TEXT: Final = frozenset({"mini-swe-agent", "swe-agent", "aider"})
+"""Readers that find the command in the model's text, not in a tool call's arguments."""
 _PROSE: Final = re.compile(r"['`\u2018\u2019\u201c\u201d]|^(?:#|\*|>|```|-\s)|[:;,.!?]$")
-_WORD: Final = re.compile(r"^[\w./~$@%+=:,\[\]{}()!\\-]+$")
+_WORD: Final = re.compile(r"^[\w./~$@%+=:,\[\]{}()!*?\\-]+$")
 _ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _REDIRECT: Final = re.compile(r"^\d*(?:>>?|<<?<?|&>|>&)&?\d*-?")
 _PROBES: Final = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "test", "[",
                             "[[", "which", "type", "diff", "cmp", "pgrep", "git"})
 _WHY: Final = re.compile(
-    r"(?im)^.*\b(?:error|exception|traceback|failed|failure|fatal|not found|no such file"
+    r"(?im)^.*\b(?:error|exception|failed|failure|fatal|not found|no such file"
     r"|permission denied|cannot|can't|unable to|refused|denied|invalid|undefined)\b.*$")
 _BARE: Final = re.compile(r"exited with status -?\d+\.?$")
 _TRACEBACK: Final = ": Traceback (most recent call last):"
@@ -155,13 +165,20 @@ def _program(command: str) -> str | None:
 
 
 def command_word(item: Read) -> list[str]:
-    """A step's program is a command word, never prose or Markdown: the program every simple
-    command of the step runs, and the program a failure or outcome names."""
+    """A step's program is a command word, never prose or Markdown: the program a failure
+    names, and, where the reader finds the command in the model's text (mini-swe-agent,
+    SWE-agent, aider), the program every simple command of the step runs. (A tool call's
+    command is what the model sent: prose there is the agent's own malformed line.)"""
     found = []
-    for steps in item.raw:
+    malformed = {(session.session, e.step) for session in item.sessions
+                 for e in session.failures if e.failure.code == "FC-CMD-009"
+                 and e.failure.error_class in ("syntax_error", "command_not_found")}
+    default = Path(item.label).stem
+    for steps in item.raw if item.fmt in _FROM_TEXT else ():
         for command in steps.commands:
-            if not command.command.strip() or command.source != "command":
-                continue
+            if not command.command.strip() or command.source != "command" or (
+                    (steps.name or default, command.step) in malformed):
+                continue  # the agent's own malformed line, and triage says so
             for segment in segments_of(command.command):
                 program = _program(segment)
                 if program is not None and not _is_word(program):

@@ -34,7 +34,7 @@ from failcode.triage._copilot import CopilotCliReader
 from failcode.triage._readers import HEAD_BYTES, READERS, detect
 from tests._paths import REPO
 from tests.lab.runner import FIXTURES
-from tests.triage._data import session_files, sessions_dir
+from tests.triage._data import session_files, sessions_2_dir, sessions_dir
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -265,6 +265,56 @@ def test_a_call_a_resumed_session_found_interrupted_is_cancelled(tmp_path: Path)
     session = _one(path)
     assert session.failures == []
     assert [type(e.outcome).__name__ for e in session.outcomes] == ["Cancelled"]
+
+
+@pytest.mark.parametrize(("verdict", "outcome"), [
+    ("denied-interactively-by-user", "Cancelled"),
+    ("denied-by-rules", "RejectedAction"),
+    ("denied-no-approval-rule-and-could-not-request-from-user", "RejectedAction"),
+    ("approved", None),
+])
+def test_a_permission_denial_settles_its_call(tmp_path: Path, verdict: str,
+                                              outcome: str | None) -> None:
+    """``permission.completed`` with a denial, then the person's abort (the shape of the
+    corpus's Copilot CLI 1.0.60 sessions: no completion follows): declined or refused."""
+    path = _write(tmp_path, [
+        START, _prompt(), *_bash("c1", "mkdir -p .github"),
+        _event("permission.requested", {"requestId": "r1", "permissionRequest": {
+            "kind": "shell", "toolCallId": "c1", "fullCommandText": "mkdir -p .github"}}),
+        _event("permission.completed", {"requestId": "r1", "toolCallId": "c1",
+                                        "result": {"kind": verdict}}),
+        _event("abort", {"reason": "user_initiated"}),
+    ])
+    session = _one(path)
+    assert session.failures == []
+    found = [type(e.outcome).__name__ for e in session.outcomes]
+    assert found == [outcome or "Cancelled"]  # approved, then aborted: interrupted
+    assert "declined" in str(session.outcomes[0].outcome) or outcome != "Cancelled"
+
+
+def test_the_real_sessions_declined_calls_are_cancelled() -> None:
+    """The corpus's two ``denied-interactively-by-user`` calls are cancelled outcomes."""
+    result = triage([sessions_2_dir() / "copilot-cli"])
+    declined = [(s.session[:8], o.step) for s in result.sessions for o in s.outcomes
+                if "declined by the user" in str(o.outcome)]
+    assert sorted(declined) == [("3cc3555e", 37), ("b87feda8", 31)]
+
+
+def test_walking_finds_the_flat_session_files_of_older_versions(tmp_path: Path) -> None:
+    """``session-state/<id>.jsonl`` (before a folder per session) is walked and found."""
+    from failcode.triage._analyze import expand
+    from failcode.triage._discover import default_locations, home_logs
+
+    home = tmp_path / "home"
+    flat = home / ".copilot" / "session-state" / f"{SESSION_ID}.jsonl"
+    flat.parent.mkdir(parents=True)
+    flat.write_text("".join(json.dumps(r) + "\n" for r in [START, _prompt(), *_answer()]))
+    nested = _write(home / ".copilot", [START, _prompt(), *_answer()], folder="s-2")
+    assert [p for p, _ in expand([home])] == sorted([flat, nested])
+    found, _ = home_logs(default_locations(env={}, home=home, cwd=home))
+    assert found == sorted([flat, nested])
+    assert {i.format for i in triage([home]).inputs} == {"copilot-cli"}
+    assert len(triage([sessions_2_dir() / "copilot-cli"]).sessions) == 6
 
 
 def test_an_aborted_turn_cancels_its_pending_calls(tmp_path: Path) -> None:

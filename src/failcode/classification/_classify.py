@@ -255,6 +255,7 @@ RULES: Final[Mapping[str, Rule]] = {
     "NotADirectoryError": Rule("code", FC.OS_FILE_NOT_FOUND),
     "MemoryError": Rule("code", FC.OS_OUT_OF_MEMORY),
     "OSError": Rule("oserror"),
+    "urllib.error.URLError": Rule("oserror"),  # an OSError; its reason carries the errno
     "IOError": Rule("oserror"),
     "EnvironmentError": Rule("oserror"),
     "ModuleNotFoundError": Rule("module"),
@@ -298,6 +299,8 @@ RULES: Final[Mapping[str, Rule]] = {
         "StorageNotReadyError": _http(503),
         "CMEKKeyDisabledError": _http(400, FC.PROV_PERMISSION),
         "CMEKKeyNetworkBlockedError": _http(400, FC.PROV_PERMISSION),
+        # the organization turned URL fetching off: its setting, as a disabled key is
+        "OrganizationURLFetchDisabledError": _http(400, FC.PROV_PERMISSION),
         "ClaudeCodeKeyCreatorNotMemberError": _http(400, FC.PROV_PERMISSION),
         "ClaudeCodeVersionTooOldError": _http(400),
         "OrganizationOnHoldError": _http(400, FC.PROV_PERMISSION),
@@ -351,6 +354,15 @@ RULES: Final[Mapping[str, Rule]] = {
         "RejectedRequestError": _http(400, FC.PROV_CONTENT_FILTERED),
         "ServiceUnavailableError": _http(503), "BadGatewayError": _http(502),
         "UnsupportedParamsError": _http(400), "BudgetExceededError": Rule("code", FC.PROV_QUOTA),
+        # its own names for what openai's types also are (text names the litellm type), and
+        # the types with no openai base: an unknown provider prefix is a model it cannot
+        # route; a guardrail's or PII filter's refusal is the gateway's content policy
+        "APIError": _SDK, "OpenAIError": _SDK, "APIConnectionError": _CONN,
+        "Timeout": _TIMEOUT, "InternalServerError": _http(500),
+        "MidStreamFallbackError": _http(503), "InvalidRequestError": _http(400),
+        "LiteLLMUnknownProvider": _http(400, FC.PROV_MODEL_NOT_FOUND),
+        "GuardrailRaisedException": Rule("code", FC.PROV_CONTENT_FILTERED),
+        "BlockedPiiEntityError": Rule("code", FC.PROV_CONTENT_FILTERED),
     }),
     **_family_rows("urllib3", {
         "TimeoutError": _TIMEOUT, "ConnectTimeoutError": _TIMEOUT,
@@ -864,7 +876,9 @@ def _operation(family: str, last_frame: Any, type_name: str) -> str:
             module = last_frame.f_globals.get("__name__", "")
             name = last_frame.f_code.co_qualname
             return f"{module}.{name}" if module else str(name)
-    return type_name if not family else f"{family}.{type_name}"
+    if not family or type_name.startswith(f"{family}."):  # ``httpx.ConnectError`` as text
+        return type_name
+    return f"{family}.{type_name}"
 
 
 def _type_name(cls: type) -> str:

@@ -7,8 +7,9 @@ debug, merge, general). The order of the checks is the contract:
 2. a timeout (``timed_out=True``, or exit 124 under ``timeout``) -> the purpose's timeout code;
 3. exit 130/143 (or a -2/-15 signal exit) -> :class:`~failcode.Cancelled`;
 4. a probe that found nothing (``grep``/``rg``/``find``/``test``/``which``/``command -v``...
-   exiting 1 with no output; the last program of the last pipeline decides) ->
-   :class:`~failcode.NoMatch`;
+   exiting 1 with no output; the last program of the last pipeline decides), or a comparison
+   that found differences (``diff``, ``cmp``, ``git diff --exit-code``/``--quiet``/
+   ``--no-index`` exiting 1) -> :class:`~failcode.NoMatch`;
 5. a missing program (exit 127, "command not found", make's "Error 127") -> FC.CMD_NOT_FOUND,
    except a 127 whose output is a shell's unbound variable (``bash -uc``) or a permission
    denied (``sh: 1: pytest: Permission denied``, from a shell that exits 127 for it);
@@ -20,10 +21,19 @@ debug, merge, general). The order of the checks is the contract:
    FC.GIT_REMOTE_UNREACHABLE, an environment failure whatever the purpose; a rejected push
    (``! [rejected]``) is a merge failure of the workspace;
 8. killed by signal 9 (exit 137 or -9) -> FC.OS_KILLED;
-9. otherwise the output is parsed (the ``_parsers`` module) and the purpose picks the code,
-   with the parsed class, the location relative to ``cwd`` and the tool's diagnostic code;
-   a package manager's own verdict on an install (a package not found, not installable, its
-   sources unreachable) is a dependency or environment failure in every purpose.
+9. a network client that could not connect, by its documented status (curl 5, 6 and 7, wget
+   4) -> FC.OS_CONNECTION;
+10. a path the command itself names that is not there, said by the shell itself (``cd``, a
+    redirect) or by a program of the script other than the one deciding the status (``cd x
+    && pytest``: pytest never ran) -> FC.CMD_FAILED (class ``file_not_found``) of who said
+    it, at that path (a make recipe's own ``cd`` to a path the command does not name stays
+    the build's);
+11. otherwise the output is parsed (the ``_parsers`` module) and the purpose picks the code,
+    with the parsed class, the location relative to ``cwd`` and the tool's diagnostic code;
+    a package manager's own verdict on an install (a package not found, not installable, its
+    sources unreachable) is a dependency or environment failure in every purpose. An
+    agent's framing of the output (``Output:``, ``<untrusted_context>``, text indented as a
+    whole) is taken off first (:func:`~failcode.classification._parsers.unframe`).
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ from typing import TYPE_CHECKING, Final
 
 from failcode._lazy_re import lazy
 from failcode.classification._lex import split as split_words
+from failcode.classification._noise import without_startup_noise
 from failcode.classification._parsers import (
     INSTALL_CLASSES,
     Diagnostic,
@@ -47,6 +58,7 @@ from failcode.classification._parsers import (
     find_diagnostics,
     is_local_module,
     strip_ansi,
+    unframe,
 )
 from failcode.classification._purpose import infer_purpose
 from failcode.codes._catalog import FC
@@ -81,9 +93,18 @@ _DETAIL_CHARS: Final = 2000
 _SURFACE_BAD: Final = lazy(r"[\s:]")
 
 # -- parsing the command line -----------------------------------------------------------------
+_PACMAN_SEARCH: Final = lazy(r"-[QS][a-rt-z]*s[a-z]*")
+_CTRL_C_EXITS: Final = frozenset({0xC000013A, -1073741510})
+"""Windows' STATUS_CONTROL_C_EXIT (as unsigned and signed 32 bits): a console program
+stopped with Ctrl-C, as exit 130 is on POSIX."""
+_PROGRAM_NAME: Final = lazy(r"[\w][\w.+@~-]*")
+"""A name a program can have (a first character that is a letter, digit or ``_``)."""
+_SELECTORS: Final = frozenset({"grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack",
+                               "git grep"})
+"""Probes whose exit 1 means only "no line selected" (their errors exit 2)."""
 _PROBES: Final = frozenset({
     "grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "find", "fd", "fdfind", "test", "[",
-    "[[", "which",
+    "[[", "which", "pgrep",
 })  # fmt: skip
 _KEYWORDS: Final = frozenset({
     "do", "done", "then", "fi", "else", "elif", "esac", "{", "}", "!", "if", "while", "until",
@@ -395,6 +416,8 @@ def _with_probe(program: str, args: list[str], under_timeout: bool, under_xargs:
         probe = "git grep"
     elif program == "command" and args and args[0] in ("-v", "-V"):
         probe = "command -v"
+    elif program == "pacman" and args and _PACMAN_SEARCH.fullmatch(args[0]):
+        probe = "pacman"  # -Qs/-Ss: a search, exit 1 when nothing matched
     return Invocation(program, tuple(args), probe, under_timeout, under_xargs, programs)
 
 
@@ -404,6 +427,7 @@ _FAMILY_LANG: Final = {
     "npm": "node", "python": "python", "pytest": "python", "unittest": "python",
     "mypy": "python", "ruff": "python", "make": "make", "git": "git", "patch": "git",
     "pip": "python", "uv": "python", "poetry": "python", "yarn": "node", "pnpm": "node",
+    "go": "go",
 }  # fmt: skip
 _PROGRAM_LANG: Final = {
     "gcc": "cpp", "g++": "cpp", "cc": "cpp", "c++": "cpp", "clang": "cpp", "clang++": "cpp",
@@ -412,15 +436,16 @@ _PROGRAM_LANG: Final = {
     "gradlew": "java", "tsc": "ts", "node": "node", "npm": "node", "yarn": "node",
     "pnpm": "node", "pytest": "python", "mypy": "python", "ruff": "python", "flake8": "python",
     "pylint": "python", "pip": "python", "unittest": "python", "tox": "python", "git": "git",
-    "patch": "git",
+    "patch": "git", "go": "go", "gofmt": "go",
 }  # fmt: skip
 _PROGRAM_FAMILIES: Final = {
     "cpp": ("cpp", "ld", "make"), "make": ("make", "cpp", "ld"), "rust": ("rust", "ld"),
     "java": ("java",), "ts": ("ts",), "node": ("node", "npm", "ts"),
     "python": ("python", "pytest", "unittest", "mypy", "ruff"), "git": ("git", "patch"),
+    "go": ("go",),
 }  # fmt: skip
 _PURPOSE_FAMILIES: Final = {
-    "build": ("cpp", "ld", "rust", "java", "ts", "make", "npm"),
+    "build": ("cpp", "ld", "rust", "java", "ts", "make", "npm", "go"),
     "test": ("pytest", "unittest"),
     "static_analysis": ("mypy", "ruff", "ts"),
     "merge": ("git", "patch"),
@@ -495,7 +520,12 @@ def _excerpt(text: str, start: int, end: int) -> str:
     excerpt = redact_slice(text, begin, min(stop, begin + _DETAIL_CHARS)).strip("\n")
     if not cut and len(excerpt) <= _DETAIL_CHARS:
         return excerpt
-    return excerpt[: _DETAIL_CHARS - 2] + " …"
+    # a long diagnostic (a deep traceback) keeps its head and its last lines, where the
+    # exception line is: "what failed" must survive the cut
+    head = excerpt[: _DETAIL_CHARS * 2 // 3].rstrip()
+    last = text.rfind("\n", begin, max(begin, stop - _DETAIL_CHARS // 3))
+    tail = redact_slice(text, max(begin, last + 1), stop).strip("\n")[-(_DETAIL_CHARS // 3):]
+    return f"{head}\n…\n{tail}"
 
 
 def _tail(text: str) -> str | None:
@@ -602,10 +632,24 @@ _PHRASES: Final = {
 }  # fmt: skip
 
 
+def _own_output(argv: str | Sequence[str], out: str, err: str) -> tuple[str, str]:
+    """The command's own output: without what the shell's start-up files printed
+    (:mod:`failcode.classification._noise`)."""
+    line = argv if isinstance(argv, str) else " ".join(map(str, argv))
+    return without_startup_noise(out, line), without_startup_noise(err, line)
+
+
 def _is_silent(invocation: Invocation, stdout: str, stderr: str) -> bool:
     if invocation.probe == "grep":
         # grep's notices about binary files are no match (it exits 1 when no line matched)
         stdout, stderr = _GREP_NOTICE.sub("", stdout), _GREP_NOTICE.sub("", stderr)
+    said = f"{(invocation.probe or '').split(' ')[-1]}: "
+    if invocation.probe in _SELECTORS and said not in stderr and said not in stdout and (
+            not find_diagnostics(stderr + "\n" + stdout)):
+        # grep, rg, ag, ack: exit 1 is "no line selected" by their documented contract (an
+        # error is 2); lines they did not say came from another part of the pipeline or the
+        # shell
+        return True
     if stderr.strip():
         return False
     out = stdout.strip()
@@ -738,7 +782,7 @@ def _rebuild(failure: Failure, piece: _Build, location: str | None,
     return failure
 
 
-def from_command(
+def from_command(  # noqa: PLR0915 - the checks of the module's contract, in its order
     argv: str | Sequence[str],
     exit_code: int | None,
     stdout: str | bytes = "",
@@ -793,6 +837,7 @@ def from_command(
     if raw_exit == 0 and not timed_out:
         return None
     out, err = _decode(stdout), _decode(stderr)
+    out, err = _own_output(argv, out, err)
     if purpose is None:
         purpose = infer_purpose(argv, err + "\n" + out if err and out else err or out)
     invocation = parse_invocation(argv if isinstance(argv, str) else list(argv))
@@ -815,8 +860,8 @@ def from_command(
         return _make(_TIMEOUT_CODES[purpose], piece(None, _tail(err) or _tail(out), timed=True))
     # 3. cancellations
     signal = _signal_of(raw_exit)
-    if status in (130, 143) and signal in (2, 15):
-        return Cancelled(reason="interrupted" if signal == 2 else "terminated", signal=signal)
+    if (status in (130, 143) and signal in (2, 15)) or status in _CTRL_C_EXITS:
+        return Cancelled(reason="terminated" if signal == 15 else "interrupted", signal=signal)
     # 4. a probe that found nothing
     if invocation.probe and _is_silent(invocation, out, err) and (
             status == 1 or (invocation.under_xargs and status == 123)
@@ -824,7 +869,14 @@ def from_command(
             or (invocation.probe == "command -v" and status == 127)):
         return NoMatch(probe=invocation.probe, exit_code=status)
 
-    text_err, text_out = cap_text(strip_ansi(err)), cap_text(strip_ansi(out))
+    # 4b. a comparison that found differences (diff, cmp, git diff --exit-code exit 1): an
+    # answer, like a probe's; their trouble is another status (2, 128)
+    if status == 1 and (compared := _comparison(invocation)) is not None:
+        return NoMatch(probe=compared, exit_code=status)
+
+    # an agent's framing (``Output:``, ``<untrusted_context>``, indented text) is not the
+    # tool's: the rules read the lines the tool printed
+    text_err, text_out = cap_text(unframe(strip_ansi(err))), cap_text(unframe(strip_ansi(out)))
     text = text_err + "\n" + text_out if text_err and text_out else text_err or text_out
     diagnostics = find_diagnostics(text)
     primary = _primary(diagnostics, purpose, program)
@@ -843,12 +895,30 @@ def from_command(
         if missing is None and (found := _SHELL_ENOENT.search(text)):
             missing = found.group("prog")
         missing = redact_cut(posixpath.basename(missing or program), 64) or program
+        if _PROGRAM_NAME.fullmatch(missing) is None:
+            # no program has such a name (`,`, `:ls`, `}pip`, `-c` after a stray `>`): the
+            # agent's command line is malformed, nothing is missing from the environment
+            return _make(FC.CMD_DIAGNOSTIC, piece("shell", detail),
+                         params={"program": "sh",
+                                 "problem": f"{missing} is not a command (a malformed command "
+                                            "line)"},
+                         error_class="command_not_found")
         return _make(FC.CMD_NOT_FOUND, piece("shell" if lang in (None, "shell") else lang,
                                              detail), params={"program": missing})
+    # 5b. the shell could not parse the command line: nothing in it ran, in every purpose
+    if primary is not None and primary.family == "shell" and primary.error_class == (
+            "syntax_error"):
+        return _make(FC.CMD_DIAGNOSTIC, piece("shell", detail),
+                     params={"program": primary.subject or "sh",
+                             "problem": "the command line does not parse (a malformed command "
+                                        "line)"},
+                     error_class="syntax_error")
     # 6. the shell refused to run a file (126: found, not executable), or a command that
     # says nothing else was refused a path: the user's environment, in every purpose
     if status == 126 or (denied is not None and (
-            status == 127 or (primary is denied and purpose == "general"))):
+            status == 127 or (purpose == "general" and primary is not None
+                              # the same line read by a looser rule too (git's "error: ...")
+                              and (primary is denied or primary.start == denied.start)))):
         path = redact_cut(denied.path, 200) if denied is not None and denied.path else None
         return _make(FC.OS_PERMISSION_DENIED, piece("shell", detail),
                      params={"path": path} if path else {})
@@ -862,9 +932,58 @@ def from_command(
     # 8. killed
     if status == 137 or raw_exit == -9:
         return _make(FC.OS_KILLED, piece(None, detail), params={"program": program, "signal": 9})
+    # 9. a network client that could not connect, by its documented status (curl 5/6/7,
+    # wget 4): the connection failed, whatever the command was for
+    if status is not None and status in _CONNECT_EXITS.get(program, ()):
+        return _make(FC.OS_CONNECTION, piece(None, detail), params={"operation": program},
+                     extra={"exit_code": status})
+    # 10. a path the command named that is not there, said by the shell itself (``cd``, a
+    # redirect's file) or by another program of the script than the one deciding the status
+    # (``cd x && pytest``: pytest never ran): the failure of who said it, in every purpose. A
+    # path the command does not name (a make recipe's own ``cd``) is the deciding program's.
+    if primary is not None and primary.family == "shell" and (
+            primary.error_class == "file_not_found") and primary.subject and primary.path and (
+            primary.subject != program) and (primary.subject in _SHELL_SPEAKERS
+                                             or primary.subject in invocation.programs) and (
+            primary.path in (argv if isinstance(argv, str) else " ".join(map(str, argv)))):
+        return _said_missing(primary, surface, status, base, detail)
 
     return _by_purpose(purpose, primary, piece(lang, detail), base, status=status,
                        signal=signal, diagnostics=diagnostics)
+
+
+_CONNECT_EXITS: Final = {"curl": frozenset({5, 6, 7}), "wget": frozenset({4})}
+"""Exit statuses a network client documents as "could not connect": curl's 5 (could not
+resolve the proxy), 6 (the host) and 7 (failed to connect), wget's 4 (network failure)."""
+_SHELL_SPEAKERS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "cd", "pushd", "popd",
+                                    "source", ".", "exec"})
+_COMPARERS: Final = frozenset({"diff", "cmp", "colordiff"})
+_GIT_EXIT_CODE: Final = frozenset({"--exit-code", "--quiet", "--no-index"})
+
+
+def _comparison(invocation: Invocation) -> str | None:
+    """``diff``, ``cmp`` or ``git diff`` when the deciding program compares and exits 1 for
+    "they differ" (``git diff`` only with ``--exit-code``, ``--quiet`` or ``--no-index``)."""
+    if invocation.program in _COMPARERS:
+        return invocation.program
+    if invocation.program == "git" and _git_subcommand(list(invocation.args)) == "diff" and (
+            any(arg in _GIT_EXIT_CODE for arg in invocation.args)):
+        return "git diff"
+    return None
+
+
+def _said_missing(primary: Diagnostic, surface: str | None, status: int | None,
+                  cwd: str | None, detail: str | None) -> Failure:
+    """FC.CMD_FAILED (class ``file_not_found``) of the program or shell that said a path is
+    not there, with that path as the location."""
+    speaker = redact_cut(primary.subject or "sh", 64) or "sh"
+    metadata: dict[str, Scalar] = {"program": speaker}
+    if status is not None:
+        metadata["exit_code"] = status
+    piece = _Build(surface or "shell.run", speaker, status, metadata, detail)
+    return _make(FC.CMD_FAILED, piece, params={"program": speaker, "exit_code": status},
+                 location=_temp_free(_relative(primary.path, cwd)),
+                 error_class="file_not_found")
 
 
 _RUNNER_MISSING: Final = lazy(
@@ -916,7 +1035,7 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
     a missing module the project itself would provide
     (:func:`~failcode.classification._parsers.is_local_module`: the code runs from inside the
     package it cannot import), also while tests are collected: ``FC.CMD_LOCAL_MODULE_MISSING``;
-    outside test collection any other missing module: ``FC.CMD_MISSING_MODULE``; a Python
+    any other missing module, test collection too: ``FC.CMD_MISSING_MODULE``; a Python
     traceback the exception rules call a missing module, a missing program or an incompatible
     dependency (``cannot import name`` from an installed
     library). A traceback's ``FileNotFoundError`` (or another OSError about a path that is not
@@ -969,11 +1088,14 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
 
     # a missing module the project itself would provide (its tests, a submodule of its own
     # package, the package a file runs inside) is the agent's to fix in every purpose, test
-    # collection too; any other missing module outside test collection is a dependency problem
-    local = (error_class == "missing_module" and primary.family == "python" and bool(subject)
+    # collection too; any other missing module is a dependency problem, also while tests are
+    # collected (no test ran, let alone failed: the environment lacks a package)
+    local = (error_class == "missing_module" and primary.family in ("python", "pytest")
+             and bool(subject)
              and is_local_module(subject or "", primary.frames))
-    if error_class == "missing_module" and primary.family in ("python", "node", "go") \
-            and subject and (not collecting or local) and not subject.startswith("."):
+    if error_class == "missing_module" and primary.family in ("python", "pytest", "node",
+                                                              "go") \
+            and subject and not subject.startswith("."):
         if local:
             return _make(FC.CMD_LOCAL_MODULE_MISSING, piece, params={"module": subject},
                          location=location, diagnostic=diagnostic,
@@ -1010,6 +1132,12 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
                          location=location, error_class=error_class, diagnostic=diagnostic)
         return _make(FC.BUILD_FAILED, piece, location=location, error_class=error_class,
                      diagnostic=diagnostic)
+    if purpose == "test" and primary.family in _COMPILED and primary.path and (
+            error_class in _COMPILE_CLASSES):
+        # the tests never ran: their build failed (``cargo test``'s error[E0599], ``go test``'s
+        # "[build failed]", a compile error under jest/ts-jest): a build failure
+        return _by_purpose("build", primary, piece, cwd, status=status, signal=signal,
+                           diagnostics=diagnostics)
     if purpose == "test":
         if collecting:
             error_class = "test_collection_error"
@@ -1051,9 +1179,15 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
                  location=location, error_class=error_class, diagnostic=diagnostic)
 
 
+_COMPILED: Final = frozenset({"cpp", "ld", "rust", "java", "ts", "go"})
+_COMPILE_CLASSES: Final = frozenset({"compile_error", "link_error", "syntax_error",
+                                     "undefined_reference", "undeclared_identifier",
+                                     "missing_header", "type_mismatch"})
+
+
 def _target_code(primary: Diagnostic) -> str | None:
     """The purpose whose code a debugged target's diagnostic takes (None: the debug code)."""
-    if primary.family in ("cpp", "ld", "rust", "java", "ts") and primary.error_class != (
+    if primary.family in ("cpp", "ld", "rust", "java", "ts", "go") and primary.error_class != (
             "compile_error"):
         return "build"
     if primary.family in ("pytest", "unittest"):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -47,6 +48,7 @@ __all__ = [
     "package_name",
     "parse_python_traceback",
     "strip_ansi",
+    "unframe",
 ]
 
 SCAN_BYTES: Final = 64 * 1024
@@ -75,6 +77,27 @@ _ANSI_RE: Final = lazy(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\
 def strip_ansi(text: str) -> str:
     """``text`` without terminal colour and hyperlink escapes (``--pretty`` tsc, cargo, ruff)."""
     return _ANSI_RE.sub("", text) if "\x1b" in text else text
+
+
+_FRAME_TAG: Final = lazy(
+    r"</?(?:untrusted_context|untrusted-context|output|stdout|stderr|tool_output|"
+    r"command_output)\b[^>\n]{0,200}>")
+_OUTPUT_LABEL: Final = lazy(r"(?m)^(?:Output|Stdout|Stderr|STDOUT|STDERR|stdout|stderr):"
+                            r"[ \t]*(?:\n|(?=\S))")
+
+
+def unframe(text: str) -> str:
+    """The tool's own words inside an agent's framing of them: wrapper tags
+    (``<untrusted_context>``, ``<output>``, ``<stdout>``...) and an ``Output:`` label
+    removed, and text indented as a whole (every line) brought back to the margin, so the
+    rules anchored at a line's start see the lines the tool printed."""
+    if "<" in text:
+        text = _FRAME_TAG.sub("", text)
+    if "ut:" in text or "err:" in text or "OUT:" in text or "ERR:" in text:
+        text = _OUTPUT_LABEL.sub("", text)
+    if text[:1] in (" ", "\t", "\n"):
+        text = textwrap.dedent(text)
+    return text
 
 
 def cap_text(text: str, limit: int = SCAN_BYTES) -> str:
@@ -157,6 +180,16 @@ _CPP_MESSAGES: Final[tuple[_MessageRule, ...]] = (
                 r"cannot initialize |assigning to |no viable conversion|conversion from )|"
                 r"\bincompatible (?:pointer )?types?\b"), "type_mismatch", 0),
 )
+
+# The Go compiler (``go build``, ``go vet``, ``go test``'s build step): ``./main.go:5:2:
+# undefined: x`` under a ``# example.com/m`` package header; the messages of go/types
+_GO_MESSAGES: Final[tuple[_MessageRule, ...]] = (
+    (lazy(r"^undefined: ([\w.]+)"), "undeclared_identifier", 1),
+    (lazy(r"^(?:syntax error: |expected |missing )"), "syntax_error", 0),
+    (lazy(r"^(?:cannot use |invalid operation: |mismatched types |cannot convert )"),
+     "type_mismatch", 0),
+)
+_GO_NOT_COMPILER: Final = ("no required module provides package", "cannot find package")
 
 _RUST_MESSAGES: Final[tuple[_MessageRule, ...]] = (
     (lazy(r"^cannot find (?:value|function|macro|type|struct|trait|crate) `([^`\n]+)`"),
@@ -262,6 +295,17 @@ def _file_error(match: re.Match[str], _text: str) -> Diagnostic | None:
 
 _LD_SOURCE: Final = lazy(r"(?m)(?:^|[\s:])([^\s:()]+):\(\.[^)\n]*\)")
 _LD_SOURCE_LINE: Final = lazy(r"(?m)(?:^|\s)([^\s:()]+):\d+:\s*$")
+
+
+def _go_error(match: re.Match[str], _text: str) -> Diagnostic | None:
+    """``path.go:line:col: message`` from the Go compiler (a missing package is the go
+    command's own rule)."""
+    message = match.group("msg").strip()
+    if message.startswith(_GO_NOT_COMPILER):
+        return None
+    error_class, subject = _classify_message(message, _GO_MESSAGES, "compile_error")
+    return Diagnostic("go", error_class, match.start(), match.end(), path=match.group("path"),
+                      subject=subject, message=message)
 
 
 def _ld_undefined(match: re.Match[str], text: str) -> Diagnostic | None:
@@ -427,9 +471,18 @@ def _pytest_error(match: re.Match[str], _text: str) -> Diagnostic | None:
                       path=target, message=message, exc_type=exc.group(1) if exc else None)
 
 
+_COLLECT_MISSING: Final = lazy(r"\nE +ModuleNotFoundError: No module named ['\"]?([\w.]+)")
+
+
 def _pytest_collecting(match: re.Match[str], text: str) -> Diagnostic | None:
     following = text[match.end(): match.end() + 6000]
     exc = re.search(r"\nE +([A-Za-z_][\w.]*(?:Error|Exception)):", following)
+    if exc is not None and exc.group(1) == "ModuleNotFoundError" and (
+            missing := _COLLECT_MISSING.search(following)) is not None:
+        # the test module could not be imported for a module that is not there: no test ran
+        return Diagnostic("pytest", "missing_module", match.start(), match.end(),
+                          path=match.group("path"), subject=missing.group(1),
+                          message=match.group(0).strip("_ \n"), exc_type=exc.group(1))
     return Diagnostic("pytest", "test_collection_error", match.start(), match.end(),
                       path=match.group("path"), message=match.group(0).strip("_ \n"),
                       exc_type=exc.group(1) if exc else None)
@@ -521,6 +574,15 @@ def _simple(family: str, error_class: str, *, subject: str | None = None,
                           subject=groups.get(subject) if subject else None,
                           message=match.group(0).strip())
     return build
+
+
+def _shell_missing(match: re.Match[str], _text: str) -> Diagnostic | None:
+    """The shell's own "No such file or directory": the builtin that said it (``cd``), else the
+    shell itself (a redirect); the path is the one the command named."""
+    groups = match.groupdict()
+    return Diagnostic("shell", "file_not_found", match.start(), match.end(),
+                      path=groups["path"].strip(), subject=groups.get("builtin") or
+                      groups["shell"], message=match.group(0).strip())
 
 
 def _patch_hunk_failed(match: re.Match[str], text: str) -> Diagnostic | None:
@@ -1062,6 +1124,20 @@ RULES: Final[tuple[Rule, ...]] = (
         r"command not found$"), _command_not_found),
     Rule("shell", "Unknown command:", lazy(
         r"(?m)^fish: Unknown command:? (?P<prog>[^\s]+)$"), _command_not_found),
+    # the shell could not parse the command line (nothing in it ran): bash ``-c: line 1:
+    # syntax error near unexpected token `)'``, ``eval: line 1: unexpected EOF while looking
+    # for matching `''``, dash ``1: Syntax error: "(" unexpected``, zsh ``parse error near``
+    *(Rule("shell", gate, lazy(
+        r"(?m)^(?:[^\s:]*/)?(?P<shell>(?:ba|da|z|k)?sh)(?:: (?:-c|eval))?(?:: line \d+|: ?\d+)?: "
+        + said + r".*$"), _simple("shell", "syntax_error", subject="shell"))
+      for gate, said in (("yntax error", r"[Ss]yntax error\b"),
+                         ("unexpected EOF", r"unexpected EOF while looking for matching\b"),
+                         ("parse error", r"parse error\b"))),
+    # Windows: cmd.exe ("'x' is not recognized as an internal or external command,") and
+    # PowerShell ("The term 'x' is not recognized as the name of a cmdlet, function, ...")
+    Rule("shell", "is not recognized as ", lazy(
+        r"(?m)^(?:The term )?'(?P<prog>[^'\n]+)' is not recognized as (?:an internal or "
+        r"external command|the name of a cmdlet)"), _command_not_found),
     # `set -u`: a variable the script expands is not set (bash, dash, zsh, ksh); the variable
     # is the identity (FOO and BAR are two failures)
     Rule("shell", "unbound variable", lazy(
@@ -1177,6 +1253,9 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule("go", "cannot find package", lazy(
         r"(?m)^(?:(?P<path>[^\s:]+\.go):\d+:\d+: )?cannot find package \"(?P<name>[^\"\n]+)\" in "
         r"any of"), _simple("go", "missing_module", subject="name", path="path")),
+    # the Go compiler, after the go command's own missing-package rules (same start)
+    Rule("go", ".go:", lazy(
+        r"(?m)^(?:vet: )?(?P<path>[^\s:]+\.go):\d+:\d+: (?P<msg>[^\n]+)$"), _go_error),
     # python itself
     Rule("python", "can't open file", lazy(
         r"(?m)^[^\s:]*python[\d.]*: can't open file [`'\u2018\"](?P<path>[^\n'\"\u2019]+)"
@@ -1189,15 +1268,38 @@ RULES: Final[tuple[Rule, ...]] = (
         r"'[\w.]+' \(ModuleNotFoundError: No module named '(?P<mod>[\w.]+)'\)$"),
         _python_no_module),
     # the shell refusing to run a file (no execute bit: exit 126), or a tool refused a path
-    Rule("shell", "Permission denied", lazy(
+    # (EACCES "Permission denied"; EPERM "Operation not permitted", a sandbox's refusal)
+    *(Rule("shell", said, lazy(
         r"(?m)^(?:[^\s:]+: )?(?:line \d+: |\d+: )?(?:(?:cannot open|cannot access|cannot "
         r"create[\w ]*) )?[`'\u2018\"]?(?P<path>[^\s:'\u2019\"][^\n:'\u2019\"]*?)[`'\u2019\"]?: "
-        r"Permission denied$"), _simple("shell", "permission_denied", path="path")),
-    # coreutils and friends: a file operand that does not exist
+        + said + "$"), _simple("shell", "permission_denied", path="path"))
+      for said in ("Permission denied", "Operation not permitted")),
+    # the shell's own missing path: a builtin's operand (bash ``cd: x: No such file or
+    # directory``, dash ``cd: can't cd to x``, zsh ``cd:1: no such file or directory: x``) or
+    # a redirect's file (bash ``out/x: No such file or directory``, dash ``cannot create
+    # out/x: Directory nonexistent``); the subject is who said it (the builtin, else the
+    # shell). Exit 127 with the bash shape is a missing program, told apart by the status.
     Rule("shell", "No such file or directory", lazy(
-        r"(?m)^(?P<prog>[\w.+-]+): (?:cannot (?:stat|access|open|remove) )?"
-        r"[`'\u2018\"]?(?P<path>[^\n'\u2019\"]+?)[`'\u2019\"]?: No such file or directory$"),
-        _simple("shell", "file_not_found", path="path")),
+        r"(?m)^(?:[^\s:]*/)?(?P<shell>(?:ba|da|z|k)?sh)(?:: line \d+)?: (?:\d+: )?"
+        r"(?:(?P<builtin>cd|pushd|popd|source|\.|exec): )?[`'\u2018\"]?(?P<path>[^\n:'\u2019\"]+?)"
+        r"[`'\u2019\"]?: No such file or directory$"), _shell_missing),
+    Rule("shell", "can't cd to", lazy(
+        r"(?m)^(?:[^\s:]*/)?(?P<shell>(?:da|k)?sh)(?:: line \d+)?: (?:\d+: )?(?P<builtin>cd): "
+        r"can't cd to (?P<path>[^\n]+)$"), _shell_missing),
+    Rule("shell", "Directory nonexistent", lazy(
+        r"(?m)^(?:[^\s:]*/)?(?P<shell>(?:da|k)?sh)(?:: line \d+)?: (?:\d+: )?cannot create "
+        r"(?P<path>[^\n:]+): Directory nonexistent$"), _shell_missing),
+    Rule("shell", "no such file or directory: ", lazy(
+        r"(?m)^(?P<shell>zsh)(?::(?P<builtin>cd|pushd|source))?(?::\d+)?: no such file or "
+        r"directory: (?P<path>[^\n]+)$"), _shell_missing),
+    # coreutils and friends: a file operand that does not exist (sed ``can't read x``, head
+    # and tail ``cannot open 'x' for reading``)
+    Rule("shell", "No such file or directory", lazy(
+        r"(?m)^(?!(?:ba|da|z|k)?sh: )(?P<prog>[\w.+-]+): "
+        r"(?:cannot (?:stat|access|open|remove) |can't read )?"
+        r"[`'\u2018\"]?(?P<path>[^\n'\u2019\"]+?)[`'\u2019\"]?(?: for reading)?: "
+        r"No such file or directory$"),
+        _simple("shell", "file_not_found", subject="prog", path="path")),
     # package managers: pip, apt, yarn, pnpm, conda, go, gem, brew, dnf, apk, pacman, zypper,
     # uv, poetry (npm's codes and cargo's messages are read by the npm and rust rules)
     *_INSTALL_RULES,

@@ -567,12 +567,12 @@ AGENT_LOGS: Final = {
     ".codex": "sessions/**/rollout-*.jsonl",
     ".gemini": "tmp/*/chats/session-*.json*",
     ".openhands": "conversations/*",
-    ".copilot": "session-state/*/events.jsonl",
+    ".copilot": "session-state/*/events.jsonl|session-state/*.jsonl",
     ".qwen": "projects/*/chats/*.jsonl",
 }
 """The hidden folders agents keep their logs in (under a project or HOME), and where in each
-the session logs are: walking a folder looks there and nowhere else in them (their other
-files are settings, caches and histories, not sessions)."""
+the session logs are (``|`` between alternatives): walking a folder looks there and nowhere
+else in them (their other files are settings, caches and histories, not sessions)."""
 AGENT_FILES: Final = frozenset({".aider.chat.history.md"})
 """Hidden files that are session logs (aider writes its history into the project)."""
 
@@ -583,7 +583,7 @@ def _agent_logs(folder: Path) -> list[Path]:
     the way that cannot be listed is returned as an input (its FC-DATA-005 from
     :func:`triage_file`), never dropped as ``glob`` would; symlinked folders are followed,
     each real folder once."""
-    parts = AGENT_LOGS[folder.name].split("/")
+    patterns = [pattern.split("/") for pattern in AGENT_LOGS[folder.name].split("|")]
     try:
         with os.scandir(folder) as entries:
             next(entries, None)
@@ -595,11 +595,14 @@ def _agent_logs(folder: Path) -> list[Path]:
         found.append(Path(error.filename))
 
     def matches(names: list[str]) -> bool:
-        """``names`` (a relative path) matches ``parts`` (``**``: zero or more names)."""
-        return _match(parts, names)
+        """``names`` (a relative path) matches a pattern (``**``: zero or more names)."""
+        return any(_match(parts, names) for parts in patterns)
 
     def may_hold(names: list[str]) -> bool:
-        """Some path under ``names`` can match ``parts``."""
+        """Some path under ``names`` can match a pattern."""
+        return any(_may_hold(parts, names) for parts in patterns)
+
+    def _may_hold(parts: list[str], names: list[str]) -> bool:
         for index, name in enumerate(names):
             if index >= len(parts) - 1:
                 return False

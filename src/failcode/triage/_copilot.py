@@ -63,7 +63,13 @@ Rules (about the format and the tool):
   ``interrupted`` ("The execution of this tool, or a previous tool was interrupted.", written
   for a call a resumed session found unfinished) or ``cancelled`` is a cancelled outcome. A
   call still pending when an ``abort`` arrives (the user pressed Ctrl+C, a remote stop) was
-  cancelled, whatever its completion says. None of these is a failure. Any other ``success:
+  cancelled, whatever its completion says. A ``permission.completed`` whose ``result.kind``
+  is a denial settles its call at once (Copilot writes no completion for it when the person
+  then stops the turn): ``denied-interactively-by-user`` is the person declining (cancelled);
+  ``denied-by-rules``, ``denied-by-permission-request-hook``,
+  ``denied-by-content-exclusion-policy`` and
+  ``denied-no-approval-rule-and-could-not-request-from-user`` are rejected actions. None of
+  these is a failure. Any other ``success:
   false`` (arguments the tool refused, a file that does not exist, a shell command the tool
   would not run) was fed back to the model: a rejected action.
 - ``session.error`` is a provider error when its ``errorType`` is the model provider's
@@ -322,6 +328,10 @@ class CopilotCliReader:
                     yield event
             if root:
                 state.last, state.ended_by = "tool", None
+        elif kind == "permission.completed":
+            event = self._permission(state, data)
+            if event is not None:
+                yield event
         elif kind == "abort":
             reason = as_str(data.get("reason")) or "abort"
             for call in sorted(state.calls.values(), key=lambda c: c.step):
@@ -352,6 +362,20 @@ class CopilotCliReader:
         yield error
         if root and data.get("source") in (None, "top_level"):
             state.last, state.ended_by = "error", error
+
+    @staticmethod
+    def _permission(state: _State, data: dict[str, Any]) -> Event | None:
+        """A permission request's answer: a denial settles the call it was for (Copilot
+        writes no completion for it when the turn is aborted next)."""
+        verdict = as_str(as_dict(data.get("result")).get("kind"))
+        if not verdict.startswith("denied"):
+            return None
+        call = state.calls.pop(as_key(data.get("toolCallId")), None)
+        if call is None:
+            return None
+        if verdict == "denied-interactively-by-user":
+            return cancelled(call.step, _action(call), "declined by the user", call.stamp)
+        return Rejected(call.step, _action(call), f"permission {verdict}", call.stamp)
 
     @staticmethod
     def _result(call: _Call, data: dict[str, Any], where: str) -> Event | None:

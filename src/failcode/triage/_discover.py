@@ -7,7 +7,9 @@ Rules (each agent's documented default location, and the environment variable it
 - Codex CLI: ``$CODEX_HOME/sessions``, else ``~/.codex/sessions``: ``YYYY/MM/DD/rollout-*.jsonl``.
 - Gemini CLI: ``$GEMINI_CLI_HOME/.gemini/tmp``, else ``~/.gemini/tmp``:
   ``<project hash>/chats/session-*.json`` (and ``.jsonl``).
-- GitHub Copilot CLI: ``~/.copilot/session-state/<session id>/events.jsonl``.
+- GitHub Copilot CLI: ``~/.copilot/session-state/<session id>/events.jsonl``, and
+  ``~/.copilot/session-state/<session id>.jsonl`` of the versions before the folder per
+  session.
 - Qwen Code: ``$QWEN_RUNTIME_DIR``, else ``$QWEN_HOME``, else ``~/.qwen`` (Qwen Code's
   ``Storage.getRuntimeBaseDir``): ``projects/<project>/chats/<session id>.jsonl``.
 - OpenHands CLI: ``$OPENHANDS_CONVERSATIONS_DIR``, else
@@ -37,7 +39,8 @@ __all__ = ["Location", "default_locations", "home_logs"]
 
 
 class Location(NamedTuple):
-    """One agent's log folder and the pattern of its session logs inside it."""
+    """One agent's log folder and the pattern of its session logs inside it (``|`` between
+    alternatives)."""
 
     agent: str
     folder: Path
@@ -78,7 +81,8 @@ def default_locations(env: Mapping[str, str] | None = None, home: Path | None = 
         Location("claude-code", claude / "projects", "**/*.jsonl"),
         Location("codex", codex / "sessions", "**/rollout-*.jsonl"),
         Location("gemini-cli", gemini / "tmp", "*/chats/session-*.json*"),
-        Location("copilot-cli", home / ".copilot" / "session-state", "*/events.jsonl"),
+        Location("copilot-cli", home / ".copilot" / "session-state",
+                 "*/events.jsonl|*.jsonl"),
         Location("qwen-code", qwen / "projects", "*/chats/*.jsonl"),
         Location("openhands", conversations, _CONVERSATION),
         Location("mini-swe-agent", _config_dir(env, home), "*.traj.json"),
@@ -103,7 +107,9 @@ def home_logs(locations: list[Location] | None = None) -> tuple[list[Path], list
         except OSError:
             found.append(location.folder)  # triage reports why (FC-DATA-005)
             continue
-        for path in sorted(location.folder.glob(location.pattern)):
+        paths = {p for pattern in location.pattern.split("|")
+                 for p in location.folder.glob(pattern)}
+        for path in sorted(paths):
             if location.pattern == _CONVERSATION:
                 if path.is_dir() and is_conversation(path):
                     found.append(path)

@@ -1,0 +1,185 @@
+"""Classes of shell output the rules read whatever ran (issue 32), over REAL shells and tools
+run in a temporary directory: a command line the shell cannot parse, a name no program has,
+what a login shell's start-up files print before the command, a search's exit 1 beside
+another program's output, a test run whose build failed, a process search that found nothing.
+Windows' cmd.exe messages and exit statuses, and git's EPERM message, cannot be produced here:
+those rows quote the programs' documented texts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import textwrap
+from typing import TYPE_CHECKING
+
+import pytest
+
+from failcode import FC, Cancelled, Failure, NoMatch, from_command, headline
+from tests.classification.test_command_tools import run, tool
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _failure(result: object) -> Failure:
+    assert isinstance(result, Failure), result
+    return result
+
+
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+@pytest.mark.parametrize("line", ["echo (", "> (pip install x", "if true; then echo"])
+def test_a_line_the_shell_cannot_parse_is_the_agents_malformed_command(
+        tmp_path: Path, shell: str, line: str) -> None:
+    """The shell's syntax error: FC-CMD-009 naming the shell, whatever the line seems to run."""
+    done = subprocess.run([tool(shell), "-c", line], cwd=tmp_path, capture_output=True,
+                          check=False)
+    assert done.returncode == 2, done
+    failure = _failure(from_command(line, done.returncode, done.stdout, done.stderr))
+    assert (failure.code, failure.error_class) == (FC.CMD_DIAGNOSTIC.value, "syntax_error")
+    assert failure.params["program"] == shell
+    assert failure.kind == "command_error"
+
+
+@pytest.mark.parametrize("line", [", content: 'pip install x'", ":ls -la", "}pip install x",
+                                  "> python3 -c 'print(1)'"])
+def test_a_name_no_program_has_is_no_missing_dependency(tmp_path: Path, line: str) -> None:
+    """``bash: ,: command not found`` is the agent's malformed line (command_error), never
+    "the program , is not installed"."""
+    done = run(line, tmp_path)
+    assert done.returncode == 127, done
+    failure = _failure(from_command(line, 127, done.stdout, done.stderr))
+    assert (failure.code, failure.kind) == (FC.CMD_DIAGNOSTIC.value, "command_error")
+    assert "is not a command" in failure.message
+
+
+def test_a_program_that_is_missing_is_still_a_missing_dependency(tmp_path: Path) -> None:
+    """A name a program can have keeps FC-CMD-001: the rule above is about names only."""
+    done = run("lab-tool-not-installed --version", tmp_path)
+    failure = _failure(from_command("lab-tool-not-installed --version", 127, done.stdout,
+                                    done.stderr))
+    assert failure.code == FC.CMD_NOT_FOUND.value
+
+
+@pytest.fixture
+def login_home(tmp_path: Path) -> dict[str, str]:
+    """A HOME whose login profile sources a script that fails, as Homebrew's shellenv.sh does
+    where ``ps`` is not allowed (bash: ``shellenv.sh: line N: ...``), and prints a Node
+    version switch as nvm does."""
+    home = tmp_path / "home"
+    (home / ".config").mkdir(parents=True)
+    (home / ".config" / "helper").write_text("#!/bin/sh\n")  # no execute bit
+    (home / ".config" / "shellenv.sh").write_text('"$HOME/.config/helper" --init\n'
+                                                   "undefined_helper_for_lab --init\n")
+    (home / ".bash_profile").write_text(textwrap.dedent("""\
+        . "$HOME/.config/shellenv.sh"
+        echo "Now using node v22.20.0 (npm v10.9.3)"
+    """))
+    return {**os.environ, "HOME": str(home)}
+
+
+def test_a_login_shells_start_up_lines_are_not_the_commands(
+        tmp_path: Path, login_home: dict[str, str]) -> None:
+    """``bash -lc 'rg ...'`` that found nothing is no match, though the profile printed an
+    error and a notice first (Codex runs commands through a login shell)."""
+    tool("bash")
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    line = "grep -rn zzz_not_there ."
+    done = subprocess.run(["bash", "-lc", line], cwd=tmp_path, capture_output=True,
+                          env=login_home, check=False)
+    assert done.returncode == 1
+    assert b"shellenv.sh: line" in done.stderr
+    assert b"Now using node" in done.stdout
+    assert isinstance(from_command(line, 1, done.stdout, done.stderr), NoMatch)
+
+
+def test_a_failure_after_the_start_up_lines_names_the_command_not_the_profile(
+        tmp_path: Path, login_home: dict[str, str]) -> None:
+    """The command's own error is read; the profile's lines are not its detail."""
+    line = "cat missing-file.txt"
+    done = subprocess.run(["bash", "-lc", line], cwd=tmp_path, capture_output=True,
+                          env=login_home, check=False)
+    failure = _failure(from_command(line, done.returncode, done.stdout, done.stderr))
+    assert "shellenv.sh" not in (failure.detail or "")
+    assert "missing-file.txt" in headline(failure)
+
+
+def test_a_search_that_found_nothing_beside_another_programs_notice_is_no_match(
+        tmp_path: Path) -> None:
+    """grep's exit 1 means "no line selected" whatever another part of the pipeline printed;
+    a crash another part printed still fails."""
+    quiet = run("echo 'Building index...' >&2; printf 'alpha\\n' | grep zzz", tmp_path)
+    assert quiet.returncode == 1
+    assert isinstance(from_command("printf 'alpha\\n' | grep zzz", 1, quiet.stdout,
+                                   quiet.stderr), NoMatch)
+    crash = run("python3 -c 'import no_such_module_for_lab' | grep zzz", tmp_path)
+    assert crash.returncode == 1
+    found = from_command("python3 -c 'import no_such_module_for_lab' | grep zzz", 1,
+                         crash.stdout, crash.stderr)
+    assert isinstance(found, Failure)
+
+
+def test_a_process_search_that_found_nothing_is_no_match(tmp_path: Path) -> None:
+    """``pgrep`` exits 1 when no process matched: a probe."""
+    done = subprocess.run([tool("pgrep"), "-f", "no-process-is-named-this-for-lab"],
+                          capture_output=True, check=False)
+    assert done.returncode == 1
+    outcome = from_command("pgrep -f no-process-is-named-this-for-lab", 1, done.stdout,
+                           done.stderr)
+    assert isinstance(outcome, NoMatch)
+    assert outcome.probe == "pgrep"
+
+
+def test_a_test_run_whose_build_failed_is_a_build_failure(tmp_path: Path) -> None:
+    """``cargo test`` that does not compile ran no test: build_error at the compiler's
+    location; a test that ran and failed stays a test failure."""
+    cargo = tool("cargo")
+    subprocess.run([cargo, "new", "--lib", "--vcs", "none", "calc"], cwd=tmp_path,
+                   capture_output=True, check=True, env={**os.environ, "CARGO_NET_OFFLINE": "1"})
+    crate = tmp_path / "calc"
+    lib = crate / "src" / "lib.rs"
+    lib.write_text("pub fn add(a: i32, b: i32) -> i32 { a + b + undefined_value }\n")
+    broken = subprocess.run([cargo, "test", "--offline"], cwd=crate, capture_output=True,
+                            check=False)
+    assert broken.returncode == 101
+    failure = _failure(from_command("cargo test", 101, broken.stdout, broken.stderr,
+                                    cwd=str(crate)))
+    assert failure.kind == "build_error"
+    assert failure.location == "src/lib.rs"
+    lib.write_text("pub fn add(a: i32, b: i32) -> i32 { a - b }\n#[cfg(test)]\n"
+                   "mod tests { #[test] fn adds() { assert_eq!(super::add(2, 2), 4); } }\n")
+    failing = subprocess.run([cargo, "test", "--offline"], cwd=crate, capture_output=True,
+                             check=False)
+    assert failing.returncode == 101
+    failure = _failure(from_command("cargo test", 101, failing.stdout, failing.stderr,
+                                    cwd=str(crate)))
+    assert failure.kind == "test_error"
+
+
+# documented texts of programs that cannot run here (Windows' shells, a sandbox's EPERM)
+@pytest.mark.parametrize(("stderr", "program"), [
+    (("'grep' is not recognized as an internal or external command,\n"
+     "operable program or batch file.\n"), "grep"),
+    (("The term 'pytest' is not recognized as the name of a cmdlet, function, script file, "
+     "or operable program.\n"), "pytest"),
+])
+def test_windows_shells_missing_program_is_a_missing_dependency(stderr: str,
+                                                                program: str) -> None:
+    """cmd.exe's and PowerShell's "not recognized" is their "command not found"."""
+    failure = _failure(from_command(f"{program} -x", 1, "", stderr))
+    assert (failure.code, failure.params["program"]) == (FC.CMD_NOT_FOUND.value, program)
+
+
+@pytest.mark.parametrize("status", [3221225786, -1073741510])
+def test_windows_ctrl_c_exit_is_cancelled(status: int) -> None:
+    """STATUS_CONTROL_C_EXIT (0xC000013A), unsigned or signed: a person stopped it."""
+    outcome = from_command("npx docusaurus start", status, "^C^C", "")
+    assert isinstance(outcome, Cancelled)
+
+
+def test_an_operation_the_os_did_not_permit_is_the_environments() -> None:
+    """EPERM ("Operation not permitted", a sandbox refusing a write) is FC-OS-001, also in
+    git's "error: cannot open ..." wording."""
+    failure = _failure(from_command("git fetch --all --prune", 255, "",
+                                    "error: cannot open '.git/FETCH_HEAD': Operation not "
+                                    "permitted\n"))
+    assert (failure.code, failure.kind) == (FC.OS_PERMISSION_DENIED.value, "env_error")
