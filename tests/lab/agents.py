@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -146,6 +147,15 @@ class Agent:
         """None when the scenario can run through this agent, else why not."""
         if not scenario.applies_to(self.name):
             return "the scenario names other agents"
+        if scenario.refused and not self.refuses_commands:
+            return "the lab cannot set a permission rule that refuses a command for this agent"
+        return None
+
+    refuses_commands = False
+    """Whether :meth:`launch` honours a scenario's ``refused`` commands."""
+
+    def stdout_file(self) -> str | None:
+        """The name under which the fixture keeps the agent's stdout (None: not kept)."""
         return None
 
 
@@ -242,7 +252,14 @@ class ClaudeCode(Agent):
                 "--verbose", "--dangerously-skip-permissions", "--model", "claude-sonnet-4-5"]
         if ctx.scenario.max_turns is not None:
             argv += ["--max-turns", str(ctx.scenario.max_turns)]
+        for command in ctx.scenario.refused:  # a deny rule holds even when bypassing prompts
+            argv += ["--disallowedTools", f"Bash({command})"]
         return Launch(argv, env)
+
+    refuses_commands = True
+
+    def stdout_file(self) -> str | None:
+        return "stream.jsonl"  # -p --output-format stream-json: what a CI job keeps
 
     def sessions(self, ctx: RunContext) -> list[Path]:
         return sorted((ctx.home / ".claude" / "projects").glob("**/*.jsonl"))
@@ -260,10 +277,17 @@ class Codex(Agent):
             f'name = "stub"\nbase_url = "{ctx.url}/v1"\nenv_key = "STUB_API_KEY"\n'
             'wire_api = "responses"\nrequest_max_retries = 2\nstream_max_retries = 2\n'
             "stream_idle_timeout_ms = 20000\n")
+        if ctx.scenario.refused:  # an execpolicy rule forbids it, whatever the approval mode
+            (codex / "rules").mkdir(exist_ok=True)
+            (codex / "rules" / "default.rules").write_text("".join(
+                f"prefix_rule(pattern={json.dumps(shlex.split(c))}, decision=\"forbidden\")\n"
+                for c in ctx.scenario.refused))
         env = base_env(self, ctx) | {"STUB_API_KEY": "sk-lab-stub", "CODEX_HOME": str(codex)}
         argv = [str(self.executable), "exec", "--json", "--skip-git-repo-check",
                 "--dangerously-bypass-approvals-and-sandbox", PROMPT]
         return Launch(argv, env, stdin="")
+
+    refuses_commands = True
 
     def sessions(self, ctx: RunContext) -> list[Path]:
         return sorted((ctx.home / ".codex" / "sessions").glob("**/rollout-*.jsonl"))

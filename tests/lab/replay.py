@@ -4,10 +4,13 @@ Each ``run`` step goes through ``bash -c`` in a fresh copy of the scenario's pro
 order, in the environment the agents' commands get (:func:`tests.lab.agents.tool_env`), under
 ``timeout`` when the step sets one. The tests compare what happened with the scenario's
 ``exit`` and ``output``, so a scenario whose stated truth is wrong fails before any agent runs.
+A ``refused`` step runs in a copy of the project, which it cannot change: in the agents' runs
+it never runs.
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -56,7 +59,12 @@ def replay(scenario: Scenario) -> list[Replayed]:
             argv = ["bash", "-c", step.command]
             if step.timeout_s is not None:
                 argv = ["timeout", str(step.timeout_s), *argv]
-            done = subprocess.run(argv, cwd=root / "project", env=env, capture_output=True,
+            cwd = root / "project"
+            if step.refused:  # it never runs in the agents' runs: its truth on a copy
+                cwd = root / "refused"
+                shutil.rmtree(cwd, ignore_errors=True)
+                shutil.copytree(root / "project", cwd, symlinks=True)
+            done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True,
                                   text=True, check=False, timeout=300)
             text = done.stdout + done.stderr
             out.append(Replayed(step.command, done.returncode, bool(text.strip()), text))

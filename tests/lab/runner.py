@@ -11,7 +11,9 @@ hidden names below the folder it is given), beside ``meta.json``: the agent
 and version, the scenario, the agent's exit status, whether it timed out, and what the stub
 answered to each request (the ground truth of faults and retries). The agent's stdout and
 stderr go to ``<cache>/logs/<agent>-<scenario>.log``, outside the repository (they name the
-machine).
+machine); an agent whose stdout is a log format of its own (Claude Code's ``-p
+--output-format stream-json``) also keeps it, normalized like the session files, beside
+``meta.json`` (``meta.json``'s ``stdout`` names it).
 """
 
 from __future__ import annotations
@@ -133,8 +135,11 @@ def run(agent: Agent, scenario: Scenario, *,
                      seconds, files, log, stdout=stdout, stderr=stderr), ctx
 
 
-def save(result: RunResult, ctx: RunContext, out: Path, agent_dir: Path) -> Path:
-    """Normalize the run's session files into ``out/<agent>/<scenario>/`` with ``meta.json``."""
+def save(result: RunResult, ctx: RunContext, out: Path, agent_dir: Path,
+         stdout_file: str | None = None) -> Path:
+    """Normalize the run's session files into ``out/<agent>/<scenario>/`` with ``meta.json``;
+    ``stdout_file`` names the file beside them that keeps the agent's stdout (normalized with
+    the session files), for the agents whose stdout is a log format of its own."""
     target = out / result.agent / result.scenario
     if target.exists():
         shutil.rmtree(target)
@@ -154,7 +159,12 @@ def save(result: RunResult, ctx: RunContext, out: Path, agent_dir: Path) -> Path
                         if p.is_file() and p.stat().st_size > 0]  # not empty lock files
         else:
             sources.append((str(found.relative_to(ctx.home)), found))
-    texts = normalizer.texts([path.read_text(errors="surrogateescape") for _, path in sources])
+    raw = [path.read_text(errors="surrogateescape") for _, path in sources]
+    if stdout_file is not None:
+        raw.append(result.stdout)
+    texts = normalizer.texts(raw)
+    if stdout_file is not None:
+        (target / stdout_file).write_text(texts.pop(), errors="surrogateescape")
     written = []
     for (relative, _), text in zip(sources, texts, strict=True):
         name = "/".join(part.lstrip(".") or part for part in
@@ -167,6 +177,7 @@ def save(result: RunResult, ctx: RunContext, out: Path, agent_dir: Path) -> Path
         "agent": result.agent, "version": result.version, "scenario": result.scenario,
         "exit_code": result.exit_code, "timed_out": result.timed_out,
         "files": written, "prompt": PROMPT,
+        **({"stdout": stdout_file} if stdout_file is not None else {}),
         "requests": [{k: v for k, v in entry.items() if k != "text"} for entry in result.log],
     }
     (target / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
@@ -184,7 +195,7 @@ def run_and_save(agent: Agent, scenario: Scenario, out: Path, *,
                          skipped=str(exc)), None
     if ctx is None:
         return result, None
-    target = save(result, ctx, out, agent.install_dir)
+    target = save(result, ctx, out, agent.install_dir, agent.stdout_file())
     logs = cache_dir() / "logs"  # the agent's own output, for a person debugging a run
     logs.mkdir(parents=True, exist_ok=True)
     (logs / f"{result.agent}-{result.scenario}.log").write_text(

@@ -10,7 +10,9 @@ fields:
   ``old`` by ``new`` in ``path`` with the agent's edit tool), ``read`` (``path`` with the
   agent's read tool). ``exit`` is the command's true exit status (ground truth by
   construction: the test suite runs every scenario's commands itself and checks it), and
-  ``output = false`` says it prints nothing.
+  ``output = false`` says it prints nothing. ``refused = true`` says the agent is run with a
+  permission rule that refuses this command, so it never runs (the agents that cannot be
+  told so skip the scenario); its ``exit`` is still what the command exits with when run.
   ``faults`` are provider faults answered, in order, to the requests for this step before the
   step's own answer (``status``, ``retry_after``, ``count`` (``0`` means forever: a fatal
   fault), ``mode`` one of ``http``, ``malformed``, ``hang``). ``expect`` is what a careful
@@ -89,6 +91,7 @@ class Step:
     timeout_s: float | None = None
     faults: tuple[Fault, ...] = ()
     expect: Expect = Expect()
+    refused: bool = False
 
     @property
     def label(self) -> str:
@@ -118,6 +121,11 @@ class Scenario:
 
     def applies_to(self, agent: str) -> bool:
         return self.agents is None or agent in self.agents
+
+    @property
+    def refused(self) -> tuple[str, ...]:
+        """The commands the agent's permission rules must refuse (``refused = true``)."""
+        return tuple(step.command for step in self.steps if step.refused)
 
     @property
     def fatal_step(self) -> int | None:
@@ -178,7 +186,7 @@ def _step(path: Path, index: int, raw: Any) -> Step:
         raise _fail(path, where, f"a step has exactly one of {ACTIONS}, got {actions}")
     action = actions[0]
     known = {"run", "edit", "read", "path", "old", "new", "exit", "output", "timeout_s",
-             "faults", "expect"}
+             "faults", "expect", "refused"}
     unknown = set(raw) - known
     if unknown:
         raise _fail(path, where, f"unknown keys {sorted(unknown)}")
@@ -192,7 +200,7 @@ def _step(path: Path, index: int, raw: Any) -> Step:
             raise _fail(path, where, "a run step states its true exit status (exit = N)")
         return Step(action="run", command=raw["run"], exit=int(raw["exit"]),
                     output=bool(raw.get("output", True)), timeout_s=raw.get("timeout_s"),
-                    faults=faults, expect=expect)
+                    faults=faults, expect=expect, refused=bool(raw.get("refused", False)))
     target = raw[action] if isinstance(raw[action], str) else raw.get("path", "")
     if not target:
         raise _fail(path, where, f"{action} names a path (e.g. {action} = \"src/a.py\")")

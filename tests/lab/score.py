@@ -118,11 +118,12 @@ class Seen:
     sessions: int = 0
 
 
-def triage_fixture(fixture: Fixture) -> Seen:
-    """Run ``failcode.triage`` on the fixture's session files; keep the largest session."""
+def triage_fixture(fixture: Fixture, path: Path | None = None) -> Seen:
+    """Run ``failcode.triage`` on the fixture's session files (or on ``path``, another log of
+    the same run such as the agent's stdout); keep the largest session."""
     from failcode.triage import triage
 
-    result = triage([str(fixture.session_dir)]).to_dict()
+    result = triage([str(path or fixture.session_dir)]).to_dict()
     seen = Seen(sessions=len(result["sessions"]))
     if not result["sessions"]:
         return seen

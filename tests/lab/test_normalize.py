@@ -415,7 +415,8 @@ _DAY_FOLDER = re.compile(r"(?<!\d)(20\d\d/[01]\d/[0-3]\d)/")
 
 
 def session_files() -> list[tuple[str, str]]:
-    """Each committed session file, as (path under fixtures/, text); missing if there are none."""
+    """Each committed session file (and kept stdout), as (path under fixtures/, text); missing
+    if there are none."""
     found = []
     for session in sorted(FIXTURES.glob("*/*/session")):
         for path in sorted(session.rglob("*")):
@@ -424,6 +425,11 @@ def session_files() -> list[tuple[str, str]]:
             except (FileNotFoundError, IsADirectoryError):  # a folder, or a run rewriting it
                 continue
             found.append((str(path.relative_to(FIXTURES)), text))
+    for meta in sorted(FIXTURES.glob("*/*/meta.json")):  # an agent's stdout kept beside them
+        kept = json.loads(meta.read_text()).get("stdout")
+        if kept and (meta.parent / kept).is_file():
+            found.append((str((meta.parent / kept).relative_to(FIXTURES)),
+                          (meta.parent / kept).read_text(errors="surrogateescape")))
     if not found:
         missing(f"no committed session files under {FIXTURES}/*/*/session/")
     return found

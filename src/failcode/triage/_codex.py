@@ -43,10 +43,19 @@ recorder wrote, which readers of the format document):
   a command execution (``exec_command_end``, ``CommandExecution``) with ``status: declined``
   never ran (its ``exit_code`` -1 is no status): a cancelled call.
 - A call that never ran or was stopped is cancelled, neither a failure nor a rejected action:
-  its output starts ``exec command rejected by user`` or ``patch rejected by user`` (the
+  its output is ``exec command rejected by user`` or ``patch rejected by user`` (the
   approval was declined), is ``aborted by user after Ns`` or ends in the line ``aborted by
-  user`` (the user interrupted it), or is Codex's synthetic ``aborted``; a call still waiting
-  for its output when a ``turn_aborted`` arrives was cut off by the abort.
+  user`` or ``command aborted by user`` (the user interrupted it), or is Codex's synthetic
+  ``aborted`` or ``aborted before dispatch``; a call still waiting for its output when a
+  ``turn_aborted`` arrives was cut off by the abort. A patch the approval settings refused
+  without asking anyone (``writing is blocked by read-only sandbox; rejected by user approval
+  settings``, ``writing outside of the project; rejected by ...``) is a rejected action, and
+  so is a command an execpolicy rule (``~/.codex/rules/*.rules``, ``prefix_rule(...,
+  decision="forbidden")``) refused before it ran: its output names it ```CMD` rejected:
+  policy forbids commands starting with ...`` (or ``rejected: blocked by policy``), with no
+  exit status.
+  These texts are the 0.171.0 binary's own (``strings`` on the pinned package); the older
+  ones are in the real rollouts of both corpora.
 - An ``apply_patch`` call (its ``input`` is the patch: ``*** Add File: path`` and ``*** Update
   File: path`` sections whose ``+`` lines are the new text) writes those files: each is a
   :class:`~failcode.triage._events.Wrote`, what the session's repository provides.
@@ -114,7 +123,11 @@ _ERROR_OUTPUT: Final = lazy(
     r"(?i)^(?:error|failed|apply_patch verification failed|unsupported (?:custom tool )?call|"
     r"failed to parse function arguments)\b")
 _DECLINED: Final = lazy(r"^(?:exec command|patch) rejected by user")
-_ABORTED: Final = lazy(r"^aborted by user after \S+$|(?:^|\n)aborted by user\s*\Z|^aborted\s*\Z")
+_ABORTED: Final = lazy(r"^aborted by user after \S+$|(?:^|\n)(?:command )?aborted by user\s*\Z"
+                       r"|^aborted(?: before dispatch)?\s*\Z")
+_POLICY: Final = lazy(r"^(?:writing is blocked by read-only sandbox|writing outside of the "
+                      r"project); rejected by user approval settings")
+_EXEC_POLICY: Final = lazy(r"` rejected: ((?:policy forbids|blocked by policy)[^\"\\]*)")
 _GENERIC_STATUS: Final = {"internal_server_error": 500, "server_overloaded": 503,
                           "usage_limit_exceeded": 429, "rate_limit_exceeded": 429,
                           "context_window_exceeded": 400, "bad_request": 400,
@@ -386,6 +399,11 @@ class CodexReader:
         action = call.command or call.name
         if _DECLINED.match(head):
             return cancelled(call.step, action, first_line(head), call.stamp)
+        if _POLICY.match(head):  # the approval policy refused it: nobody was asked
+            return Rejected(call.step, action, first_line(head), call.stamp)
+        policy = _EXEC_POLICY.search(head[:4096])
+        if policy is not None and call.exit_code is None and stated is None:
+            return Rejected(call.step, action, first_line(policy.group(1)), call.stamp)
         if _ABORTED.search(head) and call.exit_code is None and stated is None:
             return cancelled(call.step, action, "interrupted by the user", call.stamp)
         shell = call.name in _SHELLS or call.name == "local_shell_call" or bool(call.command)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Final
 
 from failcode.triage._aider import AiderReader
 from failcode.triage._claude_code import ClaudeCodeReader
+from failcode.triage._claude_stream import ClaudeStreamReader
 from failcode.triage._cline import ClineReader
 from failcode.triage._codex import CodexReader
 from failcode.triage._copilot import CopilotCliReader
@@ -37,6 +38,7 @@ READERS: Final[tuple[Reader, ...]] = (
     GeminiCliReader(),  # before Claude Code: its records also carry sessionId and type
     QwenCodeReader(),  # before Claude Code: its records carry the same uuid/parentUuid ids
     CopilotCliReader(),  # before Claude Code: its session.start carries sessionId
+    ClaudeStreamReader(),  # before Claude Code: the same messages, with session_id
     ClaudeCodeReader(),
     CodexReader(),
     AiderReader(),
