@@ -12,9 +12,11 @@ Rules (about the format and the tool, from Cline's own code: the ``ClineMessage`
   order. Its result is what the next ``api_req_started`` request sends the model: the block
   ``[<tool> for '<target>'] Result:\\n...`` (``Command executed.\\nOutput:\\n...`` for
   ``execute_command``), the ``command_output`` messages in between for a command.
-- Cline records no exit status: a command failed when its output shows it (the same rule as
-  aider's: ``swe_agent.shell_failed``: a missing program, a traceback, a shell's failure); a
-  command still running in the user's terminal is nothing yet.
+- Cline records no exit status: a command failed when its output shows it: a missing
+  program, a traceback or a shell's failure (``swe_agent.shell_failed``, aider's rule), else
+  it is read as exiting 0, so that a failure in a tool's own words (a compiler's, a test
+  runner's) is still found, marked ``masked`` (its status was not recorded); a command still
+  running in the user's terminal is nothing yet.
 - Refusals fed back to the model are rejected actions: "The tool execution failed with the
   following error", a SEARCH block that did not match (``diffError``: "This is likely because
   the SEARCH block content doesn't match exactly"), ".clineignore" blocks, "Tool [x] was not
@@ -26,6 +28,8 @@ Rules (about the format and the tool, from Cline's own code: the ``ClineMessage`
 - Provider errors are the model requests' own (``api_req_failed``, and an
   ``api_req_started`` whose ``streamingFailedMessage`` says why): provider failures with no
   step; one that nothing answered after ends the session ``provider_error``.
+- A call offered for the person's approval (an ``ask``) that no result followed before the
+  task was resumed or the file ends never ran: cancelled.
 - How the session ended: ``completion_result`` last (said, or asked for the user's verdict)
   is ``submitted``; a provider error last is ``provider_error``; anything else (a task left
   to resume, a question pending) is ``unknown``.
@@ -79,8 +83,11 @@ _CONTEXT: Final = re.compile(r"\n*<environment_details>.*\Z", re.DOTALL)
 
 
 class _Step:
-    def __init__(self, index: int, kind: str, action: str, stamp: float | None) -> None:
+    def __init__(self, index: int, kind: str, action: str, stamp: float | None, *,
+                 asked: bool) -> None:
         self.index, self.kind, self.action, self.stamp = index, kind, action, stamp
+        self.asked = asked
+        """Offered for the person's approval (an ``ask``), not run on its own."""
         self.output: list[str] = []
 
 
@@ -99,62 +106,86 @@ class ClineReader:
     def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
         """The messages one at a time; each step's result from the next request."""
         folder = PurePath(label).parent.name
-        name = folder if folder.isdigit() else None
-        pending: list[_Step] = []
-        steps = 0
-        model: str | None = None
-        end, ended_by = "unknown", None
-        started = False
+        task = _Task(folder if folder.isdigit() else None)
         for message in JsonStream(stream).items():
-            if not isinstance(message, dict):
-                continue
-            if not started:
-                started = True
-                first = message.get("ts")
-                name = name or (str(first) if isinstance(first, int) else None)
-                yield SessionStart(name)
-            said = as_str(message.get("say") or message.get("ask"))
-            text = as_str(message.get("text"))
-            stamp = _stamp(message.get("ts"))
-            info = as_dict(message.get("modelInfo"))
-            if as_str(info.get("modelId")) and info.get("modelId") != model:
-                model = as_str(info.get("modelId"))
-                yield About(model)
-            if said in ("tool", "command"):
-                pending.append(_Step(steps, said, _action(said, text), stamp))
-                steps += 1
-            elif said == "command_output" and pending:
-                pending[-1].output.append(text)
-            elif said == "api_req_started":
-                request = _request(text)
-                yield from self._results(pending, request)
-                pending = []
-                failed = as_str(_json(text).get("streamingFailedMessage"))
-                if failed:
-                    ended_by = _provider(None, failed, stamp)
-                    end = "provider_error"
-                    yield ended_by
-                else:
-                    end, ended_by = "unknown", None
-            elif said == "api_req_failed":
-                ended_by = _provider(None, as_str(_json(text).get("message")) or text, stamp)
-                end = "provider_error"
-                yield ended_by
-            elif said == "completion_result":
-                end, ended_by = "submitted", None
-            elif said in ("resume_task", "resume_completed_task", "followup", "user_feedback"):
-                end = "submitted" if said == "resume_completed_task" else "unknown"
-        yield from self._results(pending, "")
-        if started:
-            yield SessionEnd(steps, end, name, ended_by, said=True)
+            if isinstance(message, dict):
+                yield from task.message(message)
+        yield from _unapproved(task.pending)
+        if task.started:
+            yield SessionEnd(task.steps, task.end, task.name, task.ended_by, said=True)
 
-    @staticmethod
-    def _results(pending: list[_Step], request: str) -> Iterator[Event]:
-        """Each pending step with its result in ``request`` (in order, one block each)."""
-        blocks = _blocks(request)
-        for step in pending:
-            body = blocks.pop(0) if blocks else ""
-            yield from _outcome(step, body)
+
+
+class _Task:
+    """One task being read: its steps waiting for their results, and how it stands."""
+
+    def __init__(self, name: str | None) -> None:
+        self.name = name
+        self.pending: list[_Step] = []
+        self.steps = 0
+        self.model: str | None = None
+        self.end = "unknown"
+        self.ended_by: ErrorText | None = None
+        self.started = False
+
+    def message(self, message: dict[str, Any]) -> Iterator[Event]:
+        """The events of one message (see the module's rules)."""
+        if not self.started:
+            self.started = True
+            first = message.get("ts")
+            self.name = self.name or (str(first) if isinstance(first, int) else None)
+            yield SessionStart(self.name)
+        said = as_str(message.get("say") or message.get("ask"))
+        text = as_str(message.get("text"))
+        stamp = _stamp(message.get("ts"))
+        model = as_str(as_dict(message.get("modelInfo")).get("modelId"))
+        if model and model != self.model:
+            self.model = model
+            yield About(model)
+        if said in ("tool", "command"):
+            self.pending.append(_Step(self.steps, said, _action(said, text), stamp,
+                                      asked=message.get("type") == "ask"))
+            self.steps += 1
+        elif said == "command_output" and self.pending:
+            self.pending[-1].output.append(text)
+        elif said == "api_req_started":
+            yield from _results(self.pending, _request(text))
+            self.pending = []
+            failed = as_str(_json(text).get("streamingFailedMessage"))
+            self.end, self.ended_by = "unknown", None
+            if failed:
+                yield from self._provider(failed, stamp)
+        elif said == "api_req_failed":
+            yield from self._provider(as_str(_json(text).get("message")) or text, stamp)
+        elif said == "completion_result":
+            self.end, self.ended_by = "submitted", None
+        elif said in ("resume_task", "resume_completed_task", "followup", "user_feedback"):
+            self.end = "submitted" if said == "resume_completed_task" else "unknown"
+            if said.startswith("resume"):  # the task was left with a call never approved
+                yield from _unapproved(self.pending)
+                self.pending = []
+
+    def _provider(self, text: str, stamp: float | None) -> Iterator[Event]:
+        self.ended_by = _provider(None, text, stamp)
+        self.end = "provider_error"
+        yield self.ended_by
+
+
+def _results(pending: list[_Step], request: str) -> Iterator[Event]:
+    """Each pending step with its result in ``request`` (in order, one block each)."""
+    blocks = _blocks(request)
+    for step in pending:
+        body = blocks.pop(0) if blocks else ""
+        yield from _outcome(step, body)
+
+
+def _unapproved(pending: list[_Step]) -> Iterator[Event]:
+    """Calls offered for approval that no result followed (the task was left, or resumed:
+    Cline tells the model to "assume the tool use was not successful"): they never ran."""
+    for step in pending:
+        if step.asked:
+            yield cancelled(step.index, step.action, "never approved: the task was left",
+                            step.stamp)
 
 
 def _outcome(step: _Step, body: str) -> Iterator[Event]:
@@ -170,9 +201,9 @@ def _outcome(step: _Step, body: str) -> Iterator[Event]:
             return
         found = _OUTPUT.match(head)
         output = (found.group("out") or "") if found else "\n".join(step.output) or head
-        code = shell_failed(output)
-        if code is not None:
-            yield Command(step.index, step.action, code, output, step.stamp)
+        # no status recorded: a missing program or a shell's failure the output shows, else
+        # 0, so that triage's masking rules still find a failure in a tool's own words
+        yield Command(step.index, step.action, shell_failed(output) or 0, output, step.stamp)
         return
     problems = head.find(_NEW_PROBLEMS)
     if problems >= 0:

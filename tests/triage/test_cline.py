@@ -1,0 +1,100 @@
+"""The Cline reader (``ui_messages.json``): the real tasks of the second corpus, and messages
+in the shapes Cline writes with the texts its ``formatResponse`` feeds back (Cline is a VS
+Code extension: the lab cannot drive it)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from failcode.triage import triage
+from tests.triage._data import sessions_2_dir
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _task(tmp_path: Path, messages: list[dict[str, Any]]) -> Any:
+    folder = tmp_path / "tasks" / "1770000000000"
+    folder.mkdir(parents=True)
+    path = folder / "ui_messages.json"
+    path.write_text(json.dumps(messages))
+    result = triage([path])
+    assert [i.error_code for i in result.inputs] == [None]
+    (session,) = result.sessions
+    return session
+
+
+def _request(*results: str) -> dict[str, Any]:
+    return {"ts": 1770000005000, "type": "say", "say": "api_req_started",
+            "text": json.dumps({"request": "\n\n".join(results)})}
+
+
+TASK = {"ts": 1770000000000, "type": "say", "say": "task", "text": "fix it"}
+
+
+def test_every_real_task_is_read_with_its_steps() -> None:
+    """The three tasks of the corpus: a session each, named after the task, every step."""
+    files = sorted((sessions_2_dir() / "cline").rglob("ui_messages.json"))
+    result = triage(files)
+    assert [i.format for i in result.inputs] == ["cline"] * 3
+    assert sorted(s.steps for s in result.sessions) == [15, 23, 67]
+
+
+def test_a_real_edit_with_new_problems_is_a_static_analysis_failure() -> None:
+    """Cline's "New problems detected after saving the file" is the step's lint failure; a
+    module the TypeScript service cannot find is a missing dependency."""
+    path = sessions_2_dir() / "cline" / "CoreGems__Cline-Xray" / "ui_messages.json"
+    (session,) = triage([path]).sessions
+    kinds = {e.step: str(e.failure.kind) for e in session.failures}
+    assert kinds[2] == "dependency_error"
+    assert "static_analysis_error" in kinds.values()
+
+
+def test_a_real_task_whose_requests_failed_ends_on_the_provider() -> None:
+    """api_req_failed with nothing after it: the provider's 400, the session's end."""
+    path = sessions_2_dir() / "cline" / "haram-333__fineye" / "ui_messages.json"
+    (session,) = triage([path]).sessions
+    assert session.status == "provider_error"
+    assert session.ended_failure is not None
+    assert session.ended_failure.code == "FC-PROV-008"
+
+
+def test_the_users_denial_is_cancelled_and_a_refusal_rejected(tmp_path: Path) -> None:
+    """"The user denied this operation." is cancelled; a SEARCH block that did not match
+    (Cline's diffError) is a rejected action; neither is a failure."""
+    session = _task(tmp_path, [
+        TASK,
+        {"ts": 1770000001000, "type": "ask", "ask": "tool",
+         "text": json.dumps({"tool": "editedExistingFile", "path": "a.py"})},
+        _request("[replace_in_file for 'a.py'] Result:\nThe user denied this operation."),
+        {"ts": 1770000006000, "type": "say", "say": "tool",
+         "text": json.dumps({"tool": "editedExistingFile", "path": "b.py"})},
+        _request("[replace_in_file for 'b.py'] Result:\nThe tool execution failed with the "
+                 "following error:\n<error>\nThis is likely because the SEARCH block content "
+                 "doesn't match exactly with what's in the file\n</error>"),
+        {"ts": 1770000009000, "type": "say", "say": "completion_result", "text": "done"},
+    ])
+    outcomes = {o.step: type(o.outcome).__name__ for o in session.outcomes}
+    assert outcomes == {0: "Cancelled", 1: "RejectedAction"}
+    assert session.failures == []
+    assert session.status == "submitted"
+
+
+def test_a_command_is_failed_by_what_its_output_shows(tmp_path: Path) -> None:
+    """Cline keeps no status: a missing program in the output is a failure; a clean output
+    none; a command offered for approval and never run before the task was resumed is
+    cancelled."""
+    session = _task(tmp_path, [
+        TASK,
+        {"ts": 1770000001000, "type": "say", "say": "command", "text": "pytest -q"},
+        _request("[execute_command for 'pytest -q'] Result:\nCommand executed.\nOutput:\n"
+                 "bash: pytest: command not found"),
+        {"ts": 1770000006000, "type": "say", "say": "command", "text": "ls"},
+        _request("[execute_command for 'ls'] Result:\nCommand executed.\nOutput:\na.py"),
+        {"ts": 1770000007000, "type": "ask", "ask": "command", "text": "npm run dev"},
+        {"ts": 1770000008000, "type": "ask", "ask": "resume_task", "text": ""},
+    ])
+    assert {e.step: e.failure.code for e in session.failures} == {0: "FC-CMD-001"}
+    assert [(o.step, type(o.outcome).__name__) for o in session.outcomes] == [(2, "Cancelled")]
+    assert session.status == "unknown"
