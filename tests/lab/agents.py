@@ -314,11 +314,19 @@ class GeminiCli(Agent):
         if ctx.scenario.max_turns is not None:
             settings["model"] = {"maxSessionTurns": ctx.scenario.max_turns}
         (gemini / "settings.json").write_text(json.dumps(settings, indent=2))
+        if ctx.scenario.refused:  # a user policy's deny rule holds under --yolo too
+            policies = gemini / "policies"
+            policies.mkdir(exist_ok=True)
+            (policies / "lab.toml").write_text("".join(
+                f'[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = {json.dumps(c)}\n'
+                'decision = "deny"\npriority = 999\n\n' for c in ctx.scenario.refused))
         env = base_env(self, ctx) | {"GOOGLE_GEMINI_BASE_URL": ctx.url,
                                      "GEMINI_API_KEY": "lab-stub-key"}
         argv = [str(self.executable), "-p", PROMPT, "--yolo", "--output-format", "stream-json",
                 "-m", "gemini-2.5-flash"]
         return Launch(argv, env)
+
+    refuses_commands = True
 
     def sessions(self, ctx: RunContext) -> list[Path]:
         chats = ctx.home / ".gemini" / "tmp"
