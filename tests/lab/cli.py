@@ -2,7 +2,7 @@
 
 ::
 
-    python -m tests.lab install [AGENT...]          # the pinned agents, into the cache
+    python -m tests.lab install [AGENT...]          # the pinned agents (and oracles), cached
     python -m tests.lab run [-a AGENT] [-s SCENARIO] [--out DIR] [--jobs N] [--keep DIR]
     python -m tests.lab pin AGENT VERSION           # new pin, install, regenerate its fixtures
     python -m tests.lab score [--fixtures DIR]      # triage every fixture, shares per agent
@@ -46,6 +46,17 @@ def cmd_install(names: list[str]) -> int:
         except AgentUnavailableError as exc:
             failed += 1
             print(f"{name} {agent.version}: cannot install: {exc}", file=sys.stderr)
+    if not names:  # the oracles' packages too (tests/lab/oracles.toml)
+        from tests.lab.oracles import oracles
+
+        for oracle in oracles().values():
+            try:
+                oracle.install()
+                print(f"oracle {oracle.name} {oracle.version}: {oracle.python}")
+            except AgentUnavailableError as exc:
+                failed += 1
+                print(f"oracle {oracle.name} {oracle.version}: cannot install: {exc}",
+                      file=sys.stderr)
     return 1 if failed and os.environ.get("CI") == "true" else 0
 
 

@@ -13,8 +13,16 @@ observations, 2.x tool calls with ``role=tool`` observations carrying ``extra``,
   "The last command <command>...</command> timed out and has been killed" (which replaces the
   observation of a command stopped at the time limit: a timeout). Steps are numbered from 0.
 - The command is the assistant's tool call with the observation's ``tool_call_id`` (the
-  ``command`` argument), else its ``extra.actions``, else the last fenced block of the
-  assistant's text (```` ```bash ````, 2.x's ```` ```mswea_bash_command ````).
+  ``command`` argument), else its ``extra.actions`` (2.x records what it parsed, in both its
+  tool-call and text modes). A 1.x assistant message (no ``tool_calls``, no
+  ``extra.actions``) holds a text action as 1.x's ``DefaultAgent.parse_action`` takes it:
+  exactly one match of the trajectory's ``action_regex`` (``info.config.agent``, or a 2.x
+  text model's ``info.config.model``) when it is one mini-swe-agent's configs set
+  (```` ```bash ```` to a line of ```` ``` ````, ```` ```mswea_bash_command ````, ``<bash_code>``,
+  ``<mswea_bash_command>``), else 1.x's default ```` ```bash ```` pattern (or, when the
+  message has no such block, 2.x text mode's ```` ```mswea_bash_command ````). None or several
+  matches is a format error: a rejected action and no step (a block quoted in the reasoning
+  is never the command).
 - The exit status is ``extra.returncode``, else the ``<returncode>`` tag. 2.x reports -1 with
   ``extra.exception_info`` when the command could not finish: a timeout when the exception
   is a time-out (``extra.exception_type`` ``TimeoutExpired``/``TimeoutError``, or the text
@@ -26,11 +34,15 @@ observations, 2.x tool calls with ``role=tool`` observations carrying ``extra``,
 - Time: 2.x's ``extra.timestamp`` (seconds since the epoch, finite, within the years 1 to
   9999; else none); 1.x's text observations carry no time of a step.
 - A format error fed back to the model (1.x "Please always provide EXACTLY ONE action", 2.x
-  ``extra.interrupt_type: FormatError``) is a rejected action, outside the command steps.
+  ``extra.interrupt_type: FormatError``) is a rejected action, outside the command steps;
+  one per model message (a 1.x message with no single action is the rejected action, and the
+  error message that follows it is not counted again).
 - ``info.exit_status`` (2.x: else the exit message's ``extra.exit_status``; its
   ``exception_str`` and ``traceback`` where ``info`` has none) says how the
-  session ended: ``Submitted`` is submitted; ``LimitsExceeded`` (step or cost limit) and
-  ``TimeExceeded`` (wall-clock limit) are limits; ``ContextWindowExceeded`` (and litellm's
+  session ended: ``Submitted`` is submitted; ``LimitsExceeded`` (step or cost limit),
+  ``TimeExceeded`` (wall-clock limit) and 2.x's ``RepeatedFormatError`` (the model's output
+  failed the format ``max_consecutive_format_errors`` times in a row) are limits;
+  ``ContextWindowExceeded`` (and litellm's
   ``ContextWindowExceededError``) is the model's context window; ``UserInterruption`` /
   ``KeyboardInterrupt`` is a person stopping the run, no failure; ``ExecutionTimeoutError`` a
   timeout; any other value is the name of the exception that ended the run, described by
@@ -71,15 +83,22 @@ from failcode.triage._text import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Generator, Iterator
     from typing import BinaryIO
 
 __all__ = ["MiniSweAgentReader"]
 
 _RETURNCODE: Final = lazy(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _OUTPUT: Final = lazy(r"<output>\n?(.*?)</output>", re.DOTALL)
-_BASH_BLOCK: Final = lazy(r"```(?:bash|sh|shell|mswea_bash_command)?\s*\n(.*?)```",
-                                re.DOTALL)
+_ACTION_1X: Final = r"```bash\s*\n(.*?)\n```"
+_ACTION_2X_TEXT: Final = r"```mswea_bash_command\s*\n(.*?)\n```"
+_ACTION_REGEXES: Final = {  # the action_regex values mini-swe-agent's own configs set
+    _ACTION_1X: lazy(_ACTION_1X, re.DOTALL),
+    _ACTION_2X_TEXT: lazy(_ACTION_2X_TEXT, re.DOTALL),
+    r"<bash_code>(.*?)</bash_code>": lazy(r"<bash_code>(.*?)</bash_code>", re.DOTALL),
+    r"<mswea_bash_command>(.*?)</mswea_bash_command>": lazy(
+        r"<mswea_bash_command>(.*?)</mswea_bash_command>", re.DOTALL),
+}
 _TIMEOUT_NOTICE: Final = lazy(
     r"^\s*The last command <command>(?P<cmd>.*?)</command> timed out and has been killed",
     re.DOTALL)
@@ -87,6 +106,8 @@ _FORMAT_ERROR: Final = "Please always provide EXACTLY ONE action"
 _TIMEOUT_TYPES: Final = frozenset({"TimeoutExpired", "TimeoutError", "CommandTimeoutError"})
 _NOT_EXECUTED: Final = "action was not executed"
 _INTERRUPTED: Final = frozenset({"UserInterruption", "KeyboardInterrupt"})
+_LIMITS: Final = {"LimitsExceeded": "step or cost", "TimeExceeded": "time",
+                  "RepeatedFormatError": "format error"}
 _CONTEXT: Final = frozenset({"ContextWindowExceeded", "ContextWindowExceededError",
                              "litellm.ContextWindowExceededError"})
 _PROVIDER_MARKERS: Final = ("litellm", "openai", "anthropic", "models/", "model.query",
@@ -126,6 +147,27 @@ def session_end_error(status: str, exception_str: str, traceback: str | None) ->
                      traceback=traceback)
 
 
+def _action_regex(info: dict[str, Any]) -> re.Pattern[str] | None:
+    """The pattern of a text action: the trajectory's own ``action_regex`` (1.x's agent
+    config, 2.x's text-based model config) when it is one mini-swe-agent ships, else None
+    (the defaults: see :func:`_text_actions`)."""
+    config = as_dict(info.get("config"))
+    for part in ("agent", "model"):
+        found = _ACTION_REGEXES.get(as_str(as_dict(config.get(part)).get("action_regex")))
+        if found is not None:
+            return found
+    return None
+
+
+def _text_actions(text: str, action: re.Pattern[str] | None) -> list[str]:
+    """The matches of the action pattern; with none named, 1.x's default ```` ```bash ````,
+    else (none of those) 2.x's text mode's ```` ```mswea_bash_command ````."""
+    if action is not None:
+        return action.findall(text)
+    return (_ACTION_REGEXES[_ACTION_1X].findall(text)
+            or _ACTION_REGEXES[_ACTION_2X_TEXT].findall(text))
+
+
 class MiniSweAgentReader:
     """Reader for mini-swe-agent trajectories."""
 
@@ -145,47 +187,18 @@ class MiniSweAgentReader:
         name: str | None = None
         steps = 0
         exit_message: dict[str, Any] | None = None
+        action: re.Pattern[str] | None = None
         yield SessionStart()
         for key in doc.members():
             if key == "info":
                 value = doc.value()
                 info = value if isinstance(value, dict) else {}
+                action = _action_regex(info)
             elif key == "instance_id":
                 value = doc.value()
                 name = value if isinstance(value, str) else None
             elif key == "messages" and doc.peek() == "[":
-                pending: dict[str, str] = {}
-                actions: list[str] = []
-                for index, message in enumerate(doc.items()):
-                    if not isinstance(message, dict):
-                        continue
-                    role = as_str(message.get("role"))
-                    if role == "assistant":
-                        pending, actions = self._commands(message)
-                    elif role == "exit":
-                        exit_message = message
-                    elif role in {"tool", "user"}:
-                        text = _text(message.get("content"))
-                        notice = _TIMEOUT_NOTICE.match(text[:4096]) if role == "user" else None
-                        if notice is not None:
-                            command = (actions.pop(0) if actions else "") or notice.group("cmd")
-                            yield Command(steps, command.strip(), None, text, timed_out=True)
-                            steps += 1
-                            continue
-                        if role == "user" and (text.lstrip().startswith(_FORMAT_ERROR) or
-                                as_dict(message.get("extra")).get("interrupt_type")
-                                == "FormatError"):
-                            yield Rejected(None, "model output", first_line(text))
-                            continue
-                        if role == "user" and not text.lstrip().startswith("<returncode>"):
-                            continue
-                        command = pending.pop(str(message.get("tool_call_id")), None)
-                        if command is None:
-                            command = actions.pop(0) if actions else ""
-                        event = self._step(steps, command, message, f"messages[{index}]")
-                        if event is not None:
-                            yield event
-                        steps += 1
+                steps, exit_message = yield from self._messages(doc, action)
             else:
                 doc.skip()
         doc.end()
@@ -195,8 +208,57 @@ class MiniSweAgentReader:
                     str(version) if isinstance(version, (str, int, float)) else None)
         yield self._end(steps, name or _stem(label), info, exit_message)
 
+    def _messages(self, doc: JsonStream, action: re.Pattern[str] | None,
+                  ) -> Generator[Event, None, tuple[int, dict[str, Any] | None]]:
+        """The steps of ``messages``; how many, and the exit message (2.x) if any."""
+        steps = 0
+        exit_message: dict[str, Any] | None = None
+        pending: dict[str, str] = {}
+        actions: list[str] = []
+        refused = False  # the last assistant message held no single action
+        for index, message in enumerate(doc.items()):
+            if not isinstance(message, dict):
+                continue
+            role = as_str(message.get("role"))
+            if role == "assistant":
+                pending, actions, found = self._commands(message, action)
+                refused = found is not None
+                if refused:
+                    yield Rejected(None, "model output",
+                                   f"expected exactly 1 action, found {found}")
+            elif role == "exit":
+                exit_message = message
+            elif role in {"tool", "user"}:
+                text = _text(message.get("content"))
+                notice = _TIMEOUT_NOTICE.match(text[:4096]) if role == "user" else None
+                if notice is not None:
+                    command = (actions.pop(0) if actions else "") or notice.group("cmd")
+                    yield Command(steps, command.strip(), None, text, timed_out=True)
+                    steps += 1
+                    continue
+                if role == "user" and (text.lstrip().startswith(_FORMAT_ERROR) or
+                        as_dict(message.get("extra")).get("interrupt_type")
+                        == "FormatError"):
+                    if not refused:  # else told where the message had no action
+                        yield Rejected(None, "model output", first_line(text))
+                    refused = False
+                    continue
+                if role == "user" and not text.lstrip().startswith("<returncode>"):
+                    continue
+                command = pending.pop(str(message.get("tool_call_id")), None)
+                if command is None:
+                    command = actions.pop(0) if actions else ""
+                event = self._step(steps, command, message, f"messages[{index}]")
+                if event is not None:
+                    yield event
+                steps += 1
+        return steps, exit_message
+
     @staticmethod
-    def _commands(message: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
+    def _commands(message: dict[str, Any], action: re.Pattern[str] | None,
+                  ) -> tuple[dict[str, str], list[str], int | None]:
+        """The message's commands by tool call id, its other commands in order, and, for a
+        text action that is not exactly one, how many the action pattern found."""
         by_id: dict[str, str] = {}
         for call in as_list(message.get("tool_calls")):
             if not isinstance(call, dict):
@@ -218,10 +280,12 @@ class MiniSweAgentReader:
         actions = [a["command"] for a in as_list(extra.get("actions"))
                    if isinstance(a, dict) and isinstance(a.get("command"), str)] \
             if isinstance(extra, dict) else []
-        if not by_id and not actions:
-            blocks = _BASH_BLOCK.findall(_text(message.get("content")))
-            actions = blocks[-1:]
-        return by_id, actions
+        if "tool_calls" in message or (isinstance(extra, dict) and "actions" in extra):
+            return by_id, actions, None  # 2.x: the agent recorded what it parsed
+        blocks = _text_actions(_text(message.get("content")), action)
+        if len(blocks) != 1:  # 1.x's parse_action: a FormatError, nothing runs
+            return by_id, [], len(blocks)
+        return by_id, [blocks[0].strip()], None
 
     @staticmethod
     def _step(step: int, command: str, message: dict[str, Any], where: str,
@@ -266,8 +330,8 @@ class MiniSweAgentReader:
             return SessionEnd(steps, "unknown", name)
         if status.lower() == "submitted":
             return SessionEnd(steps, "submitted", name)
-        if status in {"LimitsExceeded", "TimeExceeded"}:
-            limit = "time" if status == "TimeExceeded" else "step or cost"
+        if status in _LIMITS:
+            limit = _LIMITS[status]
             error = ErrorText(step=None, source="agent", type_name=status,
                               message=f"{limit} limit", limit=limit)
             return SessionEnd(steps, "limit", name, error)

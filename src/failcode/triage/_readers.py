@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from failcode.triage._aider import AiderReader
+from failcode.triage._atif import AtifReader
 from failcode.triage._claude_code import ClaudeCodeReader
 from failcode.triage._claude_stream import ClaudeStreamReader
 from failcode.triage._cline import ClineReader
@@ -32,6 +33,7 @@ HEAD_BYTES: Final = 64 * 1024
 
 READERS: Final[tuple[Reader, ...]] = (
     FailcodeEventsReader(),
+    AtifReader(),  # before mini-swe-agent: a Harbor trajectory names the agent it ran
     MiniSweAgentReader(),
     SweAgentReader(),
     OpenHandsReader(),

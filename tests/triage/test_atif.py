@@ -1,0 +1,151 @@
+"""Harbor trials: ATIF trajectories and trial results, read from the real files in place.
+
+Harbor's ``harbor`` package (its ATIF pydantic models) is not on the package index this project
+installs from, so the shape's oracle is the raw Claude Code stream of the same runs
+(``claude-stream-json/``, what Harbor converted): the same tool results in the same order, each
+Bash result's command and ``Exit code N`` as the agent wrote them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from failcode.triage import triage
+from failcode.triage._events import Command
+from tests._needs import missing
+from tests.lab.oracles import oracles
+from tests.triage._data import session_files, sessions_2_dir
+from tests.triage.oracles._failcode_side import read_sessions
+
+_EXIT = re.compile(r"^(?:Error: )?Exit code (-?\d+)")
+_ORACLE = Path(__file__).with_name("oracles") / "atif_trajectory.py"
+
+
+def _trials() -> Path:
+    return sessions_2_dir() / "harbor-atif"
+
+
+def test_every_harbor_file_is_read_or_rejected_as_a_trial_result() -> None:
+    files = session_files(_trials())
+    assert len(files) >= 30, files
+    result = triage([_trials()])
+    by_path = {item.path: item for item in result.inputs}
+    problems = []
+    for path in files:
+        item = by_path[str(path)]
+        alone = path.name == "result.json" and not (path.parent / "agent").is_dir()
+        timed_out = alone and "AgentTimeoutError" in path.read_text()
+        if path.name == "trajectory.json" or timed_out:
+            if item.format != "harbor-atif" or item.error_code is not None or item.sessions != 1:
+                problems.append(f"{path}: {item}")
+        elif item.error_code != "FC-DATA-002" or "Harbor trial result" not in str(
+                item.error_message):
+            problems.append(f"{path}: {item}")
+    assert not problems, "\n".join(problems)
+    ended = {s.session: s.status for s in result.sessions}
+    assert ended["fix-code-vulnerability__rLmCuAo"] == "timeout"  # AgentTimeoutError, no steps
+    assert ended["polyglot-c-py__3z6k7TU"] == "submitted"  # reward 1.0, the agent returned
+    assert ended["caffe-cifar-10__incQ5z3"] == "submitted"  # reward 0.0: a score, no failure
+
+
+def _stream(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The raw stream's tool calls by id and its tool results in order."""
+    uses: dict[str, Any] = {}
+    results: list[dict[str, Any]] = []
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        content = record.get("message", {}).get("content") if isinstance(record, dict) else None
+        for block in content if isinstance(content, list) else ():
+            if block.get("type") == "tool_use":
+                uses[block["id"]] = block
+            elif block.get("type") == "tool_result":
+                results.append(block)
+    return uses, results
+
+
+def test_steps_agree_with_the_claude_code_stream_harbor_converted() -> None:
+    streams = sessions_2_dir() / "claude-stream-json" / "NJU-LINK__CodeTracer"
+    problems: list[str] = []
+    checked = 0
+    for trajectory in sorted(_trials().glob("*/*/agent/trajectory.json")):
+        stream = streams / trajectory.parent.parent.name / "agent" / "claude-code.txt"
+        if not stream.exists():
+            continue
+        uses, results = _stream(stream)
+        (session,) = read_sessions(trajectory, "harbor-atif")
+        if session.steps != len(results):
+            problems.append(f"{trajectory}: {session.steps} steps, the stream has "
+                            f"{len(results)} tool results")
+            continue
+        for event in session.events:
+            if not isinstance(event, Command) or event.step is None:
+                continue
+            block = results[event.step]
+            call = uses.get(block["tool_use_id"], {})
+            text = block.get("content") if isinstance(block.get("content"), str) else ""
+            found = _EXIT.match(text)
+            if call.get("name") != "Bash" or call["input"].get("command") != event.command:
+                problems.append(f"{trajectory} step {event.step}: {event.command!r}, the "
+                                f"stream's call {call.get('name')} {call.get('input')}")
+            elif found and not event.timed_out and event.exit_code != int(found[1]):
+                problems.append(f"{trajectory} step {event.step}: exit {event.exit_code}, "
+                                f"the stream's {found[0]!r}")
+            elif not found and not block.get("is_error") and event.exit_code not in (0, 1):
+                problems.append(f"{trajectory} step {event.step}: exit {event.exit_code} "
+                                "on a result that is no error")
+            checked += 1
+    assert checked >= 300, checked
+    assert not problems, "\n".join(problems)
+
+
+def _reading(path: Path) -> list[tuple[Any, ...]]:
+    (session,) = read_sessions(path, "harbor-atif")
+    return [(type(e).__name__, e.step, getattr(e, "command", None), getattr(e, "exit_code", None),
+             getattr(e, "timed_out", None)) for e in session.events
+            if type(e).__name__ in {"Command", "RecordedOutcome", "Rejected"}]
+
+
+def test_a_result_reads_the_same_from_its_text_alone(tmp_path: Path) -> None:
+    """A converter that keeps no raw result (other agents' converters): the text Harbor wrote,
+    with its appended sections, gives the same steps, commands and statuses."""
+    compared = 0
+    for trajectory in sorted(_trials().glob("*/*/agent/trajectory.json")):
+        doc = json.loads(trajectory.read_text())
+        for step in doc["steps"]:
+            extra = step.get("extra") or {}
+            for key in ("tool_result_metadata", "metadata", "tool_result_is_error"):
+                extra.pop(key, None)
+        copy = tmp_path / trajectory.parent.parent.name / "agent" / "trajectory.json"
+        copy.parent.mkdir(parents=True)
+        copy.write_text(json.dumps(doc))
+        assert _reading(copy) == _reading(trajectory), trajectory
+        compared += len(_reading(copy))
+    assert compared >= 300, compared
+
+
+def test_steps_are_the_calls_the_atif_models_pair_with_a_result() -> None:
+    oracle = oracles()["atif"]
+    if not oracle.installed():
+        missing("the atif oracle is not installed (python -m tests.lab install)")
+    files = sorted(_trials().glob("*/*/agent/trajectory.json"))
+    theirs = json.loads(oracle.run(_ORACLE, *map(str, files)).strip().splitlines()[-1])
+    problems: list[str] = []
+    for path in files:
+        calls = theirs[str(path)]["calls"]
+        (session,) = read_sessions(path, "harbor-atif")
+        if session.steps != len(calls):
+            problems.append(f"{path}: {session.steps} steps, the models pair {len(calls)}")
+            continue
+        for event in session.events:
+            if isinstance(event, Command) and event.step is not None:
+                command = calls[event.step]["arguments"].get("command")
+                if command != event.command:
+                    problems.append(f"{path} step {event.step}: {event.command!r}, the "
+                                    f"models' call {calls[event.step]}")
+    assert not problems, "\n".join(problems)
