@@ -155,6 +155,23 @@ def test_a_test_run_whose_build_failed_is_a_build_failure(tmp_path: Path) -> Non
     assert failure.kind == "test_error"
 
 
+def test_a_test_run_whose_build_script_failed_is_a_build_failure(tmp_path: Path) -> None:
+    """cargo's "failed to run custom build command" (a build.rs that failed, e.g. a download
+    in a sandbox without network): no test ran, a build failure."""
+    cargo = tool("cargo")
+    subprocess.run([cargo, "new", "--lib", "--vcs", "none", "calc"], cwd=tmp_path,
+                   capture_output=True, check=True)
+    crate = tmp_path / "calc"
+    (crate / "build.rs").write_text('fn main() { panic!("could not fetch the assets"); }\n')
+    done = subprocess.run([cargo, "test", "--offline"], cwd=crate, capture_output=True,
+                          check=False)
+    assert done.returncode == 101
+    assert b"failed to run custom build command" in done.stderr
+    failure = _failure(from_command("cargo test", 101, done.stdout, done.stderr,
+                                    cwd=str(crate)))
+    assert failure.kind == "build_error"
+
+
 # documented texts of programs that cannot run here (Windows' shells, a sandbox's EPERM)
 @pytest.mark.parametrize(("stderr", "program"), [
     (("'grep' is not recognized as an internal or external command,\n"
@@ -176,10 +193,29 @@ def test_windows_ctrl_c_exit_is_cancelled(status: int) -> None:
     assert isinstance(outcome, Cancelled)
 
 
-def test_an_operation_the_os_did_not_permit_is_the_environments() -> None:
+@pytest.mark.parametrize(("command", "status", "stderr"), [
+    ("git fetch --all --prune", 255,
+     "error: cannot open '.git/FETCH_HEAD': Operation not permitted\n"),
+    ("./scripts/new-branch.sh", 128,
+     ("fatal: cannot lock ref 'refs/heads/001-x': Unable to create "
+     "'/repo/.git/refs/heads/001-x.lock': Operation not permitted\n")),
+])
+def test_an_operation_the_os_did_not_permit_is_the_environments(command: str, status: int,
+                                                                 stderr: str) -> None:
     """EPERM ("Operation not permitted", a sandbox refusing a write) is FC-OS-001, also in
-    git's "error: cannot open ..." wording."""
-    failure = _failure(from_command("git fetch --all --prune", 255, "",
-                                    "error: cannot open '.git/FETCH_HEAD': Operation not "
-                                    "permitted\n"))
+    git's wordings that name the path last."""
+    failure = _failure(from_command(command, status, "", stderr))
     assert (failure.code, failure.kind) == (FC.OS_PERMISSION_DENIED.value, "env_error")
+
+
+def test_an_editors_missing_module_diagnostic_is_a_missing_dependency() -> None:
+    """VS Code's TypeScript diagnostics as an agent relays them ("[ts Error] Line 2: Cannot
+    find module 'x'", Cline's new problems after a save): the module is missing."""
+    output = ("New problems detected after saving the file:\nsrc/App.svelte\n"
+              "- [ts Error] Line 2: 'open' is declared but its value is never read.\n"
+              "- [ts Error] Line 2: Cannot find module '@tauri-apps/plugin-shell' or its "
+              "corresponding type declarations.\n")
+    failure = _failure(from_command("edit src/App.svelte", 1, output,
+                                    purpose="static_analysis"))
+    assert (failure.code, failure.params["module"]) == (FC.CMD_MISSING_MODULE.value,
+                                                       "@tauri-apps/plugin-shell")

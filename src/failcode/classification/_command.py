@@ -948,8 +948,8 @@ def from_command(  # noqa: PLR0915 - the checks of the module's contract, in its
             primary.path in (argv if isinstance(argv, str) else " ".join(map(str, argv)))):
         return _said_missing(primary, surface, status, base, detail)
 
-    return _by_purpose(purpose, primary, piece(lang, detail), base, status=status,
-                       signal=signal, diagnostics=diagnostics)
+    return _by_purpose(_built_first(purpose, text), primary, piece(lang, detail), base,
+                       status=status, signal=signal, diagnostics=diagnostics)
 
 
 _CONNECT_EXITS: Final = {"curl": frozenset({5, 6, 7}), "wget": frozenset({4})}
@@ -1179,10 +1179,19 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
                  location=location, error_class=error_class, diagnostic=diagnostic)
 
 
+_CARGO_UNBUILT: Final = lazy(r"\berror: (?:could not compile `|failed to run custom build "
+                             r"command for `)")
+"""cargo's own word that the crate or a build script did not build (no test ran)."""
 _COMPILED: Final = frozenset({"cpp", "ld", "rust", "java", "ts", "go"})
 _COMPILE_CLASSES: Final = frozenset({"compile_error", "link_error", "syntax_error",
                                      "undefined_reference", "undeclared_identifier",
                                      "missing_header", "type_mismatch"})
+
+
+def _built_first(purpose: str, text: str) -> str:
+    """``build`` for a test run whose build cargo says failed (no test ran), else
+    ``purpose``."""
+    return "build" if purpose == "test" and _CARGO_UNBUILT.search(text) else purpose
 
 
 def _target_code(primary: Diagnostic) -> str | None:

@@ -1133,6 +1133,12 @@ RULES: Final[tuple[Rule, ...]] = (
       for gate, said in (("yntax error", r"[Ss]yntax error\b"),
                          ("unexpected EOF", r"unexpected EOF while looking for matching\b"),
                          ("parse error", r"parse error\b"))),
+    # an editor's diagnostics as agents relay them (VS Code's problems, Cline's "New problems
+    # detected after saving the file: - [ts Error] Line 2: Cannot find module 'x' ..."): the
+    # TypeScript service's "Cannot find module" (TS2307) is a module the project lacks
+    Rule("node", "Cannot find module", lazy(
+        r"(?m)^(?:- )?\[(?:ts|js|typescript|javascript) Error\] Line \d+: Cannot find module "
+        r"'(?P<mod>[^'\n]+)'"), _simple("node", "missing_module", subject="mod")),
     # Windows: cmd.exe ("'x' is not recognized as an internal or external command,") and
     # PowerShell ("The term 'x' is not recognized as the name of a cmdlet, function, ...")
     Rule("shell", "is not recognized as ", lazy(
@@ -1196,6 +1202,9 @@ RULES: Final[tuple[Rule, ...]] = (
         r"(?m)^ERROR (?P<node>[^\s]+)(?: - (?P<msg>[^\n]*))?$"), _pytest_error),
     Rule("pytest", "ERROR collecting", lazy(
         r"(?m)^_+ ERROR collecting (?P<path>[^\s]+) _+$"), _pytest_collecting),
+    # a conftest pytest could not import (pytest's exit 4): what it lacks, as collecting does
+    Rule("pytest", "ImportError while loading conftest", lazy(
+        r"(?m)^ImportError while loading conftest '(?P<path>[^'\n]+)'\.$"), _pytest_collecting),
     Rule("unittest", ": test", lazy(
         r"(?m)^(?P<kind>FAIL|ERROR): (?P<name>\w+) \((?P<where>[\w.]+)\)"), _unittest_failure),
     # ruff / flake8 (concise) and ruff (full)
@@ -1273,6 +1282,14 @@ RULES: Final[tuple[Rule, ...]] = (
         r"(?m)^(?:[^\s:]+: )?(?:line \d+: |\d+: )?(?:(?:cannot open|cannot access|cannot "
         r"create[\w ]*) )?[`'\u2018\"]?(?P<path>[^\s:'\u2019\"][^\n:'\u2019\"]*?)[`'\u2019\"]?: "
         + said + "$"), _simple("shell", "permission_denied", path="path"))
+      for said in ("Permission denied", "Operation not permitted")),
+    # the same refusal at the end of a longer sentence naming the path last (git: "fatal:
+    # cannot lock ref 'refs/heads/x': Unable to create '/repo/.git/refs/heads/x.lock':
+    # Operation not permitted")
+    *(Rule("shell", said, lazy(
+        r"(?m)^[^\n]*?[`'\u2018\"](?P<path>[^\s'\u2019\"`][^\n'\u2019\"`]*)[`'\u2019\"]: "
+        + said + "$"),
+        _simple("shell", "permission_denied", path="path"))
       for said in ("Permission denied", "Operation not permitted")),
     # the shell's own missing path: a builtin's operand (bash ``cd: x: No such file or
     # directory``, dash ``cd: can't cd to x``, zsh ``cd:1: no such file or directory: x``) or

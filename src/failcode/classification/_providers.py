@@ -21,6 +21,13 @@ gateway cannot route (``The model `x` does not exist``, ``Invalid model name pas
 model=x``, ``LLM Provider NOT provided``, ``No endpoints found for x``, ``Unable to route
 request``) is ``FC.PROV_MODEL_NOT_FOUND``. Under a 5xx only the unambiguous words count
 ("model x is not available" there may be a passing outage).
+
+A key or plan without access to a model (litellm's proxy "Key does not have access to the
+model", "not available on your plan", "requires a higher tier") is ``FC.PROV_PERMISSION``,
+before the model-name phrases: the name is right, the account may not use it. A gateway's or
+safety system's "Your request was blocked" is ``FC.PROV_CONTENT_FILTERED``. A stream the
+client could not parse (litellm's "Error parsing chunk", "Failed to parse streaming chunk") is
+the provider's answer gone wrong, ``FC.PROV_SERVER_ERROR``.
 """
 
 from __future__ import annotations
@@ -336,6 +343,9 @@ _CONTEXT_RE: Final = _phrase(
     r"context window (?:is |was )?exceeded", r"input is too long for (?:the )?(?:requested )?model",
     r"too many (?:input )?tokens", r"reduce the length of the messages",
     r"input token count .{0,40} exceeds the maximum",
+    # a serving engine's own check (SGLang/vLLM-style: "The sum of prompt length (82013.0),
+    # query length (0) should not exceed max_num_tokens (32768)")
+    r"prompt (?:length|tokens?)\b.{0,80}\b(?:should|must|can) ?not exceed",
 )
 _QUOTA_RE: Final = _phrase(
     r"insufficient[ _]quota", r"exceeded your current quota", r"usage limits?",
@@ -387,6 +397,31 @@ _MODEL_NOT_FOUND_RE: Final = _phrase(
     r"llm provider not provided", r"no endpoints found for",
     r"(?:unable to|cannot|can't|could not|failed to) route (?:the )?(?:request|model)",
     r"no route (?:found )?for (?:the )?model",
+)
+# The account or its plan may not use this model (litellm's proxy "Key does not have access
+# to the model", a tier the model is not offered on): the key's access, never the model name
+_ACCESS_RE: Final = _phrase(
+    r"(?:does|do) not have access to (?:the )?(?:model|deployment)",
+    r"(?:is )?not available (?:on|in|for) (?:your|the current|this) (?:current )?"
+    r"(?:plan|tier|subscription|account)",
+    r"(?:your|the current) (?:plan|tier|subscription) does not (?:include|support|allow|"
+    r"have access to)",
+    r"requires? (?:a |an )?(?:higher|paid|upgraded|pro|enterprise) (?:plan|tier|subscription)",
+    r"upgrade your (?:plan|tier|subscription) to (?:use|access)",
+)
+# A gateway's or safety system's refusal ("Your request was blocked", OpenAI's
+# misalignment_policy_violation "The request was blocked by the safety systems")
+_BLOCKED_RE: Final = _phrase(
+    r"(?:your|the) request (?:was|has been) blocked",
+    r"request blocked by (?:the )?(?:gateway|guardrails?|firewall|safety)",
+)
+# A stream the client could not read: litellm's "Error parsing chunk: ..., Received chunk",
+# "Failed to parse streaming chunk", "Unable to parse ollama chunk" (the provider's answer,
+# not the model's words, did not parse)
+_CHUNK_RE: Final = _phrase(
+    r"error parsing (?:streaming |stream )?chunk",
+    r"(?:failed|unable) to parse (?:[\w-]+ )?(?:streaming |stream )?chunk",
+    r"(?:invalid|malformed) (?:sse|streaming|stream) (?:chunk|event|data)",
 )
 _MODEL_WORD_RE: Final = _phrase(r"models?")
 _TOOLS_RE: Final = _phrase(
@@ -469,13 +504,16 @@ _PERMISSION_CODES: Final = frozenset({
     "API_KEY_SERVICE_BLOCKED", "API_KEY_HTTP_REFERRER_BLOCKED", "API_KEY_IP_ADDRESS_BLOCKED",
     "IAM_PERMISSION_DENIED", "CONSUMER_SUSPENDED", "request_forbidden",
     "unsupported_country_region_territory", "organization_on_hold",
-    "sandbox_egress_restricted", "access_denied",
+    "sandbox_egress_restricted", "access_denied", "key_model_access_denied",
+    "team_model_access_denied", "user_model_access_denied", "org_model_access_denied",
 })
 _QUOTA_CODES: Final = frozenset({
     "insufficient_quota", "billing_error", "billing_hard_limit_reached", "billing_not_active",
     "contract_spend_limit_reached", "enforced_spend_limit_reached",
     "linked_organization_spend_limit_reached", "linked_organization_billing_unavailable",
     "storage_quota_exceeded", "user_profile_not_billable", "BILLING_DISABLED",
+    "usage_limit_exceeded", "project_spend_limit_exceeded", "organization_spend_limit_exceeded",
+    "organization_usage_limit_exceeded", "credit_balance_exhausted",
 })
 _RATE_CODES: Final = frozenset({
     "rate_limit_exceeded", "rate_limit_error", "ramp_limit_exceeded", "RATE_LIMIT_EXCEEDED",
@@ -491,9 +529,11 @@ _MODEL_CODES: Final = frozenset({
 })
 _CONTENT_CODES: Final = frozenset({
     "content_filter", "content_policy_violation", "ResponsibleAIPolicyViolation",
-    "content_filtered", "SAFETY", "PROHIBITED_CONTENT",
+    "content_filtered", "SAFETY", "PROHIBITED_CONTENT", "cyber_policy",
+    "misalignment_policy_violation",
 })
-_OVERLOADED_CODES: Final = frozenset({"overloaded_error", "overloaded"})
+_OVERLOADED_CODES: Final = frozenset({"overloaded_error", "overloaded", "server_overloaded",
+                                      "flex_unavailable"})
 _TIMEOUT_CODES: Final = frozenset({"timeout_error", "DEADLINE_EXCEEDED", "request_timeout"})
 _TOOL_CODES: Final = frozenset({"tools_not_supported", "tool_use_not_supported"})
 
@@ -617,8 +657,10 @@ def _by_status(
             return HttpVerdict(FC.PROV_QUOTA, "status:4xx+quota_phrase")
         if _TOOLS_RE.search(window):
             return HttpVerdict(FC.PROV_TOOL_USE_UNSUPPORTED, "status:4xx+tools_phrase")
-        if _CONTENT_RE.search(window):
+        if _CONTENT_RE.search(window) or _BLOCKED_RE.search(window):
             return HttpVerdict(FC.PROV_CONTENT_FILTERED, "status:4xx+content_phrase")
+        if _ACCESS_RE.search(window):
+            return HttpVerdict(FC.PROV_PERMISSION, "status:4xx+access_phrase")
         if _MODEL_UNKNOWN_RE.search(window):
             return HttpVerdict(FC.PROV_MODEL_NOT_FOUND, "status:4xx+model_phrase")
         if _AUTH_RE.search(window):
@@ -635,6 +677,9 @@ def _by_phrase(text: str) -> HttpVerdict:
         (_QUOTA_RE, FC.PROV_QUOTA, "phrase:quota"),
         (_TOOLS_RE, FC.PROV_TOOL_USE_UNSUPPORTED, "phrase:tools"),
         (_CONTENT_RE, FC.PROV_CONTENT_FILTERED, "phrase:content"),
+        (_BLOCKED_RE, FC.PROV_CONTENT_FILTERED, "phrase:blocked"),
+        (_ACCESS_RE, FC.PROV_PERMISSION, "phrase:access"),
+        (_CHUNK_RE, FC.PROV_SERVER_ERROR, "phrase:stream_chunk"),
         (_MODEL_NOT_FOUND_RE, FC.PROV_MODEL_NOT_FOUND, "phrase:model"),
         (_AUTH_RE, FC.PROV_AUTH, "phrase:auth"),
         (_RATE_RE, FC.PROV_RATE_LIMIT, "phrase:rate_limit"),
