@@ -192,11 +192,14 @@ def _score(row: dict[str, list[int]], session: Any, label: dict[str, Any],
     loops = {tuple(sorted(loop)) for loop in label.get("loops", [])}
     found_loops = {tuple(sorted(loop.steps)) for loop in session.loops} if session else set()
     for loop in loops:
-        check("loop", any(set(loop) <= set(f) or set(f) <= set(loop) for f in found_loops),
-              f"labelled loop {list(loop)}, triage {sorted(found_loops)}")
+        found = any(set(loop) <= set(f) or set(f) <= set(loop) for f in found_loops)
+        check("loop", found, f"labelled loop {list(loop)}, triage {sorted(found_loops)}")
+        row["loops labelled"][1] += 1
+        row["loops labelled"][0] += found
     for loop in found_loops:
         if not any(set(loop) & set(lab) for lab in loops):
             check("loop", False, f"triage loop {list(loop)} is not labelled")
+            row["false loops"][1] += 1
     check("ending", bool(session) and session.status == label.get("ended"),
           f"labelled {label.get('ended')}, triage {session.status if session else 'no session'}")
 
@@ -225,6 +228,10 @@ def main(argv: list[str]) -> int:
         print(f"| {fmt} | " + " | ".join(cells) + f" | {agreed}/{checked} ({share}) |")
     if total[1]:
         print(f"all: {total[0]}/{total[1]} ({100 * total[0] / total[1]:.1f}%)")
+    found, labelled = (sum(row["loops labelled"][i] for row in table.values()) for i in (0, 1))
+    false = sum(row["false loops"][1] for row in table.values())
+    print(f"loops (by root cause): {labelled} labelled, {found} found, {labelled - found} "
+          f"missed, {false} false")
     if "--disagreements" in argv:
         print("\n".join(notes))
     return 0
