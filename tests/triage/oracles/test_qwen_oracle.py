@@ -94,6 +94,20 @@ SHAPES: Final[dict[str, list[dict[str, Any]]]] = {
         _record("a2", "r1", "assistant", [_call("c2", "yes")]),
         _result("r2", "a2", "c2", _shell_text("yes", "(none)", "9")),
         _record("a3", "r2", "assistant", [_call("c3", "make")])],
+    "a missing parent ends the chain (what came before is not rebuilt)": [
+        _record("u1", None, "user", [{"text": "go"}]),
+        _record("a1", "u1", "assistant", [_call("c1", "make")]),
+        _result("r1", "a1", "c1", _shell_text("make", "2")),
+        _record("a2", "gone", "assistant", [_call("c2", "ls")]),
+        _result("r2", "a2", "c2", _shell_text("ls", "0"))],
+    "system records on the chain, and a compression, change no step": [
+        _record("u1", None, "user", [{"text": "go"}]),
+        _record("s1", "u1", "system", [], subtype="chat_compression", systemPayload={}),
+        _record("a1", "s1", "assistant", [_call("c1", "make")]),
+        _result("r1", "a1", "c1", _shell_text("make", "2")),
+        _record("s2", "r1", "system", [], subtype="ui_telemetry",
+                systemPayload={"uiEvent": {"event.name": "qwen-code.api_response"}}),
+        _record("a2", "s2", "assistant", [{"text": "done"}])],
 }
 
 
