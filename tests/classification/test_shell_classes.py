@@ -116,6 +116,10 @@ def test_a_search_that_found_nothing_beside_another_programs_notice_is_no_match(
     found = from_command("python3 -c 'import no_such_module_for_lab' | grep zzz", 1,
                          crash.stdout, crash.stderr)
     assert isinstance(found, Failure)
+    missing_input = run("cat no-such-input.txt | grep flag", tmp_path)
+    assert missing_input.returncode == 1
+    assert isinstance(from_command("cat no-such-input.txt | grep flag", 1,
+                                   missing_input.stdout, missing_input.stderr), Failure)
 
 
 def test_a_process_search_that_found_nothing_is_no_match(tmp_path: Path) -> None:

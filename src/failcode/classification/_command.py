@@ -93,6 +93,9 @@ _DETAIL_CHARS: Final = 2000
 _SURFACE_BAD: Final = lazy(r"[\s:]")
 
 # -- parsing the command line -----------------------------------------------------------------
+_ERROR_WORDS: Final = lazy(r"(?i)\b(?:error|fail(?:ed|ure)?|fatal|cannot|can't|not found|no such "
+                           r"file|denied|not permitted|traceback)\b")
+"""Words of a line that says something failed (another part of a pipeline's error)."""
 _PACMAN_SEARCH: Final = lazy(r"-[QS][a-rt-z]*s[a-z]*")
 _CTRL_C_EXITS: Final = frozenset({0xC000013A, -1073741510})
 """Windows' STATUS_CONTROL_C_EXIT (as unsigned and signed 32 bits): a console program
@@ -644,11 +647,12 @@ def _is_silent(invocation: Invocation, stdout: str, stderr: str) -> bool:
         # grep's notices about binary files are no match (it exits 1 when no line matched)
         stdout, stderr = _GREP_NOTICE.sub("", stdout), _GREP_NOTICE.sub("", stderr)
     said = f"{(invocation.probe or '').split(' ')[-1]}: "
-    if invocation.probe in _SELECTORS and said not in stderr and said not in stdout and (
-            not find_diagnostics(stderr + "\n" + stdout)):
+    both = stderr + "\n" + stdout
+    if invocation.probe in _SELECTORS and said not in both and not _ERROR_WORDS.search(both) \
+            and not find_diagnostics(both):
         # grep, rg, ag, ack: exit 1 is "no line selected" by their documented contract (an
-        # error is 2); lines they did not say came from another part of the pipeline or the
-        # shell
+        # error is 2); lines they did not say, none an error, came from another part of the
+        # pipeline or the shell
         return True
     if stderr.strip():
         return False
