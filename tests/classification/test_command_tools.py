@@ -533,12 +533,13 @@ def test_pytest_different_tests_have_different_signatures(pytest_runs: dict[str,
 
 
 def test_pytest_collection_error(pytest_runs: dict[str, Run]) -> None:
-    """An import error while collecting is test_collection_error at the test file."""
+    """A package missing while tests are collected is a dependency error (no test ran), at
+    the test file that imports it."""
     failure = pytest_runs["collect"].failure("test")
-    assert failure.code == FC.TEST_FAILED
-    assert failure.error_class == "test_collection_error"
+    assert failure.code == FC.CMD_MISSING_MODULE
+    assert failure.params["module"] == "not_installed_mod_zz"
     assert failure.location == "tests/test_broken.py"
-    assert failure.kind == "test_error"
+    assert failure.kind == "dependency_error"
 
 
 def test_unittest_failure_names_the_test(tmp_path: Path) -> None:

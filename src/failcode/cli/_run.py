@@ -109,8 +109,10 @@ Examples:
 
 @click.command("run", short_help="Run a command; explain and exit-code its failure.",
                epilog=_EPILOG)
-@click.option("--purpose", type=click.Choice(_PURPOSES), default="general", show_default=True,
-              help="What the command is for; picks how its failure is classified.")
+@click.option("--purpose", type=click.Choice(_PURPOSES), default=None,
+              help="What the command is for; picks how its failure is classified. By default "
+                   "it is inferred from the command, then its output, by the rule "
+                   "from_command and triage use (a linter is static_analysis).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the result as one JSON object on stdout (the command's own output "
                    "then goes to stderr).")
@@ -119,16 +121,17 @@ Examples:
 @click.option("--profile", type=click.Choice(["default", "sysexits"]), default="default",
               show_default=True, help="The exit-code column of the boundary table to use.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def run(purpose: str, as_json: bool, timeout: float | None, profile: str,
+def run(purpose: str | None, as_json: bool, timeout: float | None, profile: str,
         command: tuple[str, ...]) -> None:
     """Run COMMAND, stream its output, and on failure explain it and exit with its code.
 
     Put `--` before the command so its own options are not read as failcode's. On success
     failcode exits 0 and prints nothing of its own. On failure it classifies the command by its
-    purpose and output, prints what failed, why it matters and what to try on stderr, and exits
-    with the code failcode's boundary table gives that failure (1 for most failures in the
-    default profile). A probe that found nothing (grep exit 1, no output) exits like the
-    command, silently. A program that is not installed is reported as such.
+    purpose (given, or inferred as from_command and triage infer it) and output, prints what
+    failed, why it matters and what to try on stderr, and exits with the code failcode's
+    boundary table gives that failure (1 for most failures in the default profile). A probe
+    that found nothing (grep exit 1, no output) exits like the command, silently. A program
+    that is not installed is reported as such.
     """
     from failcode import Cancelled, Failure, History, NoMatch, decide, from_command  # noqa: PLC0415
     from failcode.boundary import exit_code  # noqa: PLC0415 - only this command

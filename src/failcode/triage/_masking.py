@@ -22,9 +22,25 @@ exited 0 itself. Such a command is a failure, classified from its output and mar
   tsc ``error TSnnnn:``), make's ``*** ... Error N``, a shell's "command not found", or
   ``No module named x``.
 
-The status used to classify it is 127 when the output shows a missing program, else 1; the
-purpose is inferred from the inner command, and, when that says nothing (a wrapper script),
-from the output's shape: a test runner's summary is a test, compiler diagnostics a build.
+  When the inner command is a linter or a type checker (its purpose is static analysis) its
+  own diagnostics count too, since a filter or ``|| true`` hides the status they set: mypy's
+  ``file:line: error: ... [code]`` and ``Found N errors in M files``, ruff's and flake8's
+  ``file:line:col: CODE`` and ruff's ``CODE [*] message`` headline, pylint's ``file:line:col:
+  C0114:``, tsc's ``error TSnnnn:``, eslint's ``line:col  error`` and ``N problems``. When it
+  is a test runner, pytest's own refusal to run counts: ``ERROR: usage:``, ``ImportError
+  while loading conftest``, ``ERROR: file or directory not found:``, the argument parser's
+  ``pytest: error:`` (pytest's exit 4). A traceback counts whole or cut by the filter: its
+  frames then the exception line (any exception's name, also when ``| tail`` or ``| grep``
+  cut the ``Traceback`` line off), or a ``Traceback`` that runs to the end of what ``| head``
+  let through. A package manager's own verdict on an install (pip's "No matching
+  distribution", a wheel that failed to build) counts unless it then says "Successfully
+  installed".
+
+The status used to classify it is 127 when the output shows a missing program, 4 for pytest's
+usage and configuration errors, else 1; the purpose is inferred from the inner command, and,
+when that says nothing (a wrapper script), from the output's shape: a test runner's summary is
+a test, compiler diagnostics a build. The output is read through an agent's framing of it
+(:func:`~failcode.classification._parsers.unframe`).
 """
 
 from __future__ import annotations
@@ -33,7 +49,12 @@ import re
 from typing import Final
 
 from failcode._lazy_re import lazy
-from failcode.classification._purpose import has_build_diagnostic, has_test_summary
+from failcode.classification._parsers import INSTALL_CLASSES, find_diagnostics, unframe
+from failcode.classification._purpose import (
+    command_purpose,
+    has_build_diagnostic,
+    has_test_summary,
+)
 
 __all__ = ["masked_failure", "shown_status", "unmask"]
 
@@ -52,7 +73,33 @@ _MISSING_PROGRAM: Final = lazy(r"^(?:\S+: )?(?:line \d+: )?\S+: (?:command )?not
 _EXCEPTION_END: Final = lazy(
     r"Traceback \(most recent call last\):\n(?:[ \t].*\n)+"
     r"(?:[A-Za-z_][\w.]*(?:Error|Exception)\b.*)$", re.MULTILINE)
+# A traceback's frames and the exception line right after them, whatever the exception's name
+# (``django.core.exceptions.ImproperlyConfigured: ...``), also when a filter cut the
+# ``Traceback`` line off (``| tail``, ``| grep -A20``)
+_FRAMES_THEN_EXCEPTION: Final = lazy(
+    r"^  File \"[^\"\n]+\", line \d+, in [^\n]*\n(?:[ \t][^\n]*\n)*"
+    r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:Error|Exception|Exit|Interrupt)?"
+    r"(?::[ \t][^\n]*)?$", re.MULTILINE)
+# A traceback that runs to the end of what a filter let through (``| head``): the exception
+# line was cut off, the crash was not
+_TRACEBACK_CUT: Final = lazy(
+    r"^Traceback \(most recent call last\):\n(?:[ \t][^\n]*(?:\n|\Z))+\Z", re.MULTILINE)
+_INSTALLED: Final = lazy(r"^Successfully installed ", re.MULTILINE)
 _NO_MODULE: Final = lazy(r"No module named \S+")
+_LINT_SHOWN: Final = lazy(
+    r"^[^\s:]+:\d+: error: [^\n]*\[[\w-]+\]$"  # mypy
+    r"|^Found \d+ errors? in \d+ files?"  # mypy's summary
+    r"|^[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,5}\b"  # ruff, flake8, pycodestyle (concise)
+    r"|^[A-Z]{1,4}\d{2,5} (?:\[\*\] )?\S[^\n]*$"  # ruff's full headline
+    r"|^Found \d+ errors?\.$"  # ruff's summary
+    r"|^[^\s:]+:\d+:\d+: [CRWEF]\d{4}: "  # pylint
+    r"|\berror TS\d+: "  # tsc
+    r"|^\s+\d+:\d+\s+error\s"  # eslint (stylish)
+    r"|^\u2716 \d+ problems? \(\d+ errors?",  # eslint's summary
+    re.MULTILINE)
+_PYTEST_REFUSED: Final = lazy(
+    r"^(?:ERROR: usage: |ImportError while loading conftest |ERROR: file or directory not "
+    r"found: |ERROR: not found: |(?:[\w./-]+ )*(?:py\.test|pytest): error: )", re.MULTILINE)
 
 
 _SPECIAL: Final = lazy(r"['\"\\|;&]")
@@ -145,13 +192,27 @@ def _viewer(inner: str, operators: list[tuple[int, str]] | None = None) -> bool:
     return word in _VIEWERS
 
 
-def shown_status(output: str) -> int | None:
-    """The exit status the output shows a failure of (127 for a missing program), or None."""
-    head = output[-65536:]
+def shown_status(output: str, purpose: str = "general") -> int | None:
+    """The exit status the output shows a failure of (127 for a missing program, 4 for
+    pytest's usage errors), or None; ``purpose`` is the inner command's (a linter's own
+    diagnostics show its failure)."""
+    head = unframe(output[-65536:])
     if _MISSING_PROGRAM.search(head):
         return 127
+    if purpose == "test" and _PYTEST_REFUSED.search(head):
+        return 4
     if (has_test_summary(head) or has_build_diagnostic(head)
             or _EXCEPTION_END.search(head) or _NO_MODULE.search(head)):
+        return 1
+    if ('File "' in head and _FRAMES_THEN_EXCEPTION.search(head)) or (
+            "Traceback" in head and _TRACEBACK_CUT.search(head.rstrip("\n") + "\n")):
+        return 1
+    # a package manager's own verdict on an install (pip's "No matching distribution", a
+    # failed wheel build), unless it then installed what was asked
+    if any(d.error_class in INSTALL_CLASSES for d in find_diagnostics(head)) and (
+            _INSTALLED.search(head) is None):
+        return 1
+    if purpose == "static_analysis" and _LINT_SHOWN.search(head):
         return 1
     return None
 
@@ -164,5 +225,5 @@ def masked_failure(command: str, output: str) -> tuple[str, int] | None:
         return None
     if not inner or _viewer(inner, operators):
         return None
-    status = shown_status(output)
+    status = shown_status(output, command_purpose(inner))
     return None if status is None else (inner, status)
