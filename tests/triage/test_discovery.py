@@ -15,6 +15,7 @@ from pathlib import Path
 from failcode.triage import triage
 from failcode.triage._analyze import expand
 from tests.lab.runner import FIXTURES
+from tests.triage._data import sessions_2_dir
 
 
 def _home(tmp_path: Path) -> Path:
@@ -106,7 +107,7 @@ def test_home_logs_reads_every_agents_default_location(tmp_path: Path) -> None:
     shutil.move(home / ".codex", moved)
     env = {"MSWEA_GLOBAL_CONFIG_DIR": str(mini), "CODEX_HOME": str(moved)}
     found, looked = home_logs(default_locations(env=env, home=home, cwd=home / "project"))
-    assert len(looked) == 8  # Qwen Code's location is looked in too (nothing there)
+    assert len(looked) == 11  # Qwen Code's and Cline's locations are looked in too (empty)
     result = triage(found)
     assert sorted(item.format or "" for item in result.inputs) == [
         "aider", "claude-code", "codex", "copilot-cli", "gemini-cli", "mini-swe-agent",
@@ -198,3 +199,29 @@ def test_cli_reports_what_it_skipped(tmp_path: Path) -> None:
     failed = CliRunner().invoke(main, ["triage", str(empty), "--jobs", "1"])
     assert failed.exit_code == 2
     assert "holds no session log" in failed.output
+
+
+def test_cline_tasks_are_found_where_cline_and_roo_code_keep_them(tmp_path: Path) -> None:
+    """Cline's CLI (``~/.cline/data``, or ``$CLINE_DIR``), the VS Code extension's global
+    storage and Roo Code's: each task's ``ui_messages.json``; walking a folder that holds a
+    ``.cline`` folder finds its tasks too (VS Code's own folders are no agent's: not walked)."""
+    from failcode.triage._discover import default_locations, home_logs
+
+    task = next((sessions_2_dir() / "cline").rglob("ui_messages.json")).read_bytes()
+    home = tmp_path / "home"
+    places = [home / ".cline" / "data" / "tasks" / "1770000000001",
+              home / ".config" / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev"
+              / "tasks" / "1770000000002",
+              home / ".config" / "Code" / "User" / "globalStorage"
+              / "rooveterinaryinc.roo-cline" / "tasks" / "1770000000003"]
+    for place in places:
+        place.mkdir(parents=True)
+        (place / "ui_messages.json").write_bytes(task)
+        (place / "api_conversation_history.json").write_text("[]")
+    found, _ = home_logs(default_locations(env={}, home=home, cwd=tmp_path))
+    assert sorted(found) == sorted(place / "ui_messages.json" for place in places)
+    result = triage(found)
+    assert [s.session for s in result.sessions] == ["1770000000001", "1770000000002",
+                                                    "1770000000003"]
+    walked = triage([home])
+    assert [Path(i.path).parent.name for i in walked.inputs] == ["1770000000001"]

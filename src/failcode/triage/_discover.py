@@ -12,6 +12,11 @@ Rules (each agent's documented default location, and the environment variable it
   session.
 - Qwen Code: ``$QWEN_RUNTIME_DIR``, else ``$QWEN_HOME``, else ``~/.qwen`` (Qwen Code's
   ``Storage.getRuntimeBaseDir``): ``projects/<project>/chats/<session id>.jsonl``.
+- Cline: the VS Code extension's global storage (``saoudrizwan.claude-dev``; Roo Code, its
+  fork, ``rooveterinaryinc.roo-cline``) under VS Code's user folder (``$XDG_CONFIG_HOME/Code``,
+  else ``~/.config/Code``; ``~/Library/Application Support/Code`` on macOS), and the Cline
+  CLI's ``$CLINE_DATA_DIR``, else ``$CLINE_DIR/data``, else ``~/.cline/data``:
+  ``tasks/<task id>/ui_messages.json``.
 - OpenHands CLI: ``$OPENHANDS_CONVERSATIONS_DIR``, else
   ``$OPENHANDS_PERSISTENCE_DIR/conversations``, else ``~/.openhands/conversations``: one
   conversation folder each.
@@ -29,6 +34,7 @@ found as an input of its own, so that triage reports its error (FC-DATA-005), ne
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NamedTuple
 
@@ -62,6 +68,17 @@ def _config_dir(env: Mapping[str, str], home: Path) -> Path:
     return (Path(base) if base else home / ".config") / "mini-swe-agent"
 
 
+_CLINE_TASK: Final = "*/ui_messages.json"
+
+
+def _vscode_user(env: Mapping[str, str], home: Path) -> Path:
+    """VS Code's user folder (where extensions keep their global storage)."""
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / "Code" / "User"
+    base = env.get("XDG_CONFIG_HOME")
+    return (Path(base) if base else home / ".config") / "Code" / "User"
+
+
 def default_locations(env: Mapping[str, str] | None = None, home: Path | None = None,
                       cwd: Path | None = None) -> list[Location]:
     """Every agent's documented log location for this user (existing or not), in a fixed
@@ -77,6 +94,9 @@ def default_locations(env: Mapping[str, str] | None = None, home: Path | None = 
                    else home / ".openhands")
     conversations = (Path(env["OPENHANDS_CONVERSATIONS_DIR"])
                      if env.get("OPENHANDS_CONVERSATIONS_DIR") else persistence / "conversations")
+    cline = Path(env.get("CLINE_DATA_DIR") or Path(env.get("CLINE_DIR") or home / ".cline")
+                 / "data")
+    storage = _vscode_user(env, home) / "globalStorage"
     return [
         Location("claude-code", claude / "projects", "**/*.jsonl"),
         Location("codex", codex / "sessions", "**/rollout-*.jsonl"),
@@ -84,6 +104,9 @@ def default_locations(env: Mapping[str, str] | None = None, home: Path | None = 
         Location("copilot-cli", home / ".copilot" / "session-state",
                  "*/events.jsonl|*.jsonl"),
         Location("qwen-code", qwen / "projects", "*/chats/*.jsonl"),
+        Location("cline", cline / "tasks", _CLINE_TASK),
+        Location("cline", storage / "saoudrizwan.claude-dev" / "tasks", _CLINE_TASK),
+        Location("cline", storage / "rooveterinaryinc.roo-cline" / "tasks", _CLINE_TASK),
         Location("openhands", conversations, _CONVERSATION),
         Location("mini-swe-agent", _config_dir(env, home), "*.traj.json"),
         Location("aider", cwd, ".aider.chat.history.md"),
