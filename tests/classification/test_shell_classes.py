@@ -223,3 +223,59 @@ def test_an_editors_missing_module_diagnostic_is_a_missing_dependency() -> None:
                                     purpose="static_analysis"))
     assert (failure.code, failure.params["module"]) == (FC.CMD_MISSING_MODULE.value,
                                                        "@tauri-apps/plugin-shell")
+
+
+def test_a_git_remote_that_asks_for_credentials_nobody_can_give(tmp_path: Path) -> None:
+    """A remote that answers 401 and git that cannot prompt (no terminal, an agent's shell):
+    "could not read Username for ..." is the remote the environment cannot reach
+    (FC-GIT-004), not a failed merge."""
+    import http.server
+    import threading
+
+    class Asks(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="lab"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Asks)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        git = tool("git")
+        subprocess.run([git, "init", "-q", str(tmp_path)], check=True)
+        url = f"http://127.0.0.1:{server.server_address[1]}/team/repo.git"
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+        done = subprocess.run([git, "-C", str(tmp_path), "pull", url, "main"],
+                              capture_output=True, env=env, check=False)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode != 0
+    assert b"could not read Username" in done.stderr
+    failure = _failure(from_command(f"git pull {url} main", done.returncode, done.stdout,
+                                    done.stderr))
+    assert (failure.code, failure.kind) == (FC.GIT_REMOTE_UNREACHABLE.value, "env_error")
+
+
+def test_a_perl_module_that_is_missing_is_a_missing_dependency(tmp_path: Path) -> None:
+    """Perl's "Can't locate Foo/Bar.pm in @INC (you may need to install the Foo::Bar
+    module)" names the module the environment lacks (FC-CMD-002)."""
+    perl = tool("perl")
+    script = tmp_path / "hash.pl"
+    script.write_text("use No::Such::Lab::Module;\nprint 1;\n")
+    done = subprocess.run([perl, str(script)], capture_output=True, check=False)
+    assert done.returncode == 2
+    failure = _failure(from_command("perl hash.pl", done.returncode, done.stdout, done.stderr))
+    assert (failure.code, failure.params["module"]) == (FC.CMD_MISSING_MODULE.value,
+                                                       "No::Such::Lab::Module")
+
+
+def test_a_ruby_library_that_cannot_be_loaded_is_a_missing_dependency() -> None:
+    """Ruby's LoadError (its documented text; Ruby is not installed here)."""
+    failure = _failure(from_command("ruby app.rb", 1, "", "app.rb:1:in `require': cannot "
+                                    "load such file -- sinatra (LoadError)\n"))
+    assert (failure.code, failure.params["module"]) == (FC.CMD_MISSING_MODULE.value, "sinatra")

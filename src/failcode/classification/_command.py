@@ -938,9 +938,12 @@ def from_command(  # noqa: PLR0915 - the checks of the module's contract, in its
         return _make(FC.OS_KILLED, piece(None, detail), params={"program": program, "signal": 9})
     # 9. a network client that could not connect, by its documented status (curl 5/6/7,
     # wget 4): the connection failed, whatever the command was for
-    if status is not None and status in _CONNECT_EXITS.get(program, ()):
+    said = _CURL_SAID.search(text) if program == "curl" and "curl: (" in text else None
+    connect_status = int(said.group(1)) if said is not None else status
+    if connect_status is not None and connect_status in _CONNECT_EXITS.get(program, ()):
+        # curl's own "curl: (7) Failed to connect" names its status when the log kept none
         return _make(FC.OS_CONNECTION, piece(None, detail), params={"operation": program},
-                     extra={"exit_code": status})
+                     extra={"exit_code": connect_status})
     # 10. a path the command named that is not there, said by the shell itself (``cd``, a
     # redirect's file) or by another program of the script than the one deciding the status
     # (``cd x && pytest``: pytest never ran): the failure of who said it, in every purpose. A
@@ -959,6 +962,7 @@ def from_command(  # noqa: PLR0915 - the checks of the module's contract, in its
 _CONNECT_EXITS: Final = {"curl": frozenset({5, 6, 7}), "wget": frozenset({4})}
 """Exit statuses a network client documents as "could not connect": curl's 5 (could not
 resolve the proxy), 6 (the host) and 7 (failed to connect), wget's 4 (network failure)."""
+_CURL_SAID: Final = lazy(r"(?m)^curl: \((\d{1,3})\) ")
 _SHELL_SPEAKERS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "cd", "pushd", "popd",
                                     "source", ".", "exec"})
 _COMPARERS: Final = frozenset({"diff", "cmp", "colordiff"})
@@ -1098,7 +1102,7 @@ def _by_purpose(purpose: str, primary: Diagnostic | None, piece: _Build, cwd: st
              and bool(subject)
              and is_local_module(subject or "", primary.frames))
     if error_class == "missing_module" and primary.family in ("python", "pytest", "node",
-                                                              "go") \
+                                                              "go", "perl", "ruby") \
             and subject and not subject.startswith("."):
         if local:
             return _make(FC.CMD_LOCAL_MODULE_MISSING, piece, params={"module": subject},

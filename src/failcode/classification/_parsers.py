@@ -560,9 +560,16 @@ def _git_overwritten(match: re.Match[str], text: str) -> Diagnostic | None:
 
 
 def _git_remote(match: re.Match[str], _text: str) -> Diagnostic | None:
-    remote = match.group("remote") or match.group("url") or match.group("repo")
+    remote = (match.group("remote") or match.group("url") or match.group("repo")
+              or match.group("login"))
     return Diagnostic("git", "remote_unreachable", match.start(), match.end(),
                       subject=remote, message=match.group(0).strip())
+
+
+def _perl_missing(match: re.Match[str], _text: str) -> Diagnostic | None:
+    module = match.group("mod") or match.group("file").replace("/", "::")
+    return Diagnostic("perl", "missing_module", match.start(), match.end(), subject=module,
+                      message=match.group(0).strip())
 
 
 def _simple(family: str, error_class: str, *, subject: str | None = None,
@@ -1139,6 +1146,14 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule("node", "Cannot find module", lazy(
         r"(?m)^(?:- )?\[(?:ts|js|typescript|javascript) Error\] Line \d+: Cannot find module "
         r"'(?P<mod>[^'\n]+)'"), _simple("node", "missing_module", subject="mod")),
+    # Perl's missing module (``Can't locate Foo/Bar.pm in @INC (you may need to install the
+    # Foo::Bar module)``) and Ruby's (``cannot load such file -- foo/bar (LoadError)``)
+    Rule("perl", "Can't locate ", lazy(
+        r"(?m)Can't locate (?P<file>[\w/]+)\.pm in @INC(?: \(you may need to install the "
+        r"(?P<mod>[\w:]+) module\))?"), _perl_missing),
+    Rule("ruby", "cannot load such file -- ", lazy(
+        r"(?m)cannot load such file -- (?P<mod>[\w/.+-]+) \(LoadError\)"),
+        _simple("ruby", "missing_module", subject="mod")),
     # Windows: cmd.exe ("'x' is not recognized as an internal or external command,") and
     # PowerShell ("The term 'x' is not recognized as the name of a cmdlet, function, ...")
     Rule("shell", "is not recognized as ", lazy(
@@ -1243,7 +1258,10 @@ RULES: Final[tuple[Rule, ...]] = (
         r"to be a git repository|Could not read from remote repository\.?|unable to access "
         r"[`'\u2018\"](?P<url>[^\n'\u2019\"]+)[`'\u2019\"]: [^\n]+|repository "
         r"[`'\u2018\"](?P<repo>[^\n'\u2019\"]+)[`'\u2019\"] not found|No configured push "
-        r"destination\.?|Authentication failed for [^\n]+)$"), _git_remote),
+        r"destination\.?|Authentication failed for [^\n]+"
+        # no credentials to give (a prompt git could not show: no terminal, prompts disabled)
+        r"|could not read (?:Username|Password) for [`'\u2018\"](?P<login>[^\n'\u2019\"]+)"
+        r"[`'\u2019\"]: [^\n]+)$"), _git_remote),
     Rule("git", "[rejected]", lazy(
         r"(?m)^ ! \[(?:remote )?rejected\] [^\n]+$"), _simple("git", "push_rejected")),
     Rule("git", "fatal: ", lazy(r"(?m)^fatal: (?P<msg>[^\n]+)$"),
@@ -1310,12 +1328,13 @@ RULES: Final[tuple[Rule, ...]] = (
         r"(?m)^(?P<shell>zsh)(?::(?P<builtin>cd|pushd|source))?(?::\d+)?: no such file or "
         r"directory: (?P<path>[^\n]+)$"), _shell_missing),
     # coreutils and friends: a file operand that does not exist (sed ``can't read x``, head
-    # and tail ``cannot open 'x' for reading``)
+    # and tail ``cannot open 'x' for reading``, ripgrep's ``x: No such file or directory (os
+    # error 2)``)
     Rule("shell", "No such file or directory", lazy(
         r"(?m)^(?!(?:ba|da|z|k)?sh: )(?P<prog>[\w.+-]+): "
         r"(?:cannot (?:stat|access|open|remove) |can't read )?"
         r"[`'\u2018\"]?(?P<path>[^\n'\u2019\"]+?)[`'\u2019\"]?(?: for reading)?: "
-        r"No such file or directory$"),
+        r"No such file or directory(?: \(os error 2\))?$"),
         _simple("shell", "file_not_found", subject="prog", path="path")),
     # package managers: pip, apt, yarn, pnpm, conda, go, gem, brew, dnf, apk, pacman, zypper,
     # uv, poetry (npm's codes and cargo's messages are read by the npm and rust rules)
