@@ -9,8 +9,12 @@ Rules (about programs and their output, never lists of commands seen in one log)
   ``xargs``...) and runners that run another program by name (``uv run``, ``poetry run``,
   ``pipenv run``, ``pdm run``, ``hatch run``, ``npx``, ``bunx``, ``pnpm exec``/``dlx``,
   ``yarn dlx``, ``bundle exec``, ``python -m``) are peeled off: the program they run decides.
-- Test runners -> ``test``, linters and type checkers -> ``static_analysis``, compilers and
-  build tools -> ``build`` (the tables below name tool families, one entry per tool).
+- Test runners -> ``test``, linters, type checkers and formatters -> ``static_analysis``,
+  compilers and build tools -> ``build``: by what the package shipping the program says it is
+  for (the table ``data/programs.json``, generated from PyPI, npm and Debian metadata by
+  ``scripts/gen_program_purposes.py``; :func:`program_purpose`), consulted after every rule
+  below and before the output's shape; the tables below name only the tools whose packages
+  do not say it.
 - Build systems with verbs say it by the verb: ``cargo test``/``go test``/``dotnet test``/
   ``gradle test``/``mvn verify``/``swift test``/``deno test``/``bun test``/``mix test``/
   ``sbt test``/``bazel test``/``zig build test``/``rake test`` -> test; their ``build``/
@@ -34,10 +38,11 @@ Rules (about programs and their output, never lists of commands seen in one log)
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import re
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Final
 
 from failcode._lazy_re import lazy
@@ -46,28 +51,25 @@ from failcode.classification._lex import split
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["BUILD_DIAGNOSTIC", "TEST_SUMMARY", "command_purpose", "has_build_diagnostic",
-           "has_test_summary", "infer_purpose", "output_purpose"]
+__all__ = ["BUILD_DIAGNOSTIC", "TEST_SUMMARY", "command_programs", "command_purpose",
+           "has_build_diagnostic", "has_test_summary", "infer_purpose", "output_purpose",
+           "program_purpose"]
 
+# Programs the registries' metadata does not say (or says otherwise: ctest ships in cmake's
+# package, prove in perl's) are named here; any other program takes the purpose of the package
+# that ships it, from the generated table (data/programs.json, :func:`program_purpose`).
 _TEST: Final = frozenset({
-    "pytest", "py.test", "jest", "vitest", "mocha", "ctest", "rspec", "phpunit", "trial",
-    "nosetests", "nose2", "ava", "karma", "jasmine", "tap", "bats", "prove", "busted",
-    "gotestsum", "cargo-nextest", "playwright", "cypress", "unittest", "pest", "behave",
-    "cucumber", "testem", "tape", "ward",
+    "ctest", "prove", "busted", "cargo-nextest", "gotestsum", "nosetests", "pest", "rspec",
+    "trial", "unittest",
 })  # fmt: skip
 _LINT: Final = frozenset({
-    "ruff", "mypy", "flake8", "pylint", "pyright", "basedpyright", "eslint", "shellcheck",
-    "pyflakes", "pycodestyle", "pydocstyle", "black", "isort", "bandit", "clippy-driver",
-    "golangci-lint", "golint", "staticcheck", "revive", "tslint", "stylelint", "prettier",
-    "biome", "oxlint", "rubocop", "standardrb", "hadolint", "tflint", "yamllint",
-    "markdownlint", "clang-tidy", "cppcheck", "cpplint", "ktlint", "detekt", "swiftlint",
-    "phpstan", "psalm", "phpcs", "credo", "vulture", "codespell", "pyre", "pytype",
+    "isort", "biome", "clippy-driver", "golangci-lint", "golint", "staticcheck",
+    "revive", "standardrb", "hadolint", "tflint", "markdownlint", "ktlint", "detekt",
+    "swiftlint", "phpstan", "psalm", "phpcs", "credo", "pyre", "pytype",
 })  # fmt: skip
 _BUILD: Final = frozenset({
-    "make", "gmake", "cmake", "ninja", "gcc", "g++", "cc", "c++", "clang", "clang++",
-    "rustc", "javac", "kotlinc", "scalac", "swiftc", "ghc", "tsc", "meson", "msbuild", "ld",
-    "webpack", "esbuild", "rollup", "vite", "parcel", "turbo", "nx", "xcodebuild", "scons",
-    "autoreconf", "configure", "cl", "nvcc", "zig",
+    "clang++", "rustc", "javac", "kotlinc", "scalac", "swiftc", "ld", "webpack",
+    "nx", "xcodebuild", "autoreconf", "configure", "cl", "nvcc", "zig", "msbuild",
 })  # fmt: skip
 # build systems and toolchains whose first verb says the purpose
 _VERB_TOOLS: Final = frozenset({
@@ -288,9 +290,44 @@ def _segment_purpose(words: list[str]) -> str | None:
         return _verb_purpose(program, args)
     if program in _BUILD:
         return "build"
-    if runner or "/" in words[0] or program.endswith((".sh", ".bash")):
+    if "/" in words[0] or program.endswith((".sh", ".bash")):
         return _name_purpose(program)  # the project's own script: its name says it
-    return None
+    # what the package shipping the program says it is for, else (run by a runner: maybe
+    # the project's own script) what its name says
+    return _CLASSIFIER_PURPOSE.get(program_purpose(program) or "") or (
+        _name_purpose(program) if runner else None)
+
+
+_TABLE: Final = Path(__file__).with_name("data") / "programs.json"
+_CLASSIFIER_PURPOSE: Final = {"test": "test", "static_analysis": "static_analysis",
+                               "format": "static_analysis", "build": "build",
+                               "debug": "debug"}
+"""The table's purposes that pick a code (a formatter fails on code it would change, as a
+linter does); the others (package_install, version_control, interpreter, general) leave the
+command ``general``."""
+
+
+@functools.cache
+def _programs() -> dict[str, str | None]:
+    """The generated table (``data/programs.json``): program name -> purpose, read once, on
+    first use."""
+    import json  # noqa: PLC0415 - only when a command needs the table
+
+    rows = json.loads(_TABLE.read_text(encoding="utf-8"))["programs"]
+    return {name: row.get("purpose") for name, row in rows.items()}
+
+
+def program_purpose(program: str) -> str | None:
+    """What the package providing ``program`` says it is for, from the table generated from
+    the registries' metadata (``scripts/gen_program_purposes.py``): ``test``,
+    ``static_analysis``, ``format``, ``build``, ``debug``, ``package_install``,
+    ``version_control``, ``interpreter`` or ``general``; None for a program the table does not
+    know or whose metadata says nothing.
+
+    >>> program_purpose("sqlfluff")
+    'static_analysis'
+    """
+    return _programs().get(program)
 
 
 def _verb_purpose(program: str, args: list[str]) -> str | None:
@@ -346,6 +383,41 @@ def command_purpose(command: str | Sequence[str | bytes | os.PathLike[str]]) -> 
         if found is not None:
             purpose = found
     return purpose
+
+
+def _segment_program(words: list[str]) -> str | None:
+    """The program a simple command runs once wrappers and runners are peeled, as
+    :func:`_segment_purpose` sees it (``python -m pytest``: pytest; ``bash -c``: None)."""
+    words, _runner = _peel(words)
+    if not words:
+        return None
+    program = _name(words[0]) if "/" not in words[0].rstrip("/") else words[0]
+    args = words[1:]
+    if _INTERPRETER.match(_name(program)):
+        while args and args[0].startswith("-") and args[0] != "-m":
+            args = args[1:]
+        if len(args) >= 2 and args[0] == "-m":
+            return _segment_program(args[1:])
+    if _name(program) in _SHELLS and "-c" in args:
+        return None  # the script's own commands are segments of their own
+    return program
+
+
+def command_programs(command: str) -> list[str]:
+    """The programs a command line runs, one per simple command, in order: the first word
+    after assignments, wrappers and runners (:func:`command_purpose`'s own peeling); a path
+    is kept as written (``./build.sh``), a program on the ``PATH`` by its name.
+
+    >>> command_programs("cd app && CI=1 timeout 60 uv run pytest -q | tail -5")
+    ['cd', 'pytest', 'tail']
+    """
+    from failcode.classification._command import segments_of  # noqa: PLC0415 - import cycle
+
+    words = _words(command)
+    if len(words) >= 3 and _name(words[0]) in _SHELLS and words[1] == "-c":
+        return command_programs(words[2])
+    found = [_segment_program(_words(segment.strip())) for segment in segments_of(command)]
+    return [program for program in found if program]
 
 
 def output_purpose(output: str) -> str:

@@ -1,0 +1,449 @@
+"""Write what each program is for (src/failcode/classification/data/programs.json) from the
+metadata of the packages that provide it, never from a hand list of programs.
+
+Which programs: every distinct program run in the real corpora (../shared/data/agent-sessions,
+../shared/data/agent-sessions-2) and the lab fixtures (tests/lab/fixtures), as failcode's own
+readers see them (each step's command) and as :func:`failcode.classification._purpose.
+command_programs` peels it (the first word of each simple command after wrappers and runners),
+plus the programs named in ``_purpose``'s rules and every program the table already holds. A
+path (``./build.sh``, ``/tmp/x/run``) is the project's own script, not a registry's program,
+and is left out.
+
+Where a program comes from, first found wins (an exact program name beats a package named
+like it):
+
+1. the shell: ``bash -c 'compgen -b -k'`` (its builtins and keywords) -> ``general``;
+2. Debian, installed: ``dpkg -S /usr/bin/NAME`` (and /bin, /usr/sbin, /sbin) names the package
+   shipping exactly that program; its Section, Tag (debtags) and Description from
+   ``apt-cache show``;
+3. PyPI, installed: a distribution in this Python whose ``console_scripts`` entry point (or
+   a script its wheel installs into ``bin``) is exactly NAME (``importlib.metadata``): its
+   trove classifiers and Summary;
+4. npm: ``npm view NAME bin keywords description --json``, kept when its ``bin`` holds NAME;
+5. Debian, not installed: the package named NAME (``apt-cache show NAME``);
+6. PyPI: the project named NAME (``https://pypi.org/pypi/NAME/json``): classifiers, summary,
+   kept only when its wheel's ``entry_points.txt`` has a console script NAME;
+7. a Python standard-library module run with ``python -m`` (``sys.stdlib_module_names``).
+
+What the metadata says, by :data:`RULES` (first matching rule wins, in that order): words of
+the summary or description that name what a tool does (``linter``, ``type checker``,
+``formatter``, ``test runner``, ``compiler``, ``package manager``, ``debugger``...), then trove
+classifiers (``Topic :: Software Development :: Testing`` -> test, ``... :: Quality
+Assurance`` -> static_analysis, ``... :: Build Tools``/``Compilers`` -> build, ``... ::
+Version Control`` -> version_control, ``... :: Debuggers`` -> debug), npm keywords, debtags
+(``devel::testing-qa``, ``devel::compiler``, ``devel::buildtools``, ``devel::rcs``,
+``devel::debugger``, ``devel::packaging``...) and last the Debian section (``vcs``,
+``interpreters``, ``shells``; ``utils``, ``text``, ``admin``, ``net``, ``editors``... ->
+``general``: a utility whose package says it is one). A program whose metadata matches no
+rule has no purpose (``null``) and is not covered.
+
+Registry answers are cached under .cache/program-purposes/ (git-ignored), so a re-run asks
+no registry again; delete the folder to ask afresh. Run from the repository root:
+
+    python scripts/gen_program_purposes.py            # write the table, print coverage
+    python scripts/gen_program_purposes.py --coverage # print coverage of the table as written
+"""
+
+from __future__ import annotations
+
+import argparse
+import configparser
+import hashlib
+import json
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from collections import Counter
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from failcode.classification import _purpose
+from failcode.classification._purpose import command_programs
+from failcode.triage._analyze import _Counting, _Events, expand, is_conversation, open_regular
+from failcode.triage._events import Command
+from failcode.triage._jsonstream import Position
+from failcode.triage._readers import HEAD_BYTES, detect
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+CORPORA = (SHARED / "data" / "agent-sessions", SHARED / "data" / "agent-sessions-2",
+           REPO / "tests" / "lab" / "fixtures")
+OUT = REPO / "src" / "failcode" / "classification" / "data" / "programs.json"
+CACHE = REPO / ".cache" / "program-purposes"
+VERSION = "1"
+"""The script's version, written into the table: change it when a rule changes."""
+SAMPLE_SEED = 32
+"""The seed of the fixed sample of 50 rows checked by hand (tests/fixtures/
+program_purposes_checked.json)."""
+
+PROGRAM = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}$")
+"""A name a registry could ship as a program (no path, no variable, no quote)."""
+
+# (source field, pattern, purpose), first match wins. Field: "text" is a summary or
+# description; "classifier", "keyword", "tag", "section" the registries' own vocabularies.
+RULES: list[tuple[str, str, str]] = [
+    # what the tool says it is, in its own summary
+    ("text", (r"\b(?:lint(?:er|ing|s)?|static (?:code )?analy[sz](?:er|is|es)|checker"
+             r"|type[- ]?check(?:er|ing)?|static (?:type checker|typing)|code quality)\b"),
+     "static_analysis"),
+    ("text", (r"\b(?:(?:code |source )?formatter|pretty[- ]?printer|code format(?:ting)?"
+             r"|reformat(?:s|ter)?)\b"), "format"),
+    ("text", (r"\b(?:testing|test (?:framework|runner|tool|harness)|unit[- ]?tests?"
+             r"|test suite|bdd)\b"), "test"),
+    ("text", r"\bdebugger\b", "debug"),
+    ("text", (r"\b(?:compiler|build (?:system|tool)|bundler|make utility|build automation"
+             r"|linker|assembler|transpiler)\b"), "build"),
+    ("text", (r"\b(?:package\b[\w ]{0,24}\b(?:manager|installer)|dependency manager"
+             r"|installs? packages)\b"), "package_install"),
+    ("text", r"\b(?:version control|revision control|distributed vcs)\b", "version_control"),
+    # PyPI trove classifiers
+    ("classifier", r"^Topic :: Software Development :: Debuggers$", "debug"),
+    ("classifier", r"^Topic :: Software Development :: Testing\b(?!.*Mocking)", "test"),
+    ("classifier", r"^Topic :: Software Development :: Quality Assurance$",
+     "static_analysis"),
+    ("classifier", r"^Topic :: Software Development :: (?:Build Tools|Compilers)$", "build"),
+    ("classifier", r"^Topic :: Software Development :: Version Control\b",
+     "version_control"),
+    ("classifier", r"^Topic :: System :: (?:Software Distribution|Installation/Setup)$",
+     "package_install"),
+    # npm keywords
+    ("keyword", r"^(?:lint|linter|eslint|static-analysis|typecheck|type-checker|tslint)$",
+     "static_analysis"),
+    ("keyword", r"^(?:formatter|prettier|format|code-formatter)$", "format"),
+    ("keyword", r"^(?:test|testing|test-runner|tdd|bdd|unit-testing|e2e)$", "test"),
+    ("keyword", r"^(?:debugger|debug)$", "debug"),
+    ("keyword", r"^(?:bundler|compiler|transpiler|build-tool|build)$", "build"),
+    ("keyword", r"^(?:package-manager|install)$", "package_install"),
+    ("keyword", r"^(?:git|vcs)$", "version_control"),
+    # debtags
+    ("tag", r"^devel::debugger$", "debug"),
+    ("tag", r"^devel::testing-qa$", "static_analysis"),
+    ("tag", r"^devel::(?:compiler|buildtools)$", "build"),
+    ("tag", r"^devel::rcs$", "version_control"),
+    ("tag", r"^(?:devel::packaging|admin::package-management)$", "package_install"),
+    ("tag", r"^devel::interpreter$", "interpreter"),
+    # Debian sections
+    ("section", r"^vcs$", "version_control"),
+    ("section", r"^interpreters$", "interpreter"),
+    ("section", (r"^(?:shells|utils|text|admin|net|web|editors|misc|mail|httpd|database|"
+                r"graphics|sound|video|x11|otherosfs|science)$"), "general"),
+]
+SUITE = re.compile(r"\b(?:utilities|tools|programs|collection)\b", re.IGNORECASE)
+"""A Debian description that names a suite of programs (``GNU assembler, linker and binary
+utilities``) says what the suite is for, not each program in it: its words decide nothing,
+its tags and section still do."""
+PURPOSES = ("test", "static_analysis", "format", "build", "debug", "package_install",
+            "version_control", "interpreter", "general")
+"""Every purpose the table holds; the classifier uses some (see ``_purpose.table_purpose``)."""
+
+
+def decide(sources: list[tuple[str, str, dict[str, list[str]]]],
+           ) -> tuple[str, str, str, str, str] | None:
+    """The purpose :data:`RULES` give the metadata of the packages providing a program, first
+    rule first whichever package matches it: (purpose, registry, package, field, value)."""
+    for field, pattern, purpose in RULES:
+        compiled = re.compile(pattern, re.IGNORECASE)
+        for registry, package, fields in sources:
+            for value in fields.get(field, ()):
+                if compiled.search(value):
+                    return purpose, registry, package, field, value
+    return None
+
+
+# -- programs -------------------------------------------------------------------------------
+
+def corpus_programs() -> Counter[str]:
+    """Every program the corpora's steps run, counted once per command that runs it."""
+
+    found: Counter[str] = Counter()
+    roots = [str(root) for root in CORPORA if root.is_dir()]
+    for path, label in expand(roots):
+        try:
+            folder = path.is_dir() and is_conversation(path)
+            with (_Events(path) if folder else open_regular(path)) as raw:
+                if isinstance(raw, _Events):
+                    head = _Events(path).read(HEAD_BYTES)
+                else:
+                    head = raw.read(HEAD_BYTES)
+                    raw.seek(0)
+                reader = detect(head)
+                if reader is None:
+                    continue
+                stream = _Counting(raw, None, head, Position())
+                for event in reader.read(stream, label):  # type: ignore[arg-type]
+                    if isinstance(event, Command) and event.command:
+                        for program in set(command_programs(event.command)):
+                            found[program] += 1
+        except Exception:  # noqa: BLE001, S112 - an unreadable input holds no program here
+            continue
+    return found
+
+
+def rule_programs() -> set[str]:
+    """The programs ``_purpose``'s own rules name (so the table knows them too)."""
+    names: set[str] = set()
+    for attribute in ("_TEST", "_LINT", "_BUILD", "_VERB_TOOLS", "_SCRIPT_RUNNERS",
+                      "_TASK_RUNNERS", "_WRAPPERS", "_RUN_PROGRAM", "_SHELLS"):
+        names |= set(getattr(_purpose, attribute, ()))
+    names |= set(getattr(_purpose, "_PASS_THROUGH", {}))
+    return names
+
+
+def is_program(name: str) -> bool:
+    """Whether ``name`` could be a registry's program (not a path, a variable or prose)."""
+    return bool(PROGRAM.match(name)) and not name.endswith((".sh", ".py", ".js", ".bash"))
+
+
+# -- registries -----------------------------------------------------------------------------
+
+def _cached(kind: str, name: str, ask: Any) -> Any:
+    path = CACHE / kind / (hashlib.sha256(name.encode()).hexdigest()[:24] + ".json")
+    if path.exists():
+        return json.loads(path.read_text())["answer"]
+    answer = ask()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"name": name, "answer": answer}))
+    return answer
+
+
+def _run(argv: list[str], timeout: int = 60) -> str | None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def shell_words() -> set[str]:
+    """The shell's builtins and keywords, as bash itself lists them."""
+    out = _run(["bash", "-c", "compgen -b; compgen -k"]) or ""
+    return {line.strip() for line in out.splitlines() if line.strip()}
+
+
+def _deb_fields(package: str) -> dict[str, list[str]] | None:
+    text = _cached("apt-show", package, lambda: _run(["apt-cache", "show", "--no-all-versions",
+                                                       package]))
+    if not text:
+        return None
+    record: dict[str, str] = {}
+    key = ""
+    for line in text.split("\n\n")[0].splitlines():
+        if line[:1] in {" ", "\t"}:
+            record[key] += " " + line.strip()
+        elif ":" in line:
+            key, _, value = line.partition(":")
+            record[key] = value.strip()
+    if record.get("Package") != package:
+        return None  # apt-cache reads a name with a dot or a star as a pattern
+    tags = [tag.strip() for tag in record.get("Tag", "").split(",") if tag.strip()]
+    text = record.get("Description", "")
+    return {"text": [] if SUITE.search(text) else [text], "tag": tags,
+            "section": [record.get("Section", "").rsplit("/", 1)[-1]]}
+
+
+def deb_installed(name: str) -> str | None:
+    """The installed Debian package that ships exactly this program (the file the name
+    resolves to, through alternatives' links: ``awk`` is mawk's)."""
+    paths = [f"{folder}/{name}" for folder in ("/usr/bin", "/bin", "/usr/sbin", "/sbin")]
+    paths += [str(Path(p).resolve()) for p in paths if Path(p).is_symlink()]
+    for path in paths:
+        out = _cached("dpkg-S", path, lambda p=path: _run(["dpkg", "-S", p]))
+        for line in (out or "").splitlines():
+            if not line.startswith("diversion by") and ": " in line:
+                return line.split(":", 1)[0].split(",")[0].strip()
+    return None
+
+
+def pypi_installed() -> dict[str, metadata.Distribution]:
+    """Console-script name -> the installed distribution providing it."""
+    scripts: dict[str, metadata.Distribution] = {}
+    for dist in metadata.distributions():
+        for entry in dist.entry_points:
+            if entry.group == "console_scripts":
+                scripts.setdefault(entry.name, dist)
+        for file in dist.files or ():  # a program the wheel ships as a script (ruff, uv)
+            if file.parts[:1] == ("..",) and file.parent.name == "bin":
+                scripts.setdefault(file.name, dist)
+    return scripts
+
+
+def _pypi_fields(meta: Any) -> dict[str, list[str]]:
+    return {"text": [meta.get("Summary") or meta.get("summary") or ""],
+            "classifier": list(meta.get_all("Classifier") or [])
+            if hasattr(meta, "get_all") else list(meta.get("classifiers") or [])}
+
+
+def pypi_project(name: str) -> dict[str, Any] | None:
+    def ask() -> dict[str, Any] | None:
+        try:
+            with urllib.request.urlopen(f"https://pypi.org/pypi/{name}/json",
+                                        timeout=30) as response:
+                info = json.load(response)["info"]
+        except (urllib.error.URLError, OSError, ValueError, KeyError):
+            return None
+        return {"name": info.get("name"), "summary": info.get("summary"),
+                "classifiers": info.get("classifiers") or []}
+    answer: dict[str, Any] | None = _cached("pypi", name, ask)
+    return answer
+
+
+def pypi_scripts(project: str) -> list[str]:
+    """The console scripts of a PyPI project's wheel (``pip download --no-deps``): a project
+    merely named like a program is kept only when it ships that program."""
+    def ask() -> list[str]:
+        with tempfile.TemporaryDirectory() as folder:
+            if _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary",
+                     ":all:", "--quiet", "-d", folder, project], timeout=180) is None:
+                return []
+            scripts: list[str] = []
+            for wheel in Path(folder).glob("*.whl"):
+                with zipfile.ZipFile(wheel) as archive:
+                    for member in archive.namelist():
+                        if re.search(r"\.data/scripts/[^/]+$", member):  # ruff, uv
+                            scripts.append(member.rsplit("/", 1)[-1])
+                        if member.endswith(".dist-info/entry_points.txt"):
+                            parser = configparser.ConfigParser(delimiters=("=",))
+                            parser.read_string(archive.read(member).decode())
+                            if parser.has_section("console_scripts"):
+                                scripts += list(parser["console_scripts"])
+            return scripts
+    answer: list[str] = _cached("pypi-scripts", project, ask)
+    return answer
+
+
+def npm_package(name: str) -> dict[str, Any] | None:
+    def ask() -> dict[str, Any] | None:
+        if shutil.which("npm") is None:
+            return None
+        out = _run(["npm", "view", name, "name", "bin", "keywords", "description", "--json"])
+        try:
+            data = json.loads(out) if out else None
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+    answer: dict[str, Any] | None = _cached("npm", name, ask)
+    return answer
+
+
+def look_up(name: str, shell: set[str], scripts: dict[str, metadata.Distribution],
+            ) -> dict[str, Any]:
+    """One program's row: its purpose and the evidence that decided it.
+
+    The packages that ship exactly this program (Debian installed, a Python console script,
+    an npm ``bin``) are read together; only when none says anything is a package merely
+    named like the program (Debian, then PyPI) read."""
+    def row(decided: tuple[str, str, str, str, str] | None, tried: list[str]) -> dict[str, Any]:
+        if decided is None:
+            return {"purpose": None, "registry": "", "package": "", "field": "",
+                    "value": "", "tried": tried}
+        purpose, registry, package, field, value = decided
+        return {"purpose": purpose, "registry": registry, "package": package,
+                "field": field, "value": value[:160]}
+
+    if name in shell:
+        return row(("general", "bash", "bash", "builtin", "compgen -b -k"), [])
+    exact: list[tuple[str, str, dict[str, list[str]]]] = []
+    package = deb_installed(name)
+    deb = _deb_fields(package) if package else None
+    if package and deb:
+        exact.append(("debian", package, deb))
+    if name in scripts:
+        dist = scripts[name]
+        exact.append(("pypi", dist.metadata["Name"], _pypi_fields(dist.metadata)))
+    npm = npm_package(name)
+    bins = npm.get("bin") if npm else None
+    # a string ``bin`` is one program named after the package (npm's package.json docs)
+    if npm and ((isinstance(bins, str) and npm.get("name") == name)
+                or (isinstance(bins, dict) and name in bins)):
+        keywords = npm.get("keywords") or []
+        exact.append(("npm", npm.get("name") or name,
+                      {"text": [npm.get("description") or ""],
+                       "keyword": [k for k in keywords if isinstance(k, str)]}))
+    decided = decide(exact)
+    if decided is None and name.split(".", maxsplit=1)[0] in sys.stdlib_module_names:
+        decided = ("general", "python", "stdlib", "module", name)  # python -m http.server
+    if decided is None and "." not in name:
+        named: list[tuple[str, str, dict[str, list[str]]]] = []
+        deb = _deb_fields(name)
+        if deb:
+            named.append(("debian", name, deb))
+        decided = decide(named)
+        if decided is None:
+            project = pypi_project(name)
+            if project and name in pypi_scripts(project["name"] or name):
+                named = [("pypi", project["name"] or name,
+                          {"text": [project.get("summary") or ""],
+                           "classifier": project.get("classifiers") or []})]
+                decided = decide(named)
+    return row(decided, [f"{r}:{p}" for r, p, _ in exact])
+
+
+# -- the table ------------------------------------------------------------------------------
+
+def coverage(table: dict[str, Any], programs: set[str]) -> tuple[int, int]:
+    """(programs with a purpose, programs) of the distinct corpus programs."""
+    rows = table["programs"]
+    named = {p for p in programs if is_program(p)}
+    covered = {p for p in named if rows.get(p, {}).get("purpose")}
+    return len(covered), len(named)
+
+
+def sample(table: dict[str, Any], size: int = 50) -> list[str]:
+    """The fixed random sample of corpus programs checked by hand."""
+    names = sorted(table["corpus_programs"])
+    chosen = random.Random(SAMPLE_SEED).sample(  # noqa: S311 - a sample, not a secret
+        names, min(size, len(names)))
+    return sorted(chosen)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--coverage", action="store_true",
+                        help="print the coverage of the table as written, look nothing up")
+    args = parser.parse_args()
+    if args.coverage:
+        table = json.loads(OUT.read_text())
+        programs = set(table["corpus_programs"])
+    else:
+        counted = corpus_programs()
+        programs = {p for p in counted if is_program(p)}
+        # a program once looked up stays in the table (a rule that stops naming it, or a
+        # corpus that stops running it, does not drop its row)
+        known = set(json.loads(OUT.read_text())["programs"]) if OUT.exists() else set()
+        names = sorted(programs | rule_programs() | known)
+        shell, scripts = shell_words(), pypi_installed()
+        rows = {}
+        for index, name in enumerate(names):
+            rows[name] = look_up(name, shell, scripts)
+            print(f"\r{index + 1}/{len(names)} {name:30}", end="", file=sys.stderr)
+        print(file=sys.stderr)
+        table = {"version": VERSION, "generated": datetime.now(UTC).date().isoformat(),
+                 "generator": "scripts/gen_program_purposes.py",
+                 "purposes": list(PURPOSES),
+                 "corpus_programs": sorted(programs),
+                 "left_out": sum(1 for p in counted if not is_program(p)),
+                 "programs": rows}
+        OUT.parent.mkdir(parents=True, exist_ok=True)
+        OUT.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    covered, total = coverage(table, programs)
+    by_purpose = Counter(table["programs"][p]["purpose"] for p in programs
+                         if p in table["programs"])
+    print(f"programs run in the corpora and the lab: {total} distinct "
+          f"({table['left_out']} paths and non-program words left out)")
+    print(f"with a purpose from registry metadata: {covered}/{total} = {covered / total:.1%}")
+    print("by purpose: " + ", ".join(f"{k or 'none'} {v}" for k, v in by_purpose.most_common()))
+    print(f"hand-checked sample: seed {SAMPLE_SEED}, {len(sample(table))} rows")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

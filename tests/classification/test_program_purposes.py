@@ -1,0 +1,144 @@
+"""What a program is for, from the table generated from the package registries' metadata
+(``scripts/gen_program_purposes.py``, ``src/failcode/classification/data/programs.json``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from failcode import FC, Kind, from_command
+from failcode.classification._purpose import command_programs, infer_purpose, program_purpose
+from tests._needs import need_tool
+from tests._paths import REPO, TESTS
+from tests.triage._data import sessions_2_dir, sessions_dir
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+TABLE = REPO / "src" / "failcode" / "classification" / "data" / "programs.json"
+CHECKED = TESTS / "fixtures" / "program_purposes_checked.json"
+SCRIPT = REPO / "scripts" / "gen_program_purposes.py"
+
+
+def _table() -> dict[str, Any]:
+    return json.loads(TABLE.read_text())  # type: ignore[no-any-return]
+
+
+def _script() -> Any:
+    """The generator as a module (its rules and its corpus reading)."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import gen_program_purposes
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    return gen_program_purposes
+
+
+def test_a_linter_whose_name_does_not_say_lint_is_static_analysis(tmp_path: Path) -> None:
+    """sqlfluff run for real on a badly laid out query: a lint failure, not a command error."""
+    program = need_tool("sqlfluff")
+    (tmp_path / "query.sql").write_text("SELECT a,b from t\n")
+    argv = [program, "lint", "--dialect", "ansi", "query.sql"]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode != 0, done.stdout + done.stderr
+    failure = from_command(["sqlfluff", *argv[1:]], done.returncode, done.stdout, done.stderr)
+    assert failure is not None
+    assert failure.kind == Kind.STATIC_ANALYSIS_ERROR
+    assert failure.code == FC.LINT_FAILED
+
+
+def test_the_commands_own_words_come_before_the_table() -> None:
+    """A verb or a target says the purpose first; the table only when they say nothing."""
+    assert infer_purpose("npx sqlfluff lint q.sql") == "static_analysis"
+    assert infer_purpose("uv run sqlfluff fix q.sql") == "static_analysis"
+    assert infer_purpose("make test") == "test"
+    assert infer_purpose("git rebase main") == "merge"
+    assert infer_purpose("git status") == "general"  # version control, no purpose code
+
+
+def test_the_output_shape_decides_only_for_a_program_the_table_leaves_general() -> None:
+    """``cat`` is general by its package, so a test summary in its output still decides."""
+    assert program_purpose("cat") == "general"
+    assert infer_purpose("cat report.txt", "FAILED (failures=1)") == "test"
+
+
+@pytest.mark.parametrize(("program", "purpose"), [
+    ("pytest", "test"),
+    ("flake8", "static_analysis"),
+    ("mypy", "static_analysis"),
+    ("sqlfluff", "static_analysis"),
+    ("gcc", "build"),
+    ("clang", "build"),
+    ("git", "version_control"),
+    ("pip", "package_install"),
+    ("ls", "general"),
+    ("cd", "general"),
+])  # fmt: skip
+def test_classes_of_program_take_their_packages_purpose(program: str, purpose: str) -> None:
+    """Test runners, linters, type checkers, compilers, version control, package installers
+    and utilities, by what their packages say."""
+    assert program_purpose(program) == purpose
+
+
+def test_every_row_says_which_registry_and_metadata_decided() -> None:
+    """A row with a purpose names its registry, package and the field that decided it."""
+    table = _table()
+    assert table["version"]
+    assert table["generated"]
+    for name, row in table["programs"].items():
+        if row["purpose"] is not None:
+            assert all(row[key] for key in ("registry", "package", "field")), name
+            assert row["purpose"] in table["purposes"], name
+
+
+def test_loading_the_table_waits_for_the_first_command() -> None:
+    """``import failcode`` neither imports the purpose rules nor reads the table."""
+    code = ("import sys, failcode\n"
+            "m = sys.modules.get('failcode.classification._purpose')\n"
+            "print(m is None or m._programs.cache_info().currsize == 0)\n"
+            "from failcode.classification._purpose import _programs, infer_purpose\n"
+            "infer_purpose('sqlfluff lint q.sql')\n"
+            "print(_programs.cache_info().currsize == 1)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["True", "True"]
+
+
+def test_the_table_still_agrees_with_the_hand_checked_sample() -> None:
+    """Each of the 50 rows checked by hand still has the purpose the checker agreed with, and
+    each row the checker disagreed with is listed with its reason."""
+    checked = json.loads(CHECKED.read_text())
+    assert len(checked["rows"]) == 50
+    assert checked["agree"] == sum(row["agree"] for row in checked["rows"])
+    for row in checked["rows"]:
+        if row["agree"]:
+            assert program_purpose(row["program"]) == row["verdict"], row
+        else:
+            assert row["note"], row
+
+
+def test_most_programs_run_in_the_corpora_and_the_lab_get_a_purpose() -> None:
+    """Of the distinct programs the real sessions and the lab run, at least 60% get a purpose
+    from a registry's metadata (``general`` only when the shell or the package says it is a
+    utility). The issue's goal is 90%: the rest are programs no registry reachable here ships
+    under that name (rg, nc, ping, pacman...), PowerShell cmdlets and words a reader took for a
+    command (measured: 100 of 149, 67%)."""
+    sessions_dir()
+    sessions_2_dir()
+    script = _script()
+    programs = {p for p in script.corpus_programs() if script.is_program(p)}
+    covered, total = script.coverage(_table(), programs)
+    assert total >= 100
+    assert covered / total >= 0.6, sorted(
+        p for p in programs if not _table()["programs"].get(p, {}).get("purpose"))
+
+
+def test_command_programs_peel_as_the_purpose_rules_do() -> None:
+    """The programs a line runs: wrappers, runners and ``python -m`` peeled, paths kept."""
+    assert command_programs("sudo -u app env CI=1 python -m pytest -q | tee out") == [
+        "pytest", "tee"]
+    assert command_programs("bash -c 'cd x && ./ci/lint.sh'") == ["cd", "./ci/lint.sh"]
