@@ -272,3 +272,26 @@ def test_a_tools_helper_that_cannot_start_is_a_failure_not_a_refusal(
     (session,) = triage([str(path)]).to_dict()["sessions"]
     assert [(f["step"], f["failure"]["kind"]) for f in session["failures"]] == [(0, kind)]
     assert session["outcomes"] == []
+
+
+@pytest.mark.parametrize(("tail", "ended"), [
+    ([], "submitted"),
+    ([("response_item", {"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": "and the docs?"}]})], "unknown"),
+    ([("event_msg", {"type": "turn_aborted", "reason": "interrupted"})], "unknown"),
+    ([("response_item", {"type": "function_call", "name": "exec_command",
+                         "arguments": "{\"cmd\": \"ls\"}", "call_id": "c2"})], "unknown"),
+])
+def test_an_interactive_rollout_without_task_complete_ends_on_its_last_word(
+        tmp_path: Path, tail: list[tuple[str, dict[str, Any]]], ended: str) -> None:
+    """The interactive CLI's rollouts of 0.6x to 0.8x keep no ``task_complete``: an answer
+    with no call pending is ``submitted``, a prompt, an interrupt or a call after it is not."""
+    path = _codex_rollout(tmp_path, "exec_command", "Exit code: 0\nOutput:\nok\n")
+    lines = [("response_item", {"type": "message", "role": "assistant", "content": [
+        {"type": "output_text", "text": "Done: the build is clean."}]}), *tail]
+    with path.open("a") as out:
+        for kind, payload in lines:
+            out.write(json.dumps({"timestamp": "2026-01-01T00:00:05.000Z", "type": kind,
+                                  "payload": payload}) + "\n")
+    (session,) = triage([str(path)]).to_dict()["sessions"]
+    assert session["ended"]["status"] == ended

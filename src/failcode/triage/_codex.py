@@ -68,7 +68,10 @@ recorder wrote, which readers of the format document):
   ``turn_aborted`` ends it as ``unknown`` (``reason`` ``interrupted``, ``replaced``,
   ``review_ended``), or at the agent's limit when its ``reason`` is ``budget_limited`` (the
   run's token budget ran out); ``task_complete`` with a last agent message and no error is
-  ``submitted``.
+  ``submitted``. Rollouts that hold no ``task_complete`` (the interactive CLI's of 0.6x to
+  0.8x) end on their last word as Claude Code's transcripts do: an assistant ``message`` with
+  no call waiting for its output is ``submitted``; a call, or a user message (a prompt, the
+  ``<turn_aborted>`` note) after it, is ``unknown``.
   Retried provider faults are not in the rollout (``codex exec --json`` prints them only).
   An ``http_status_code`` is read when it is an integer in 100..599.
 - Time: each line's ``timestamp`` (Codex writes UTC with ``Z``; one without a zone would be
@@ -283,10 +286,16 @@ class CodexReader:
             call = self._call(state.steps, payload, stamp)
             state.calls[as_key(payload.get("call_id") or payload.get("id"))] = call
             state.steps += 1
+            state.status, state.ended_by = "unknown", None  # a call waiting for its result
         elif item_type in _OUTPUTS:
             found = state.calls.pop(as_key(payload.get("call_id")), None)
             if found is not None:
                 return self._result(found, payload, where)
+        elif item_type == "message" and payload.get("role") in ("assistant", "user"):
+            # the last word: the agent's answer with no call pending, or a prompt (or an
+            # interrupt's note) not answered yet
+            answered = payload.get("role") == "assistant" and not state.calls
+            state.status, state.ended_by = ("submitted" if answered else "unknown"), None
         return None
 
     def _event(self, state: _State, payload: dict[str, Any], stamp: float | None, where: str,
