@@ -52,6 +52,16 @@ def test_a_name_no_program_has_is_no_missing_dependency(tmp_path: Path, line: st
     assert "is not a command" in failure.message
 
 
+def test_a_builtins_refusal_of_an_option_given_as_the_command_is_malformed(
+        tmp_path: Path) -> None:
+    """What the shell ran is an option (``-R`` after a stray word was eaten): no program's
+    name, the agent's malformed line."""
+    done = run("> out.txt -R x", tmp_path)
+    assert done.returncode == 127
+    failure = _failure(from_command("-R x", 127, done.stdout, done.stderr))
+    assert (failure.code, failure.kind) == (FC.CMD_DIAGNOSTIC.value, "command_error")
+
+
 def test_a_program_that_is_missing_is_still_a_missing_dependency(tmp_path: Path) -> None:
     """A name a program can have keeps FC-CMD-001: the rule above is about names only."""
     done = run("lab-tool-not-installed --version", tmp_path)

@@ -903,20 +903,23 @@ def from_command(  # noqa: PLR0915 - the checks of the module's contract, in its
             # no program has such a name (`,`, `:ls`, `}pip`, `-c` after a stray `>`): the
             # agent's command line is malformed, nothing is missing from the environment
             return _make(FC.CMD_DIAGNOSTIC, piece("shell", detail),
-                         params={"program": "sh",
-                                 "problem": f"{missing} is not a command (a malformed command "
-                                            "line)"},
+                         params={"program": "sh", "problem": f"{missing} is not a command "
+                                                             "(a malformed command line)"},
                          error_class="command_not_found")
         return _make(FC.CMD_NOT_FOUND, piece("shell" if lang in (None, "shell") else lang,
                                              detail), params={"program": missing})
-    # 5b. the shell could not parse the command line: nothing in it ran, in every purpose
-    if primary is not None and primary.family == "shell" and primary.error_class == (
-            "syntax_error"):
+    # 5b. the shell could not parse the command line, or what it ran is no program's name
+    # (``-R``, ``]}``): the agent's malformed line, in every purpose
+    syntax = primary is not None and primary.family == "shell" and (
+        primary.error_class == "syntax_error")
+    if syntax or _malformed(program):
         return _make(FC.CMD_DIAGNOSTIC, piece("shell", detail),
-                     params={"program": primary.subject or "sh",
-                             "problem": "the command line does not parse (a malformed command "
-                                        "line)"},
-                     error_class="syntax_error")
+                     params={"program": (primary.subject if primary and syntax else None)
+                             or "sh",
+                             "problem": ("the command line does not parse" if syntax else
+                                         f"{program} is not a command")
+                             + " (a malformed command line)"},
+                     error_class="syntax_error" if syntax else "command_not_found")
     # 6. the shell refused to run a file (126: found, not executable), or a command that
     # says nothing else was refused a path: the user's environment, in every purpose
     if status == 126 or (denied is not None and (
@@ -1194,6 +1197,15 @@ _COMPILED: Final = frozenset({"cpp", "ld", "rust", "java", "ts", "go"})
 _COMPILE_CLASSES: Final = frozenset({"compile_error", "link_error", "syntax_error",
                                      "undefined_reference", "undeclared_identifier",
                                      "missing_header", "type_mismatch"})
+
+
+def _malformed(program: str) -> bool:
+    """``program`` is no program's name (an option, punctuation), nor a shell word."""
+    name = posixpath.basename(program) or program
+    return name not in _SHELL_WORDS and _PROGRAM_NAME.fullmatch(name) is None
+
+
+_SHELL_WORDS: Final = frozenset({"[", "[[", ".", ":", "!", "{", "(", "((", "sh", "*"})
 
 
 def _built_first(purpose: str, text: str) -> str:
