@@ -5,7 +5,8 @@
    but aider's Markdown; the peer decodes a JSON document whole and JSON lines line by line),
    aider's history on its own (its peer: splitting the bytes into lines), and a generated
    mini-swe-agent trajectory (``--big-mb``, default 100). Ratio = json.loads time / triage
-   time (goal >= 0.3x).
+   time (goal >= 0.3x). ``corpus2``: the same on ../shared/data/agent-sessions-2 (issue 32's
+   formats: headless streams, ATIF trials, Cline, Qwen Code...).
 2. ``failcode triage --json`` with ``--jobs 2`` beside ``--jobs 1`` on a generated folder (the
    real sessions copied ``--copies`` times, default 4), fresh processes, interleaved; speedup
    = jobs-1 wall / jobs-2 wall.
@@ -25,6 +26,7 @@ run the same commands again). Everything generated goes to a temp dir.
     python bench/bench_triage_scale.py [--big-mb 100] [--rss-mb 256] [--copies 4] [--rounds 5]
     python bench/bench_triage_scale.py --profile   # add a cProfile of the real sessions
     python bench/bench_triage_scale.py --only memory --rss-mb 1024   # the issue's 1 GB file
+    python bench/bench_triage_scale.py --only corpus2   # the second corpus's formats
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from failcode.triage import triage
 from failcode.triage._analyze import triage_file
 
 DATA = Path(__file__).parents[1] / ".." / "shared" / "data" / "agent-sessions"
+DATA_2 = Path(__file__).parents[1] / ".." / "shared" / "data" / "agent-sessions-2"
 
 
 def _files() -> list[Path]:
@@ -145,6 +148,28 @@ def throughput(big_mb: int, rounds: int, tmp: Path) -> None:
         print(f"   {name}: {len(paths)} files, {_mb(size)}; triage {size / 1e6 / t:.1f} MB/s, "
               f"peer {size / 1e6 / j:.1f} MB/s; triage / peer throughput = "
               f"{median_ratio(runs, 'peer', 'triage'):.2f}x (goal >= 0.3x)")
+
+
+def throughput_second(rounds: int) -> None:
+    """Section 1 on the second corpus (issue 32): the files triage reads (headless streams,
+    ATIF trials, Cline, Qwen Code, interactive Claude Code and Codex...), JSON beside
+    ``json.loads``, aider's Markdown beside splitting lines."""
+    read = [p for p in sorted(DATA_2.rglob("*")) if p.is_file() and p.name != "SOURCES.md"
+            and triage_file(p, str(p))[0].error_code is None]
+    json_files = [p for p in read if _is_json(p.read_bytes())]
+    text_files = [p for p in read if p not in json_files]
+    print("1b. throughput per core, second corpus (../shared/data/agent-sessions-2)")
+    for name, paths, floor in (("JSON sessions", json_files, _json_floor),
+                               ("text logs (aider; peer: lines)", text_files, _lines_floor)):
+        blobs = [p.read_bytes() for p in paths]
+        size = sum(len(b) for b in blobs)
+        runs = interleaved({"triage": lambda paths=paths: triage(paths),
+                            "peer": lambda blobs=blobs, floor=floor: [floor(b) for b in blobs]},
+                           rounds=rounds)
+        t, j = statistics.median(runs["triage"]), statistics.median(runs["peer"])
+        print(f"   {name}: {len(paths)} files, {_mb(size)}; triage {size / 1e6 / t:.1f} MB/s, "
+              f"peer {size / 1e6 / j:.1f} MB/s; triage / peer throughput = "
+              f"{median_ratio(runs, 'peer', 'triage'):.2f}x")
 
 
 _LAUNCH = """
@@ -353,7 +378,7 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
-    parser.add_argument("--only", default="throughput,jobs,memory,startup,changes",
+    parser.add_argument("--only", default="throughput,corpus2,jobs,memory,startup,changes",
                         help="the sections to run, comma-separated")
     args = parser.parse_args()
     only = set(args.only.split(","))
@@ -363,6 +388,8 @@ def main() -> None:
         tmp = Path(name)
         if "throughput" in only:
             throughput(args.big_mb, args.rounds, tmp)
+        if "corpus2" in only and DATA_2.is_dir():
+            throughput_second(args.rounds)
         if "jobs" in only:
             jobs(args.copies, args.rounds, tmp)
         if "memory" in only:
