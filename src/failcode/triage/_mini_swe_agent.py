@@ -9,7 +9,9 @@ observations, 2.x tool calls with ``role=tool`` observations carrying ``extra``,
   ``<returncode>`` observation tag.
 - One file is one session; its name is ``instance_id`` (else the file's stem).
 - A step is one observation of a command, in ``messages`` order: a ``role=tool`` message, a
-  ``role=user`` message that starts with ``<returncode>`` (text actions), or 1.x's notice
+  ``role=user`` message that starts with ``<returncode>`` or (2.x, whose text-mode templates
+  put ``<exception>`` first when the command failed to finish) carries
+  ``extra.returncode`` (text actions), or 1.x's notice
   "The last command <command>...</command> timed out and has been killed" (which replaces the
   observation of a command stopped at the time limit: a timeout). Steps are numbered from 0.
 - The command is the assistant's tool call with the observation's ``tool_call_id`` (the
@@ -243,8 +245,9 @@ class MiniSweAgentReader:
                         yield Rejected(None, "model output", first_line(text))
                     refused = False
                     continue
-                if role == "user" and not text.lstrip().startswith("<returncode>"):
-                    continue
+                if role == "user" and not text.lstrip().startswith("<returncode>") and (
+                        "returncode" not in as_dict(message.get("extra"))):
+                    continue  # not an observation (2.x writes extra.returncode on each one)
                 command = pending.pop(str(message.get("tool_call_id")), None)
                 if command is None:
                     command = actions.pop(0) if actions else ""

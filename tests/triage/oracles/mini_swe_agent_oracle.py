@@ -144,7 +144,8 @@ def parse_2(doc: dict) -> dict:
 
 
 def run_1(out: str, outputs: list[str]) -> None:
-    """Run 1.x's own agent on scripted model outputs in a scratch folder; save its trajectory."""
+    """Run 1.x's own agent on scripted model outputs in a scratch folder (commands time out
+    after 1 s); save its trajectory."""
     import tempfile
 
     import yaml
@@ -157,8 +158,8 @@ def run_1(out: str, outputs: list[str]) -> None:
     config = yaml.safe_load((builtin_config_dir / "extra" / "swebench.yaml").read_text())
     config["agent"] |= {"cost_limit": 0, "step_limit": 0}  # the scripted model costs 1 a call
     with tempfile.TemporaryDirectory() as cwd:
-        agent = DefaultAgent(DeterministicModel(outputs=outputs), LocalEnvironment(cwd=cwd),
-                             **config["agent"])
+        agent = DefaultAgent(DeterministicModel(outputs=outputs),
+                             LocalEnvironment(cwd=cwd, timeout=1), **config["agent"])
         status, result = agent.run("Find where the parser is defined.")
         save_traj(agent, Path(out), exit_status=status, result=result, print_path=False)
 
@@ -187,7 +188,7 @@ def run_2_text(out: str, outputs: list[str]) -> None:
     with tempfile.TemporaryDirectory() as cwd:
         model = ScriptedTextbasedModel(model_name="openai/gpt-4o", cost_tracking="ignore_errors",
                          **{k: v for k, v in config["model"].items() if k != "model_kwargs"})
-        agent = DefaultAgent(model, LocalEnvironment(cwd=cwd),
+        agent = DefaultAgent(model, LocalEnvironment(cwd=cwd, timeout=1),
                              **agent_config | {"cost_limit": 0, "step_limit": 0,
                                                "output_path": Path(out)})
         agent.run("Find where the parser is defined.")

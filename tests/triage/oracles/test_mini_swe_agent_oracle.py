@@ -102,13 +102,14 @@ _NONE = "THOUGHT: I think the parser lives in parser.py. Let's look at it next."
 _OTHER = "THOUGHT: list it.\n\n```sh\nls\n```"
 _FAILS = ("THOUGHT: run it (`python -c` is enough); quoting ```bash``` inline is not a block."
           "\n\n```bash\npython -c 'import sys; sys.exit(3)'\n```")
+_SLOW = "THOUGHT: the server needs a moment.\n\n```bash\nsleep 3\n```"  # the agents' 1 s limit
 _SUBMIT = "THOUGHT: done.\n\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"
 
 
 _SCRIPTS = {
     "quoted-block": [_QUOTED, _ODD, _SUBMIT],
     "format-errors": [_TWO, _NONE, _FAILS, _OTHER, _SUBMIT],  # 2.x stops at 3 in a row
-    "mixed": [_FAILS, _ODD, _QUOTED, _TWO, _SUBMIT],
+    "mixed": [_FAILS, _ODD, _QUOTED, _TWO, _SLOW, _SUBMIT],
 }
 
 
