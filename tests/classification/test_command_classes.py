@@ -229,3 +229,16 @@ def test_go_compiler_errors_carry_their_class_and_file(tmp_path: Path, command: 
     assert (failure.kind, failure.error_class, failure.location) == (
         "build_error", "undeclared_identifier", "main.go")
     assert "missingName" in str(failure.params.get("problem"))
+
+
+def test_curl_saying_it_could_not_connect_is_a_connection_failure_without_a_status(
+        tmp_path: Path) -> None:
+    """A log that kept curl's words but not its status (1 for "failed"): curl's own
+    ``curl: (7)`` names the connection failure."""
+    need_tool("curl")
+    command = f"curl -sS --noproxy '*' http://127.0.0.1:{_closed_port()}/"
+    _code, out, err = _run(need_tool("bash"), command, tmp_path)
+    failure = from_command(command, 1, out, err)
+    assert isinstance(failure, Failure)
+    assert failure.code == FC.OS_CONNECTION.value
+

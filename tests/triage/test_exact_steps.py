@@ -22,31 +22,6 @@ from tests.triage._data import labels, sessions_dir
 
 # per file: (step, labelled kind or None, kind triage reports or None)
 DISAGREEMENTS: dict[str, list[tuple[int | None, str | None, str | None]]] = {
-    # Crashes a filter hid (``| tail``, ``| head``, ``| grep -A``) that the masking rules read
-    # since issue 32 (a traceback whose head or tail the filter cut, an exception of any name,
-    # pip's own verdict on an install): failing steps under the protocol's written rule ("exited
-    # 0 while its output shows a failure in a tool's own words that a filter hid"), not labelled
-    # sqlfluff is a linter by its package's metadata (issue 32 item 4: "a linter whose name does
-    # not say lint is reported as command_error"), so its runs here are static_analysis_error;
-    # the labels call this session's `sqlfluff lint -` (sqlfluff crashing on the bug the agent
-    # fixes) a command error: the labels' owner settles it by the protocol
-    'mini-swe-agent/deepseek_chat_dev/sqlfluff__sqlfluff-1517.traj.json': [
-        (5, 'command_error', 'static_analysis_error'),
-        (45, 'command_error', 'static_analysis_error'), (49, None, 'static_analysis_error'),
-        (53, 'command_error', 'static_analysis_error'), (60, None, 'static_analysis_error'),
-        (73, None, 'static_analysis_error'), (85, 'command_error', 'static_analysis_error'),
-        (91, 'command_error', 'static_analysis_error'), (95, None, 'static_analysis_error'),
-        (100, None, 'static_analysis_error'),
-    ],
-    'mini-swe-agent/deepseek_chat_test_1-100/django__django-11910.traj.json': [
-        (62, None, 'test_error'),
-    ],
-    'mini-swe-agent/deepseek_chat_test_1-100/django__django-12125.traj.json': [
-        (30, None, 'test_error'), (51, None, 'test_error'), (61, None, 'test_error'),
-    ],
-    'mini-swe-agent/deepseek_chat_test_1-100/django__django-15738.traj.json': [
-        (6, 'command_error', None),
-    ],
     'mini-swe-agent/deepseek_reasoner_dev/pvlib__pvlib-python-1072.traj.json': [
         (None, None, 'provider_error'),
     ],
@@ -54,14 +29,15 @@ DISAGREEMENTS: dict[str, list[tuple[int | None, str | None, str | None]]] = {
         (None, None, 'provider_error'),
     ],
     'mini-swe-agent/deepseek_reasoner_dev/pvlib__pvlib-python-1707.traj.json': [
-        (None, None, 'provider_error'), (6, None, 'command_error'),  # a traceback | head cut
+        (None, None, 'provider_error'),
     ],
     'mini-swe-agent/deepseek_reasoner_dev/pylint-dev__astroid-1196.traj.json': [
         (None, None, 'provider_error'),
     ],
+    # `pip install -e . | tail`: the project's own extension failed to compile inside pip; the
+    # labels call it the build's failure, triage pip's verdict on the install (package_build_failed)
     'mini-swe-agent/pr854_example_trajectories/astropy__astropy-12907.traj.json': [
-        (3, None, 'dependency_error'), (4, None, 'dependency_error'),  # pip's verdict | tail
-        (8, None, 'dependency_error'), (18, 'command_error', 'dependency_error'),
+        (3, 'build_error', 'dependency_error'), (8, 'build_error', 'dependency_error'),
     ],
     'openhands/multi_swe_bench_examples/output.jsonl': [
         (None, None, 'agent_error'),
