@@ -93,7 +93,8 @@ def _inputs(folder: Path) -> list[Path]:
     built = folder / "built"
     built.mkdir()
     return [sessions_dir(), LAB, BUNDLED, _copilot(built, zone="Z"), _copilot(built, zone=""),
-            *_zoneless(built), sessions_2_dir() / "qwen-code", sessions_2_dir() / "harbor-atif"]
+            *_zoneless(built), sessions_2_dir() / "qwen-code", sessions_2_dir() / "harbor-atif",
+            sessions_2_dir() / "cline"]
 
 
 def _format_of(body: str) -> str:
