@@ -17,7 +17,7 @@ from failcode.triage import triage
 from failcode.triage._events import Command
 from tests._needs import missing
 from tests.lab.oracles import oracles
-from tests.triage._data import session_files, sessions_2_dir
+from tests.triage._data import session_files, sessions_2_dir, sessions_dir
 from tests.triage.oracles._failcode_side import read_sessions
 
 _EXIT = re.compile(r"^(?:Error: )?Exit code (-?\d+)")
@@ -149,3 +149,45 @@ def test_steps_are_the_calls_the_atif_models_pair_with_a_result() -> None:
                     problems.append(f"{path} step {event.step}: {event.command!r}, the "
                                     f"models' call {calls[event.step]}")
     assert not problems, "\n".join(problems)
+
+
+def _as_harbor_converts(trajectory: dict[str, Any]) -> dict[str, Any]:
+    """A mini-swe-agent 2.x trajectory in ATIF as Harbor's mini-swe-agent converter lays it
+    out: an agent step per assistant message with its tool calls, each later ``tool`` or
+    ``user`` message's content a result of the last agent step, with no ``source_call_id``."""
+    steps: list[dict[str, Any]] = []
+    for index, message in enumerate(trajectory["messages"]):
+        role = message.get("role")
+        if role == "assistant":
+            calls = [{"tool_call_id": call["id"], "function_name": call["function"]["name"],
+                      "arguments": json.loads(call["function"]["arguments"])}
+                     for call in message.get("tool_calls") or []]
+            steps.append({"step_id": len(steps) + 1, "source": "agent",
+                          "message": message.get("content") or "", "tool_calls": calls or None})
+        elif role in {"tool", "user"} and index > 1 and steps and steps[-1]["source"] == "agent":
+            observation = steps[-1].setdefault("observation", {"results": []})
+            observation["results"].append({"content": message.get("content")})
+        elif role in {"system", "user"}:
+            steps.append({"step_id": len(steps) + 1, "source": role,
+                          "message": message.get("content")})
+    return {"schema_version": "ATIF-v1.7", "session_id": "s",
+            "agent": {"name": "mini-swe-agent", "version": trajectory["info"]["mini_version"]},
+            "steps": steps}
+
+
+def test_a_mini_swe_agent_trial_reads_as_its_own_trajectory(tmp_path: Path) -> None:
+    """Results without ``source_call_id`` pair with their calls in order, and mini-swe-agent's
+    ``<returncode>`` observations keep their statuses: the same steps as the trajectory."""
+    originals = sorted((sessions_dir() / "mini-swe-agent").rglob("*.traj.json"))
+    assert len(originals) >= 10, originals
+    for original in originals:
+        copy = tmp_path / original.stem / "agent" / "trajectory.json"
+        copy.parent.mkdir(parents=True)
+        copy.write_text(json.dumps(_as_harbor_converts(json.loads(original.read_text()))))
+        (mine,) = read_sessions(original, "mini-swe-agent")
+        (atif,) = read_sessions(copy, "harbor-atif")
+        expected = [(e.step, e.command, e.exit_code, e.timed_out) for e in mine.events
+                    if isinstance(e, Command)]
+        assert [(e.step, e.command, e.exit_code, e.timed_out) for e in atif.events
+                if isinstance(e, Command)] == expected, original
+        assert atif.steps == mine.steps, original

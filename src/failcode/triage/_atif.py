@@ -12,8 +12,13 @@ underlying agent's):
   ``tool_calls`` [{``tool_call_id``, ``function_name``, ``arguments``}], ``observation``
   {``results`` [{``source_call_id``, ``content``}]}}]. A step of failcode is one tool call with
   its observation result (the result's ``source_call_id`` names the call), numbered from 0 in
-  file order; a call without a result (a run cut off) is no step. Subagent steps belong to the
-  session they are in.
+  file order; a call without a result (a run cut off) is no step. A result without a
+  ``source_call_id`` (Harbor's mini-swe-agent converter writes none) is the result of the
+  step's next call that has none yet, in order; one left over is no step. Subagent steps
+  belong to the session they are in.
+- A result in mini-swe-agent's observation template (``<returncode>N</returncode>``, after an
+  ``<exception>`` when the command did not finish) is read by mini-swe-agent's rules
+  (:mod:`~failcode.triage._mini_swe_agent`).
 - A result is read as the underlying agent wrote it, by Claude Code's rules
   (:mod:`~failcode.triage._claude_code`): the ``Exit code N`` line, a timeout, a refusal, a
   person's rejection or interrupt, other tools' errors as rejected actions. Harbor's Claude Code
@@ -68,7 +73,7 @@ from failcode.triage._events import (
     SessionStart,
 )
 from failcode.triage._jsonstream import JsonStream, loads
-from failcode.triage._mini_swe_agent import session_end_error
+from failcode.triage._mini_swe_agent import MiniSweAgentReader, session_end_error
 from failcode.triage._text import as_dict, as_list, as_str, iso_time
 
 if TYPE_CHECKING:
@@ -86,8 +91,17 @@ _APPENDED: Final = lazy(r"(?:^|\n\n)\[(?:stdout|stderr)\]\n|(?:^|\n\n|\n)\[(?:ex
 _METADATA: Final = lazy(r"^\[metadata\] (\{.*\})$", re.MULTILINE)
 _EXIT_SECTION: Final = lazy(r"^\[exit_code\] (-?\d+)$", re.MULTILINE)
 _EXIT_LINE: Final = lazy(r"^(?:Error: )?Exit code -?\d+")
+_MINI_OBSERVATION: Final = lazy(r"^\s*(?:<exception>(.*?)</exception>\s*)?<returncode>\s*-?\d+"
+                                r"\s*</returncode>", re.DOTALL)
 _TIMEOUT_TYPES: Final = frozenset({"AgentTimeoutError"})
 _RESULT_MAX: Final = 4 * 1024 * 1024
+
+
+def _content(value: object) -> str:
+    """A result's text: a string, or the text parts of a list (ATIF 1.6's content parts)."""
+    if isinstance(value, list):
+        return "\n".join(as_str(as_dict(part).get("text")) for part in value)
+    return as_str(value)
 
 
 def _command(name: str, arguments: dict[str, Any]) -> str:
@@ -250,19 +264,36 @@ class _Trajectory:
                                            or extra.get("stop_reason") == "end_turn")
         metadata = as_dict(extra.get("tool_result_metadata"))
         raw = as_dict(metadata.get("raw_tool_result"))
+        unpaired = [str(call.get("tool_call_id")) for call in calls]
+        where = f"step_id {item.get('step_id')}"
         for result in as_list(as_dict(item.get("observation")).get("results")):
-            if not isinstance(result, dict) or result.get("source_call_id") is None:
+            if not isinstance(result, dict):
                 continue
-            call_id = str(result.get("source_call_id"))
+            if result.get("source_call_id") is None:  # paired by order (mini-swe-agent's)
+                if not unpaired:
+                    continue  # no call left: a note, a format error fed back
+                call_id = unpaired.pop(0)
+            else:
+                call_id = str(result.get("source_call_id"))
+                if call_id in unpaired:
+                    unpaired.remove(call_id)
             if call_id not in self.uses:
                 continue
-            if raw and str(raw.get("tool_use_id")) == call_id:
-                block, detail = raw, as_dict(metadata.get("tool_use_result"))
+            text = _content(result.get("content"))
+            mini = _MINI_OBSERVATION.match(text)
+            if mini is not None:  # mini-swe-agent's observation template, kept as it was
+                message = {"content": text, "extra": {"exception_info": mini.group(1)}
+                           if mini.group(1) else {}}
+                event: Event | None = MiniSweAgentReader._step(
+                    self.steps, as_str(self.uses[call_id][1].get("command")), message, where)
             else:
-                block, detail = _own_result(call_id, as_str(result.get("content")),
-                                            extra.get("tool_result_is_error") is True)
-            event = ClaudeCodeReader._result(self.steps, block, self.uses, stamp,
-                                             detail=detail, where=f"step_id {item.get('step_id')}")
+                if raw and str(raw.get("tool_use_id")) == call_id:
+                    block, detail = raw, as_dict(metadata.get("tool_use_result"))
+                else:
+                    block, detail = _own_result(call_id, text,
+                                                extra.get("tool_result_is_error") is True)
+                event = ClaudeCodeReader._result(self.steps, block, self.uses, stamp,
+                                                 detail=detail, where=where)
             if event is not None:
                 yield event
             self.steps += 1
