@@ -65,6 +65,14 @@ def _rendered(binary: bytes, template: bytes) -> str:
 CLAUDE_TEXTS: Final = [
     (b"Claude requested permissions to use ${...}, but you haven't granted it yet.", True,
      "rejected_action"),
+    (b"Claude requested permissions to read from ${...}, but you haven't granted it yet.",
+     True, "rejected_action"),
+    (b"Claude requested permissions to write to ${...}, but you haven't granted it yet.",
+     True, "rejected_action"),
+    (b"Claude requested permissions to edit ${...} which is a sensitive file.", True,
+     "rejected_action"),
+    (b"Claude requested permissions to glob ${...}, which appears to be a UNC pattern", True,
+     "rejected_action"),
     (b"Permission to use ${...} with command ${...} has been denied.", True,
      "rejected_action"),
     ((b"Permission to use ${...} has been denied because Claude Code is running in don't ask "

@@ -36,8 +36,11 @@ versions add fields and record types that are ignored when not named here):
   has been denied. Reason: ...`` and ``... was denied by the Claude Code auto mode
   classifier``, ``Permission denied by hook``, ``Hook denied tool use for X``, "File is in a
   directory that is denied by your permission settings", ``Agent type 'X' has been denied by
-  permission rule``. A call that never ran or was stopped is cancelled, neither a failure
-  nor part of a loop: Claude Code cancels the parallel calls beside one that failed
+  permission rule``, and every ``Claude requested permissions to use|read from|write
+  to|edit|glob X ...`` (not granted yet, a sensitive file, a UNC or automount path: nobody
+  approved it; the same texts in 1.x's ``cli.js``). A call that never ran or was stopped is
+  cancelled, neither a failure nor part of a loop: Claude Code cancels the parallel calls
+  beside one that failed
   (``<tool_use_error>Sibling tool call errored</tool_use_error>``; 2.1.x: ``Cancelled:
   parallel tool call X(...) errored``, and any ``<tool_use_error>Cancelled: ...``, the class
   its own renderer tells apart), a person rejected it ("The user doesn't want to proceed with
@@ -123,7 +126,7 @@ _HOOK: Final = lazy(r"^(?:Error: )?(?:(?:PreToolUse|PermissionRequest):\S+ hook 
                           r"(?:returned blocking error|blocking error|error|blocked)"
                           r"|Hook (?:PreToolUse|PermissionRequest):\S+ denied this tool)")
 _PERMISSION: Final = lazy(
-    r"^(?:Error: )?(?:\S+ requested permissions to use \S+, but you haven't granted it yet"
+    r"^(?:Error: )?(?:\S+ requested permissions to (?:use|read from|write to|edit|glob) "
     r"|Permission to (?:use|edit|read|write) .{0,4000}?has been denied"
     r"|Permission for this action (?:has been|was) denied"
     r"|Permission denied by (?:\S+ )?hook|Hook denied tool use for "
