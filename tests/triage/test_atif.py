@@ -29,20 +29,26 @@ def _trials() -> Path:
 
 
 def test_every_harbor_file_is_read_or_rejected_as_a_trial_result() -> None:
+    """Walking the trials: every trajectory is a session; a result.json beside one is read
+    with it (skipped as an input); a result.json alone is the trial's session; named on its
+    own, a result.json beside a trajectory is FC-DATA-002 naming a Harbor trial result."""
     files = session_files(_trials())
     assert len(files) >= 30, files
     result = triage([_trials()])
     by_path = {item.path: item for item in result.inputs}
     problems = []
     for path in files:
+        beside = path.name == "result.json" and (path.parent / "agent").is_dir()
+        if beside:
+            if str(path) not in result.skipped:
+                problems.append(f"{path}: not read with its trajectory")
+            named = triage([path]).inputs[0]
+            if named.error_code != "FC-DATA-002" or "Harbor trial result" not in str(
+                    named.error_message):
+                problems.append(f"{path} named alone: {named}")
+            continue
         item = by_path[str(path)]
-        alone = path.name == "result.json" and not (path.parent / "agent").is_dir()
-        timed_out = alone and "AgentTimeoutError" in path.read_text()
-        if path.name == "trajectory.json" or timed_out:
-            if item.format != "harbor-atif" or item.error_code is not None or item.sessions != 1:
-                problems.append(f"{path}: {item}")
-        elif item.error_code != "FC-DATA-002" or "Harbor trial result" not in str(
-                item.error_message):
+        if item.format != "harbor-atif" or item.error_code is not None or item.sessions != 1:
             problems.append(f"{path}: {item}")
     assert not problems, "\n".join(problems)
     ended = {s.session: s.status for s in result.sessions}

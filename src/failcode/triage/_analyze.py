@@ -58,6 +58,7 @@ from failcode import (
 )
 from failcode.classification._command import as_local_module
 from failcode.classification._purpose import infer_purpose
+from failcode.triage._atif import read_with_trajectory
 from failcode.triage._events import (
     About,
     Command,
@@ -729,7 +730,8 @@ def _walk(folder: Path, out: Expanded, include: Sequence[str], exclude: Sequence
         relative = path.relative_to(folder).as_posix()
         if not _wanted(relative, include, exclude):
             return
-        if _is_log(path) is False if sniff else _is_special(path):
+        if read_with_trajectory(path) or (_is_log(path) is False if sniff
+                                          else _is_special(path)):
             out.skipped.append(str(path))
             return
         out.append((path, str(path)))

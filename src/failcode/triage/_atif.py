@@ -45,11 +45,11 @@ underlying agent's):
   waits for the agent to exit): ``submitted``. Without the file: the last main-chain agent step that
   answers with no tool call (text, or ``extra.stop_reason`` ``end_turn``) is the final answer
   (``submitted``), else ``unknown``.
-- A ``result.json`` is read as a session of its own only when no ``agent/trajectory.json`` lies
-  beside it and it holds an exception (a trial that failed before or while the agent ran: no
-  step, the ending above). With a trajectory beside it, or with no exception, it is rejected
-  (FC-DATA-002 naming a Harbor trial result): the trajectory is the session, or there is
-  nothing to read.
+- A ``result.json`` with no ``agent/trajectory.json`` beside it is the trial's session of
+  its own, of no step, ending as above (its exception; else ``submitted`` when the agent's run
+  finished, ``unknown`` when it never did). With a trajectory beside it, it is read with the
+  trajectory: walking a folder leaves it out (counted among the skipped files), and named on
+  its own it is FC-DATA-002 naming a Harbor trial result.
 - The model is ``agent.model_name``, the agent's version ``agent.version``; the session's name
   is the trial's name (``result.json``'s ``trial_name``), else ``session_id``.
 """
@@ -80,7 +80,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import BinaryIO
 
-__all__ = ["AtifReader"]
+__all__ = ["AtifReader", "read_with_trajectory"]
 
 _SHELL_TOOLS: Final = frozenset({"Bash", "bash", "terminal", "shell", "run_shell_command",
                                  "exec_command", "execute_bash", "bash_command"})
@@ -164,6 +164,12 @@ def _trial_end(steps: int, name: str | None, result: dict[str, Any]) -> SessionE
                                 evidence=error.message[:200]))
 
 
+def read_with_trajectory(path: Path) -> bool:
+    """``path`` is a Harbor trial's ``result.json`` whose trajectory lies beside it
+    (``agent/trajectory.json``): it is read with the trajectory, not as an input."""
+    return path.name == "result.json" and (path.parent / "agent" / "trajectory.json").is_file()
+
+
 class AtifReader:
     """Reader for Harbor's ATIF trajectories and trial results."""
 
@@ -218,14 +224,15 @@ class AtifReader:
 
     @staticmethod
     def _result_alone(path: Path, result: dict[str, Any]) -> Iterator[Event]:
-        if path.is_file() and (path.parent / "agent" / "trajectory.json").is_file():
+        if path.is_file() and read_with_trajectory(path):
             raise InputError("FC-DATA-002", "a Harbor trial result: its session is read from "
                              "the trajectory beside it (agent/trajectory.json)")
         name = as_str(result.get("trial_name")) or None
-        ended = _trial_end(0, name, result)
-        if ended is None:
-            raise InputError("FC-DATA-002", "a Harbor trial result with no trajectory and no "
-                             "exception: nothing of a session to read")
+        # no exception: the agent's run returned (Harbor waits for it) or never ran; a trial
+        # kept without its trajectory is still a session, of no step
+        finished = bool(as_dict(result.get("agent_execution")).get("finished_at"))
+        ended = _trial_end(0, name, result) or SessionEnd(
+            0, "submitted" if finished else "unknown", name, said=True)
         agent = as_dict(result.get("agent_info"))
         model = (as_str(as_dict(agent.get("model_info")).get("name"))
                  or as_str(as_dict(as_dict(result.get("config")).get("agent")).get("model_name")))
