@@ -34,6 +34,20 @@ Rules (about the format and the tool):
   further lines): a static-analysis failure of that input's step.
 - ``The LLM did not conform to the edit format.`` (then ``# N SEARCH/REPLACE block failed to
   match!``): the edit was refused and not applied, a rejected action of that step.
+- The person's answers and interrupts (aider's own strings): a ``Run shell command?`` /
+  ``Run shell commands?`` approval answered ``n``, ``d`` (don't ask again) or ``s`` (skip
+  all), which ``--yes-always`` also logs, is a cancelled action, the command the line before
+  it names; ``Skipping edits to PATH`` (logged when the person declines ``Create new file?``
+  or an edit to a file not in the chat) is a cancelled edit, ``... that matches gitignore
+  spec`` (aider's own rule) a rejected one; ``^C again to exit`` / ``^C KeyboardInterrupt``
+  while the step waits for the model's reply, or while a ``/run`` whose output shows no
+  failure yet runs, is a cancelled request (one per step; at the prompt it is nothing).
+  None of them is a failure.
+- Aider's errors about the person's files, outside a command's output: ``PATH: file not
+  found error``, ``Error: Read-only file PATH does not exist. Skipping.``, ``File not found:
+  PATH`` are a missing file (``FileNotFoundError``); ``Unable to write file PATH: ERR`` and
+  ``PATH: unable to read: ERR`` are the OS error ERR names (a read-only file system, a
+  permission).
 - ``Model X has hit a token limit!`` is the provider refusing a request over the model's
   context window.
 - A provider error is a ``> `` line naming a litellm / provider exception
@@ -70,6 +84,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    cancelled,
 )
 from failcode.triage._lines import lines
 from failcode.triage._swe_agent import shell_failed
@@ -102,6 +117,22 @@ _LINT_RUN: Final = lazy(r"^## Running: (?P<cmd>.+?)\s*$")
 _LINT_END: Final = ("## See relevant line", "Attempt to fix lint errors?")
 _BLANK_INPUT: Final = "<blank>"
 _TOKENS: Final = lazy(r"^Tokens: .*?(?P<received>[\d.,]+k?) received")
+_DECLINED_RUN: Final = lazy(
+    r"^Run shell commands?\? .*?(?:\]:?|\))\s*(?P<answer>[A-Za-z]?)\w*\s*$")
+"""Aider's approval of the shell commands the model suggested, with the answer it logs (``n``,
+``d`` don't ask again and ``s`` skip all decline; ``--yes-always`` logs ``n`` itself)."""
+_SKIPPED_EDIT: Final = lazy(
+    r"^Skipping edits to (?P<path>.+?)(?P<rule> that matches \w+ spec)?\.?$")
+_INTERRUPT: Final = ("^C again to exit", "^C KeyboardInterrupt")
+_FILE_ERRORS: Final = lazy(
+    r"^(?:(?P<missing>.+): file not found error"
+    r"|Error: Read-only file (?P<read_only>.+) does not exist\. Skipping\."
+    r"|File not found: (?P<named>.+)"
+    r"|Unable to write file (?P<unwritable>.+?)(?: after \d+ attempts)?: (?P<write_error>.+)"
+    r"|(?P<unreadable>.+): unable to read: (?P<read_error>.+))$")
+"""Aider's own messages about the person's files (``InputOutput.read_text``/``write_text``,
+``Coder`` for ``--read`` files, ``/add``): a file that does not exist, one it cannot read or
+write (a read-only file system, a permission)."""
 _MODEL_COMMANDS: Final = lazy(r"^/(?:ask|code|architect|context|help|lint)\b")
 """The commands that send something to the model (``/test`` does when its tests fail)."""
 
@@ -121,6 +152,8 @@ class _Session:
         """The step's input goes to the model: text after it may be the model's reply."""
         self.provider: ErrorText | None = None
         self.test_failed = False
+        self.interrupted = False
+        """The person interrupted the step (``^C``): one cancelled outcome per step."""
         self.end = "unknown"
         self.ended_by: ErrorText | None = None
         self.recent: deque[str] = deque(maxlen=_RECENT)
@@ -199,6 +232,9 @@ class AiderReader:
             if session.in_lint and session.lint and body.startswith(_LINT_END):
                 yield from self._close_command(session)
                 return
+            done = yield from self._interactive(session, body)
+            if done:
+                return
             done = yield from self._test_or_edit(session, body, line)
             if done:
                 return
@@ -226,6 +262,7 @@ class AiderReader:
         yield from self._close_step(session)
         session.step += 1
         session.in_input = True
+        session.interrupted = False
         session.recent.clear()
         text = line[5:].strip()
         if text == _LINT_HEAD:  # older aider's lint request, logged as the input it sent
@@ -281,6 +318,53 @@ class AiderReader:
             session.provider = _again(session.provider)
             return True
         return False
+
+    @staticmethod
+    def _interactive(session: _Session, body: str) -> Generator[Event, None, bool]:
+        """The person's interrupt or declined approval, or aider's error about the person's
+        file; True when consumed."""
+        if body.startswith(_INTERRUPT):
+            pending = session.command is not None and shell_failed(
+                "\n".join(session.output)) is None
+            if session.step >= 0 and not session.interrupted and (pending or (
+                    session.asks_model and session.end == "unknown")):
+                what = session.command[1] if session.command else "the request to the model"
+                session.command, session.output, session.test_failed = None, [], False
+                session.interrupted = True
+                yield cancelled(session.step, what, "interrupted by the person (^C)",
+                                session.stamp)
+            return True
+        declined = _DECLINED_RUN.match(body) if body.startswith("Run shell command") else None
+        if declined is not None:
+            if declined.group("answer").lower() in {"n", "d", "s"}:
+                subject = session.recent[-1].strip() if session.recent else ""
+                yield cancelled(session.at(), subject or "shell command",
+                                "declined when aider asked to run it", session.stamp)
+            return True
+        skipped = _SKIPPED_EDIT.match(body) if body.startswith("Skipping edits to ") else None
+        if skipped is not None:
+            action = f"edit {skipped.group('path')}"
+            if skipped.group("rule"):  # aider's own rule (gitignore, aiderignore) refused it
+                yield Rejected(session.at(), action, body, session.stamp)
+            else:  # declined when aider asked to create the file or edit one not in the chat
+                yield cancelled(session.at(), action, "declined when aider asked to edit it",
+                                session.stamp)
+            return True
+        found = _FILE_ERRORS.match(body) if session.command is None and session.lint is None \
+            and ("file" in body or "unable to read" in body) else None
+        if found is None:
+            return False
+        path = found.group("missing") or found.group("read_only") or found.group("named")
+        if path is not None:
+            type_name, message = "FileNotFoundError", f"No such file or directory: '{path}'"
+        else:
+            error = found.group("write_error") or found.group("read_error") or ""
+            split = split_exception(error)
+            type_name, message = split or (
+                "PermissionError" if "Permission denied" in error else "OSError", error)
+        yield ErrorText(session.at(), "tool", type_name, message, evidence=body[:200],
+                        timestamp=session.stamp)
+        return True
 
     @staticmethod
     def _test_or_edit(session: _Session, body: str, line: str) -> Generator[Event, None, bool]:
