@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 from failcode import redact
 from failcode.render._printable import printable
 from failcode.triage._events import END_STATUSES
+from failcode.triage._unread import UNREAD_FORMATS
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -145,7 +146,11 @@ def render_summary(result: TriageResult | Summary, *, top: int = 10, file: Any =
     read = len(summary.inputs) - failed
     skipped = (f"{summary.skipped:,} skipped (not session logs)" if summary.skipped
                else "0 skipped")
-    out.line(f"failcode triage: {plural(read, 'input')} read, {skipped}, {failed:,} failed")
+    unread = sum(1 for item in summary.inputs
+                 if item.error_code == "FC-DATA-002" and item.format in UNREAD_FORMATS)
+    later = f" ({unread:,} in formats not read yet)" if unread else ""
+    out.line(f"failcode triage: {plural(read, 'input')} read, {skipped}, {failed:,} failed"
+             f"{later}")
     out.line(f"{plural(summary.sessions, 'session')}, {plural(summary.steps, 'step')}, "
              f"{plural(summary.failures, 'failing step')} in "
              f"{plural(summary.failing_sessions, 'session')}")

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from failcode.triage._events import Event
 
-__all__ = ["UNREAD"]
+__all__ = ["UNREAD", "UNREAD_FORMATS"]
 
 _CAST: Final = re.compile(rb'\A\s*\{\s*"version"\s*:\s*2\s*,\s*"width"\s*:\s*\d+')
 _TB_RESULTS: Final = re.compile(rb'\A\s*\{[^\0]*?"trial_name"\s*:')
@@ -70,3 +70,6 @@ UNREAD: Final = (
                                 "agent.log)", _ANSI_PROMPT),
 )
 """Recognised, not read: tried after every reader, in this order."""
+
+UNREAD_FORMATS: Final = frozenset(reader.name for reader in UNREAD)
+"""Their names (an input's ``format`` when its error says the format is not read yet)."""
