@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Final
 import pytest
 
 from failcode.triage import triage
-from failcode.triage._claude_stream import _LIMITS
+from failcode.triage._claude_stream import _LIMITS, _TERMINAL
 from tests._needs import missing
 from tests.lab.agents import agents, cache_dir
 from tests.lab.runner import FIXTURES
@@ -141,6 +141,28 @@ def test_every_declared_result_subtype_has_an_ending(
     """The reader maps each ``result`` subtype the SDK declares (a new one fails here)."""
     results = {sub for kind, sub in declared if kind == "result"}
     assert results == {*_LIMITS, "success", "error_during_execution"}
+
+
+def test_every_declared_terminal_reason_is_known_to_the_reader(dts: str) -> None:
+    """The reader says of each ``TerminalReason`` the SDK declares whether it decides the
+    ending (a new reason fails here until someone reads what it means)."""
+    declared = set(_LITERAL.findall(_declarations(dts)["TerminalReason"].split(";", 1)[0]))
+    assert "completed" in declared
+    assert declared == set(_TERMINAL)
+
+
+def test_a_prompt_too_long_result_is_the_context_window(tmp_path: Path) -> None:
+    """A result the SDK ends with ``terminal_reason: prompt_too_long`` (the lab's success
+    result of a real run, ended so) is the provider's context window."""
+    stream = FIXTURES / "claude-code" / "missing-module" / "stream.jsonl"
+    entries = [json.loads(line) for line in stream.read_text().splitlines() if line.strip()]
+    entries[-1] |= {"is_error": True, "terminal_reason": "prompt_too_long",
+                    "result": "Prompt is too long"}
+    path = tmp_path / "stream.jsonl"
+    path.write_text("".join(json.dumps(entry) + "\n" for entry in entries))
+    (session,) = triage([str(path)]).to_dict()["sessions"]
+    assert session["ended"]["status"] == "provider_error"
+    assert session["ended"]["failure"]["code"] == "FC-PROV-006"  # context-too-large
 
 
 def test_every_real_stream_is_read_and_ends_on_its_result() -> None:

@@ -35,8 +35,11 @@ stream line by ``tests/triage/test_claude_stream.py``):
   ``max_turns``) and ``error_max_budget_usd`` are the agent's ``limit`` (turns, budget);
   ``error_during_execution`` is Claude Code stopping on an error of its own (its ``errors``,
   a harness failure) and ends ``unknown``, as does a result whose ``terminal_reason`` says the
-  run was aborted. No result line (the run was cut off) is ``unknown``, or ``provider_error``
-  when an API error was its last word.
+  run was aborted (``aborted_streaming``, ``aborted_tools``). An error result whose
+  ``terminal_reason`` is ``prompt_too_long`` (the context window) or ``model_error`` is a
+  provider error; the other reasons the SDK declares leave it to ``subtype``. No result
+  line (the run was cut off) is ``unknown``, or ``provider_error`` when an API error was its
+  last word.
 - Time: a line's ``timestamp`` where Claude Code writes one (UTC, ``_text``'s rules); most
   stream lines have none.
 """
@@ -81,7 +84,15 @@ _LIMITS: Final = {"error_max_turns": ("MaxTurnsReached", "the agent reached its 
                   "error_max_structured_output_retries": (
                       "MaxStructuredOutputRetries",
                       "the agent gave up on a structured answer after its retries", "retries")}
-_ABORTED: Final = ("aborted_streaming", "aborted_tools")
+_TERMINAL: Final[dict[str, str | None]] = {
+    "completed": None, "max_turns": "limit", "aborted_streaming": "unknown",
+    "aborted_tools": "unknown", "prompt_too_long": "provider_error",
+    "model_error": "provider_error", "blocking_limit": None, "rapid_refill_breaker": None,
+    "image_error": None, "stop_hook_prevented": None, "hook_stopped": None,
+    "tool_deferred": None, "background_requested": None,
+}
+"""Every ``terminal_reason`` the SDK declares (``TerminalReason``): the ending it decides, or
+None when the result's ``subtype`` and ``is_error`` decide (a test keeps this complete)."""
 
 
 class _Session:
@@ -213,8 +224,15 @@ def _ending(steps: int, entry: dict[str, Any], stamp: float | None,
     status = http_status(entry.get("api_error_status"))
     if status is not None or (entry.get("is_error") is True and "API Error" in text):
         return "provider_error", api_error(steps, text or "API Error", stamp, status)
-    if reason == "max_turns" and subtype not in _LIMITS:
+    ending = _TERMINAL.get(reason)
+    if ending == "limit" and subtype not in _LIMITS:
         subtype = "error_max_turns"
+    if ending == "provider_error" and entry.get("is_error") is True:
+        message = text or reason.replace("_", " ")
+        return "provider_error", ErrorText(steps, "provider", "anthropic.APIStatusError",
+                                           message, evidence=first_line(message),
+                                           timestamp=stamp,
+                                           context_window=reason == "prompt_too_long")
     if subtype in _LIMITS:
         error_class, message, limit = _LIMITS[subtype]
         return "limit", ErrorText(None, "agent", error_class, message, timestamp=stamp,
@@ -224,6 +242,6 @@ def _ending(steps: int, entry: dict[str, Any], stamp: float | None,
         detail = "\n".join(errors) or "Claude Code stopped on an error during execution"
         return "unknown", ErrorText(None, "harness", "ClaudeCodeError", detail,
                                     evidence=first_line(detail), timestamp=stamp)
-    if subtype == "success" and entry.get("is_error") is not True and reason not in _ABORTED:
+    if subtype == "success" and entry.get("is_error") is not True and ending != "unknown":
         return "submitted", None
     return "unknown", None
