@@ -98,3 +98,17 @@ def test_a_command_is_failed_by_what_its_output_shows(tmp_path: Path) -> None:
     assert {e.step: e.failure.code for e in session.failures} == {0: "FC-CMD-001"}
     assert [(o.step, type(o.outcome).__name__) for o in session.outcomes] == [(2, "Cancelled")]
     assert session.status == "unknown"
+
+
+def test_a_request_without_an_answer_is_read_by_nodes_error_code(tmp_path: Path) -> None:
+    """api_req_failed carrying Node's system error code: ETIMEDOUT a timeout, ECONNRESET a
+    lost connection; a code of Cline's own is read by the message's wording."""
+    codes = []
+    for index, code in enumerate(("ETIMEDOUT", "ECONNRESET", "stream_initialization_failed")):
+        session = _task(tmp_path / str(index), [TASK, {
+            "ts": 1770000001000, "type": "say", "say": "api_req_failed",
+            "text": json.dumps({"message": "Request failed", "code": code})}])
+        assert session.status == "provider_error"
+        assert session.ended_failure is not None
+        codes.append(session.ended_failure.code)
+    assert codes == ["FC-PROV-011", "FC-PROV-012", "FC-PROV-010"]

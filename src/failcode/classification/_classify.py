@@ -1438,9 +1438,11 @@ def classify_text(
         if (rule.action == "validation" and clean_surface is not None
                 and is_tool_argument_surface(clean_surface)):
             return _rejected(None, text, clean_surface, None)
-        if rule.action == "unknown" and clean_surface and is_provider_surface(clean_surface) \
-                and status_from_text(text) is not None:
-            rule = _HTTP
+        if rule.action == "unknown" and clean_surface and is_provider_surface(clean_surface):
+            # a provider's error under a type no row knows (a JS SDK's ``APIError`` as an agent
+            # kept it): read like the SDKs' own base types, by the status the text states,
+            # else by its wording
+            rule = _HTTP if status_from_text(text) is not None else _SDK
         plan = _credentials_file(_plan(rule, family, None, name, text, clean_surface, None),
                                  text)
         plan = _local_module(plan, [frame[0] for frame in _frames_of_text(traceback)])

@@ -27,7 +27,10 @@ model", "not available on your plan", "requires a higher tier") is ``FC.PROV_PER
 before the model-name phrases: the name is right, the account may not use it. A gateway's or
 safety system's "Your request was blocked" is ``FC.PROV_CONTENT_FILTERED``. A stream the
 client could not parse (litellm's "Error parsing chunk", "Failed to parse streaming chunk") is
-the provider's answer gone wrong, ``FC.PROV_SERVER_ERROR``.
+the provider's answer gone wrong, ``FC.PROV_SERVER_ERROR``. With no status, no code and none
+of those phrases, a request that timed out ("Request timed out.", ``ETIMEDOUT``) is
+``FC.PROV_TIMEOUT`` and one that lost its connection ("fetch failed", ``ECONNRESET``, "socket
+hang up") ``FC.PROV_CONNECTION``, before the generic server-error words.
 """
 
 from __future__ import annotations
@@ -329,7 +332,10 @@ _STATUS_RE: Final = lazy(
     r"^\s*(?:Error code: ([1-5]\d\d)(?!\d)"  # openai / anthropic SDKs
     r"|([1-5]\d\d) (?:[A-Z][A-Z_]+|None)\. "  # google-genai: "429 RESOURCE_EXHAUSTED. {...}"
     r"|([1-5]\d\d) (?:Client|Server) Error: "  # requests: "429 Client Error: ..."
-    r"|([1-5]\d\d) (?:" + _REASONS + r")(?![\w-]))"  # "503 Service Unavailable"
+    r"|([1-5]\d\d) (?:" + _REASONS + r")(?![\w-])"  # "503 Service Unavailable"
+    # openai-node's APIError (Copilot CLI, Cline, Qwen Code): "<status> status code (no body)",
+    # or its status before a body that is itself a status line ("400 400 Bad Request")
+    r"|([1-5]\d\d) (?:status code \(no body\)|[1-5]\d\d (?:" + _REASONS + r")(?![\w-])))"
     r"|(?:Client|Server) error '([1-5]\d\d) "  # httpx: "Client error '404 Not Found' for url"
     r"|too many ([1-5]\d\d) error responses"  # urllib3's Retry, through requests' RetryError
     r"|" + _B + r"(?:status(?:[ _]code)?|http[ _]status|HTTP(?:/\d(?:\.\d)?)?)(?:[:=] ?| )"
@@ -435,6 +441,15 @@ _CONTENT_RE: Final = _phrase(
     r"content[ _]filter(?:ed)?", r"content[ _]policy(?:[ _]violation)?",
     r"content management policy", r"responsible ?ai ?policy ?violation",
     r"safety (?:system|filters?)", r"flagged as potentially violating",
+)
+# A request that got no answer, in the words of the HTTP clients the agents use (Python's
+# "Request timed out.", Node's undici "fetch failed", "ECONNRESET", "socket hang up"): read only
+# when no status or code says more
+_TIMEOUT_RE: Final = _phrase(r"(?:request|read|connection|operation) timed out", r"timed out",
+                             r"etimedout", r"timeout error")
+_CONNECTION_RE: Final = _phrase(
+    r"fetch failed", r"econnrefused", r"econnreset", r"enotfound", r"eai_again",
+    r"socket hang up", r"connection (?:refused|reset|error|closed)", r"network error",
 )
 _SERVER_RE: Final = _phrase(
     r"internal server error", r"server[ _]error", r"bad gateway", r"service unavailable",
@@ -685,6 +700,8 @@ def _by_phrase(text: str) -> HttpVerdict:
         (_RATE_RE, FC.PROV_RATE_LIMIT, "phrase:rate_limit"),
         (_OVERLOADED_RE, FC.PROV_OVERLOADED, "phrase:overloaded"),
         (_PERMISSION_RE, FC.PROV_PERMISSION, "phrase:permission"),
+        (_TIMEOUT_RE, FC.PROV_TIMEOUT, "phrase:timeout"),
+        (_CONNECTION_RE, FC.PROV_CONNECTION, "phrase:connection"),
         (_SERVER_RE, FC.PROV_SERVER_ERROR, "phrase:server_error"),
     ):
         if pattern.search(window):

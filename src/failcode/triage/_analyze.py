@@ -136,6 +136,15 @@ def classify_error(event: ErrorText) -> Failure | None:
             params["error"] = first_line(event.message, 200)
         return FC.SYS_DEFECT.failure(surface="tool", params=params,
                                      detail=(event.traceback or event.message)[-2000:])
+    if (event.source == "provider" and isinstance(found, Failure)
+            and found.code == FC.SYS_UNKNOWN.value):
+        # the reader saw the provider answer with an error, but neither its type, a status nor
+        # its wording names the cause (Copilot CLI's "Failed to get response from the AI model;
+        # retried 5 times" after "Last error: Unknown error"): the closest row is the
+        # provider's server error, what the HTTP rule gives a status-less answer too, since the
+        # agents retry only what is transient (5xx, 429, a dropped connection) before they say so
+        return FC.PROV_SERVER_ERROR.failure(surface="llm",
+                                            detail=f"{event.type_name}: {event.message[:1000]}")
     return found if isinstance(found, Failure) else None
 
 

@@ -77,8 +77,10 @@ _REFUSALS: Final = (
 _OUTPUT: Final = re.compile(r"\ACommand executed\.(?:\nOutput:\n(?P<out>.*))?", re.DOTALL)
 _STILL_RUNNING: Final = "Command is still running in the user's terminal"
 _STATUS: Final = re.compile(r'(?:\bstatus(?: code)?:? |"statusCode\\?":\s*)([1-5]\d\d)\b')
-_NETWORK: Final = frozenset({"ECONNRESET", "ETIMEDOUT", "ECONNREFUSED", "ENOTFOUND",
-                             "EAI_AGAIN", "EPIPE", "ECONNABORTED"})
+_NODE_ERRNO: Final = re.compile(r"E[A-Z]+(?:_[A-Z]+)?")
+"""Node's system error codes (``ECONNRESET``, ``ENOTFOUND``, ``EAI_AGAIN``...): the request
+never got an answer; never Node's own ``ERR_*`` codes."""
+_TIMED_OUT: Final = frozenset({"ETIMEDOUT", "ESOCKETTIMEDOUT"})
 _CONTEXT: Final = re.compile(r"\n*<environment_details>.*\Z", re.DOTALL)
 
 
@@ -156,7 +158,7 @@ class _Task:
             if failed:
                 yield from self._provider(failed, stamp)
         elif said == "api_req_failed":
-            yield from self._provider(as_str(_json(text).get("message")) or text, stamp)
+            yield from self._provider(text, stamp)  # Cline's {"message", "code", ...}
         elif said == "completion_result":
             self.end, self.ended_by = "submitted", None
         elif said in ("resume_task", "resume_completed_task", "followup", "user_feedback"):
@@ -244,7 +246,8 @@ def _json(text: str) -> dict[str, Any]:
 def _provider(step: int | None, text: str, stamp: float | None) -> ErrorText:
     """A model request's failure: Cline's JSON ``{"message", "code", ...}`` (or plain text),
     read as the SDK error it wraps: an HTTP status (``status 400``, ``"statusCode":400``) is a
-    status error, a network error code (``ECONNRESET``...) a connection error."""
+    status error, a system error code a connection error (``ETIMEDOUT`` a timeout), anything
+    else is read by its wording."""
     error = _json(text)
     message = as_str(error.get("message")) or text or "the model request failed"
     code = as_str(error.get("code"))
@@ -253,8 +256,9 @@ def _provider(step: int | None, text: str, stamp: float | None) -> ErrorText:
         return ErrorText(step, "provider", "APIStatusError",
                          f"Error code: {status.group(1)} - {message}",
                          evidence=first_line(message), timestamp=stamp)
-    if (code.startswith("E") and code.isupper()) or code in _NETWORK:
-        return ErrorText(step, "provider", "litellm.APIConnectionError", f"{message} ({code})",
+    if _NODE_ERRNO.fullmatch(code) and not code.startswith("ERR_"):
+        kind = "APITimeoutError" if code in _TIMED_OUT else "APIConnectionError"
+        return ErrorText(step, "provider", kind, f"{message} ({code})",
                          evidence=first_line(f"{message} ({code})"), timestamp=stamp)
     return ErrorText(step, "provider", "ClineApiError", message,
                      evidence=first_line(message), timestamp=stamp)

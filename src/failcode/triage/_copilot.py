@@ -76,7 +76,10 @@ Rules (about the format and the tool):
   (``authentication``, ``authorization``, ``quota``, ``rate_limit``, ``context_limit``,
   ``query``, ``model_call``) or it carries an HTTP ``statusCode``; the status is that code, or
   the one the type stands for (401, 403, 402, 429), and ``context_limit`` is the context window.
-  A ``statusCode`` is read when it is an integer in 100..599.
+  A ``statusCode`` is read when it is an integer in 100..599. With no status (``query``,
+  ``model_call``) the message decides, as the type ``APIError`` (the classifier's wording rules;
+  the closest provider code when it names no cause); a message Copilot kept as
+  ``JSON.stringify`` of a string is read as that string.
   Any other ``session.error``, and a ``session.shutdown`` of type ``error``, is Copilot's own
   runtime failing (harness). ``model.call_failure`` (a failed model call, in ``--output-format
   json`` output) is a provider error too. Errors are counted at the next step; one repeated
@@ -411,7 +414,7 @@ class CopilotCliReader:
     @staticmethod
     def _session_error(step: int, data: dict[str, Any], stamp: float | None) -> ErrorText:
         error_type = as_str(data.get("errorType"))
-        message = as_str(data.get("message")) or error_type or "session error"
+        message = _unquoted(as_str(data.get("message"))) or error_type or "session error"
         code = http_status(data.get("statusCode"))
         status = code if code is not None else _PROVIDER_TYPES.get(error_type)
         if error_type not in _PROVIDER_TYPES and status is None:
@@ -422,9 +425,23 @@ class CopilotCliReader:
 
     @staticmethod
     def _call_failure(step: int, data: dict[str, Any], stamp: float | None) -> ErrorText:
-        message = (as_str(data.get("errorMessage")) or as_str(data.get("errorCode"))
+        message = (_unquoted(as_str(data.get("errorMessage"))) or as_str(data.get("errorCode"))
                    or "model call failed")
         return _provider(step, message, http_status(data.get("statusCode")), stamp)
+
+
+def _unquoted(text: str) -> str:
+    """A model call's error as Copilot wrote it: the SDK keeps ``JSON.stringify(error)``, so a
+    string error is kept as a quoted JSON string (``"400 400 Bad Request\\n"`` with its
+    quotes); its text."""
+    if len(text) >= 2 and text.startswith('"') and text.endswith('"'):
+        try:
+            value = loads(text)
+        except ValueError:
+            return text
+        if isinstance(value, str):
+            return value.strip()
+    return text
 
 
 def _action(call: _Call) -> str:

@@ -286,7 +286,7 @@ class GeminiCliReader:
                     yield About(as_str(record.get("model")))
                 for call in as_list(record.get("toolCalls")):
                     if isinstance(call, dict):
-                        event = self._call(steps, call, stamp, session.where[key])
+                        event = tool_call(steps, call, stamp, session.where[key])
                         if event is not None:
                             yield event
                         steps += 1
@@ -319,11 +319,6 @@ class GeminiCliReader:
             yield SessionEnd(steps, "submitted", session.name)
         else:  # a chat with no tool call is a session too (said)
             yield SessionEnd(steps, "unknown", session.name, said=bool(last))
-
-    @staticmethod
-    def _call(step: int, call: dict[str, Any], stamp: float | None, where: str,
-              ) -> Event | None:
-        return tool_call(step, call, stamp, where)
 
 
 def _cancel_reason(text: str) -> str:
