@@ -88,3 +88,15 @@ def test_a_file_the_person_named_that_does_not_exist_is_file_not_found(
              if e.evidence.endswith(("file not found error", "does not exist. Skipping."))]
     assert sum(e.repeats for e in found) == missing  # the same file again is a repeat
     assert {e.failure.code for e in found} == {"FC-OS-002"}
+
+
+def test_every_exit_status_older_aider_logged_is_the_command_s_status(
+        result: TriageResult) -> None:
+    """``Command 'CMD' exited with status N`` (aider 0.5x's ``run_cmd``): the only status
+    aider ever logged."""
+    logged = re.findall(r"^> Command '(.+)' exited with status (\d+)\s*$", _texts(),
+                        re.MULTILINE)
+    assert logged
+    read = [(e.evidence, e.failure.code) for s in result.sessions for e in s.failures]
+    for command, _status in logged:
+        assert any(command in evidence for evidence, _ in read), (command, read[:5])

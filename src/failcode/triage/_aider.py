@@ -16,8 +16,9 @@ Rules (about the format and the tool):
   after it belongs to that step. Aider writes an input of several lines as one ``#### `` line
   each, with no blank line between them (and a blank line before every input): a ``#### ``
   line right after another continues the same input. ``#### <blank>`` is an empty input: a
-  step, but nothing is sent to the model. Aider records no exit status: a number in the output (a
-  pre-commit hook's ``- exit code: N``) is output, never read as one.
+  step, but nothing is sent to the model. Aider records no exit status (older aider's
+  ``Command ... exited with status N`` aside, below): a number in the output (a pre-commit
+  hook's ``- exit code: N``) is output, never read as one.
 - ``/run CMD``, its alias ``!CMD`` and ``/test CMD`` run a shell command: it failed when its
   output shows what a shell shows for a failure (a traceback, ``command not found``, a test
   summary with failures, compiler errors); ``/test`` is a test run. Older aider logged the
@@ -43,6 +44,9 @@ Rules (about the format and the tool):
   while the step waits for the model's reply, or while a ``/run`` whose output shows no
   failure yet runs, is a cancelled request (one per step; at the prompt it is nothing).
   None of them is a failure.
+- Older aider logged ``Command 'CMD' exited with status N`` for a shell command it ran (a
+  ``/run``, or the model's suggestion the person approved, ``Running CMD``): the one exit
+  status aider ever recorded, read as that command's status.
 - Aider's errors about the person's files, outside a command's output: ``PATH: file not
   found error``, ``Error: Read-only file PATH does not exist. Skipping.``, ``File not found:
   PATH`` are a missing file (``FileNotFoundError``); ``Unable to write file PATH: ERR`` and
@@ -123,6 +127,8 @@ _DECLINED_RUN: Final = lazy(
 ``d`` don't ask again and ``s`` skip all decline; ``--yes-always`` logs ``n`` itself)."""
 _SKIPPED_EDIT: Final = lazy(
     r"^Skipping edits to (?P<path>.+?)(?P<rule> that matches \w+ spec)?\.?$")
+_EXITED: Final = lazy(r"^Command '(?P<cmd>.+)' exited with status (?P<code>-?\d+)$")
+"""Older aider's report of a shell command it ran (``/run``, an approved suggestion)."""
 _INTERRUPT: Final = ("^C again to exit", "^C KeyboardInterrupt")
 _FILE_ERRORS: Final = lazy(
     r"^(?:(?P<missing>.+): file not found error"
@@ -333,6 +339,16 @@ class AiderReader:
                 session.interrupted = True
                 yield cancelled(session.step, what, "interrupted by the person (^C)",
                                 session.stamp)
+            return True
+        exited = _EXITED.match(body) if body.startswith("Command '") else None
+        if exited is not None:  # the one exit status aider ever logged
+            command = exited.group("cmd")
+            output = ""
+            if session.command is not None and session.command[1] == command:  # a /run
+                output = "\n".join(session.output)
+                session.command, session.output, session.test_failed = None, [], False
+            yield Command(session.at(), command, int(exited.group("code")), output,
+                          session.stamp)
             return True
         declined = _DECLINED_RUN.match(body) if body.startswith("Run shell command") else None
         if declined is not None:

@@ -4,8 +4,9 @@ On every aider chat history of both real corpora and the lab's fixtures, each se
 are aider's own user messages (``aider.utils.split_chat_history_markdown``, run from the lab's
 pinned aider): the same number of steps per session, and every command failcode reads (a
 ``/run``, ``!`` or ``/test`` input, an automatic lint's ``## Running:`` line) stands in the
-messages of that step. Aider records no exit status: a status failcode gives a command comes
-from its output, so there is none to compare.
+messages of that step. Aider records no exit status but older aider's ``Command 'CMD' exited
+with status N`` (there, the same command and status in that step's messages): any other
+status failcode gives comes from the output, so there is none to compare.
 """
 
 from __future__ import annotations
@@ -68,8 +69,10 @@ def _mismatches(path: Path, sessions: list[dict[str, Any]]) -> list[str]:
             step = steps[command.step]
             text = _user_text(step)
             found = _RUN.match(text.split("\n", 1)[0])
+            shown = "\n".join(m["content"] for m in step)
+            if f"Command '{command.command}' exited with status {command.exit_code}" in shown:
+                continue  # the status older aider logged for a command it ran
             if command.purpose == "static_analysis":
-                shown = "\n".join(m["content"] for m in step)
                 if f"## Running: {command.command}" not in shown:
                     out.append(f"{where} step {command.step}: lint {command.command!r} "
                                f"not in aider's messages of that step")
