@@ -187,10 +187,10 @@ def command_word(item: Read) -> list[str]:
                     break
     for session in item.sessions:
         for entry in session.failures:
-            program = entry.failure.params.get("program")
-            if isinstance(program, str) and not _is_word(program):
+            named = entry.failure.params.get("program")
+            if isinstance(named, str) and not _is_word(named):
                 found.append(f"{item.label} [{session.session}] step {entry.step}: the failure "
-                             f"names the program {program[:60]!r}")
+                             f"names the program {named[:60]!r}")
     return found
 
 

@@ -45,7 +45,7 @@ def test_a_recognised_format_names_itself_in_its_error(both: TriageResult) -> No
             "terminal-capture"} <= set(named)
     for item in both.inputs:
         if item.format in UNREAD_NAMES:
-            assert "a format failcode does not read yet" in item.error_message
+            assert "a format failcode does not read yet" in (item.error_message or "")
 
 
 def test_a_chat_in_which_no_tool_ran_is_a_session() -> None:
