@@ -903,7 +903,7 @@ def from_command(  # noqa: PLR0915 - the checks of the module's contract, in its
             # no program has such a name (`,`, `:ls`, `}pip`, `-c` after a stray `>`): the
             # agent's command line is malformed, nothing is missing from the environment
             return _make(FC.CMD_DIAGNOSTIC, piece("shell", detail),
-                         params={"program": "sh", "problem": f"{missing} is not a command "
+                         params={"program": "sh", "problem": f"'{missing}' is not a command "
                                                              "(a malformed command line)"},
                          error_class="command_not_found")
         return _make(FC.CMD_NOT_FOUND, piece("shell" if lang in (None, "shell") else lang,
@@ -917,7 +917,7 @@ def from_command(  # noqa: PLR0915 - the checks of the module's contract, in its
                      params={"program": (primary.subject if primary and syntax else None)
                              or "sh",
                              "problem": ("the command line does not parse" if syntax else
-                                         f"{program} is not a command")
+                                         f"'{program}' is not a command")
                              + " (a malformed command line)"},
                      error_class="syntax_error" if syntax else "command_not_found")
     # 6. the shell refused to run a file (126: found, not executable), or a command that
