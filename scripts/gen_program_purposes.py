@@ -7,7 +7,12 @@ readers see them (each step's command) and as :func:`failcode.classification._pu
 command_programs` peels it (the first word of each simple command after wrappers and runners),
 plus the programs named in ``_purpose``'s rules and every program the table already holds. A
 path (``./build.sh``, ``/tmp/x/run``) is the project's own script, not a registry's program,
-and is left out.
+and is left out. So is a name no shell could have run as a program of its own
+(:func:`not_programs`, listed in the table's ``not_programs`` with the reason), when no registry
+gives it a purpose: a name run only in lines bash itself cannot parse (the step ended with
+status 2 and ``bash -n`` rejects the line: a model's reply or tool-call markup sent as a
+command, ``The``, ``You``, ``1.``), and a name only the lab runs that the lab's own shell did
+not find (a scenario's program that exists nowhere).
 
 Where a program comes from, first found wins (an exact program name beats a package named
 like it):
@@ -23,7 +28,14 @@ like it):
 5. Debian, not installed: the package named NAME (``apt-cache show NAME``);
 6. PyPI: the project named NAME (``https://pypi.org/pypi/NAME/json``): classifiers, summary,
    kept only when its wheel's ``entry_points.txt`` has a console script NAME;
-7. a Python standard-library module run with ``python -m`` (``sys.stdlib_module_names``).
+7. a Python standard-library module run with ``python -m`` (``sys.stdlib_module_names``);
+8. PowerShell's own commands, by its documented naming: an approved verb (``Get-Verb``), a
+   hyphen, a noun (``Get-ChildItem``, ``Out-File``) -> ``general``, as bash's builtins are;
+9. a program run unversioned whose versioned program is what Debian installs (``python``:
+   ``dpkg -S /usr/bin/python3``);
+10. a test module run with ``python -m`` (inside a ``tests`` package or named ``test_*``) of an
+    installed or published distribution (its top-level package: installed, else the PyPI
+    project of that name) -> ``test``.
 
 What the metadata says, by :data:`RULES` (first matching rule wins, in that order): words of
 the summary or description that name what a tool does (``linter``, ``type checker``,
@@ -63,7 +75,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from failcode.classification import _purpose
 from failcode.classification._purpose import command_programs
@@ -72,13 +84,16 @@ from failcode.triage._events import Command
 from failcode.triage._jsonstream import Position
 from failcode.triage._readers import HEAD_BYTES, detect
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 CORPORA = (SHARED / "data" / "agent-sessions", SHARED / "data" / "agent-sessions-2",
            REPO / "tests" / "lab" / "fixtures")
 OUT = REPO / "src" / "failcode" / "classification" / "data" / "programs.json"
 CACHE = REPO / ".cache" / "program-purposes"
-VERSION = "1"
+VERSION = "2"
 """The script's version, written into the table: change it when a rule changes."""
 SAMPLE_SEED = 32
 """The seed of the fixed sample of 50 rows checked by hand (tests/fixtures/
@@ -160,10 +175,9 @@ def decide(sources: list[tuple[str, str, dict[str, list[str]]]],
 
 # -- programs -------------------------------------------------------------------------------
 
-def corpus_programs() -> Counter[str]:
-    """Every program the corpora's steps run, counted once per command that runs it."""
-
-    found: Counter[str] = Counter()
+def corpus_commands() -> Iterator[tuple[Path, Command]]:
+    """Every command step failcode's readers find in the corpora and the lab, with its
+    file."""
     roots = [str(root) for root in CORPORA if root.is_dir()]
     for path, label in expand(roots):
         try:
@@ -180,11 +194,89 @@ def corpus_programs() -> Counter[str]:
                 stream = _Counting(raw, None, head, Position())
                 for event in reader.read(stream, label):  # type: ignore[arg-type]
                     if isinstance(event, Command) and event.command:
-                        for program in set(command_programs(event.command)):
-                            found[program] += 1
+                        yield path, event
         except Exception:  # noqa: BLE001, S112 - an unreadable input holds no program here
             continue
+
+
+def corpus_programs() -> Counter[str]:
+    """Every program the corpora's steps run, counted once per command that runs it."""
+    found: Counter[str] = Counter()
+    for _path, event in corpus_commands():
+        for program in set(command_programs(event.command)):
+            found[program] += 1
     return found
+
+
+NOT_FOUND = re.compile(r"^(?:.*: )?(?P<a>[^\s:]+): (?:command )?not found$"
+                       r"|command not found: (?P<b>\S+)$", re.MULTILINE)
+"""The shell's own answer for a name it found no program for: bash's ``NAME: command not
+found``, dash's ``NAME: not found``, zsh's ``command not found: NAME``."""
+
+
+def parses(command: str) -> bool:
+    """Whether bash itself can parse the line (``bash -n``: read, run nothing)."""
+    try:
+        done = subprocess.run(["bash", "-n", "-c", command], capture_output=True, timeout=10,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return True
+    return done.returncode == 0
+
+
+LAB = REPO / "tests" / "lab" / "fixtures"
+
+
+def shell_evidence() -> tuple[set[str], set[str]]:
+    """What the shell itself said about the names the steps run: (names run only in lines the
+    shell could not parse, names the lab's shell answered "command not found" for and the
+    real corpora never run).
+
+    A line "does not parse" when its step ended with bash's status for a syntax error (2)
+    and ``bash -n`` cannot read it either: the model's prose or a malformed line sent as a
+    command (``The``, ``You``, ``1.`` of a reply pasted into the command). The lab runs every
+    real tool it needs, so a program its own shell did not find is a scenario's
+    deliberately missing one."""
+    parsed: set[str] = set()
+    unparsed: set[str] = set()
+    real: set[str] = set()
+    missing: set[str] = set()
+    for path, event in corpus_commands():
+        programs = set(command_programs(event.command))
+        if event.exit_code == 2 and not parses(event.command):
+            unparsed |= programs
+        else:
+            parsed |= programs
+        if LAB not in path.resolve().parents:
+            real |= programs
+        else:
+            for found in NOT_FOUND.finditer(event.output[-65536:]):
+                missing.add(found.group("a") or found.group("b"))
+    return unparsed - parsed, missing - real
+
+
+def not_programs(rows: dict[str, dict[str, Any]], programs: set[str],
+                 ) -> dict[str, str]:
+    """The names a reader passes as a step's program that no shell could have run as a
+    program of its own, each with the reason; they are left out of the coverage, as paths
+    are. Two rules, by what the shell said, never by name, and only for a name no registry
+    gave a purpose:
+
+    - a name run only in lines bash could not parse (:func:`shell_evidence`): prose or a
+      malformed line;
+    - a name only the lab runs, that the lab's shell did not find: a scenario's program
+      that exists nowhere.
+    """
+    unparsed, missing = shell_evidence()
+    out: dict[str, str] = {}
+    for name in sorted(programs):
+        if rows.get(name, {}).get("purpose"):
+            continue
+        if name in unparsed:
+            out[name] = "only in lines bash could not parse (prose, a malformed line)"
+        elif name in missing:
+            out[name] = "only in the lab, whose shell found no such command"
+    return out
 
 
 def rule_programs() -> set[str]:
@@ -200,6 +292,31 @@ def rule_programs() -> set[str]:
 def is_program(name: str) -> bool:
     """Whether ``name`` could be a registry's program (not a path, a variable or prose)."""
     return bool(PROGRAM.match(name)) and not name.endswith((".sh", ".py", ".js", ".bash"))
+
+
+POWERSHELL_VERBS = frozenset("""
+    Add Clear Close Copy Enter Exit Find Format Get Hide Join Lock Move New Open Optimize Pop
+    Push Redo Remove Rename Reset Resize Search Select Set Show Skip Split Step Switch Undo
+    Unlock Watch Connect Disconnect Read Receive Send Write Backup Checkpoint Compare Compress
+    Convert ConvertFrom ConvertTo Dismount Edit Expand Export Group Import Initialize Limit
+    Merge Mount Out Publish Restore Save Sync Unpublish Update Debug Measure Ping Repair
+    Resolve Test Trace Approve Assert Build Complete Confirm Deny Deploy Disable Enable Install
+    Invoke Register Request Restart Resume Start Stop Submit Suspend Uninstall Unregister Wait
+    Block Grant Protect Revoke Unblock Unprotect Use""".split())  # noqa: SIM905 - as documented
+"""PowerShell's approved verbs (``Get-Verb``; "Approved Verbs for PowerShell Commands" in
+PowerShell's documentation): a command named ``Verb-Noun`` with one of them is a cmdlet or
+function of the shell, as bash's builtins are bash's."""
+CMDLET = re.compile(r"^(?P<verb>[A-Z][a-z]+(?:From|To)?)-[A-Z][A-Za-z0-9]+$")
+MODULE_TEST = re.compile(r"(?:^|\.)(?:tests?|testing)\.|(?:^|\.)test_\w+$|_tests?$")
+"""A module run with ``python -m`` that is a test module: inside a ``tests`` package, or
+named ``test_*`` (pytest's and unittest's discovery convention)."""
+
+
+def cmdlet(name: str) -> bool:
+    """Whether ``name`` follows PowerShell's documented naming: an approved verb, a hyphen, a
+    noun (``Get-ChildItem``, ``Out-File``, ``Where-Object``)."""
+    found = CMDLET.match(name)
+    return found is not None and found.group("verb") in POWERSHELL_VERBS
 
 
 # -- registries -----------------------------------------------------------------------------
@@ -368,9 +485,25 @@ def look_up(name: str, shell: set[str], scripts: dict[str, metadata.Distribution
         exact.append(("npm", npm.get("name") or name,
                       {"text": [npm.get("description") or ""],
                        "keyword": [k for k in keywords if isinstance(k, str)]}))
+    if not exact and cmdlet(name):
+        return row(("general", "powershell", "powershell", "cmdlet",
+                    "Verb-Noun with an approved verb"), [])
+    for versioned in (f"{name}3", f"{name}2"):  # python -> python3, as Debian installs it
+        if not exact and re.fullmatch(r"[a-z]+", name) and deb_installed(versioned):
+            package = deb_installed(versioned) or ""
+            deb = _deb_fields(package)
+            if deb:
+                exact.append(("debian", package, deb))
     decided = decide(exact)
     if decided is None and name.split(".", maxsplit=1)[0] in sys.stdlib_module_names:
         decided = ("general", "python", "stdlib", "module", name)  # python -m http.server
+    if decided is None and "." in name and MODULE_TEST.search(name):
+        top = name.split(".", maxsplit=1)[0]
+        dists = metadata.packages_distributions().get(top) or []
+        project = None if dists else pypi_project(top)
+        owner = dists[0] if dists else (project or {}).get("name")
+        if owner:  # a test module of an installed or published distribution
+            decided = ("test", "pypi", owner, "module", f"{name}: a test module of {owner}")
     if decided is None and "." not in name:
         named: list[tuple[str, str, dict[str, list[str]]]] = []
         deb = _deb_fields(name)
@@ -390,9 +523,10 @@ def look_up(name: str, shell: set[str], scripts: dict[str, metadata.Distribution
 # -- the table ------------------------------------------------------------------------------
 
 def coverage(table: dict[str, Any], programs: set[str]) -> tuple[int, int]:
-    """(programs with a purpose, programs) of the distinct corpus programs."""
+    """(programs with a purpose, programs) of the distinct corpus programs; the names the
+    table lists as no program (:func:`not_programs`) are left out, as paths are."""
     rows = table["programs"]
-    named = {p for p in programs if is_program(p)}
+    named = {p for p in programs if is_program(p)} - set(table.get("not_programs", {}))
     covered = {p for p in named if rows.get(p, {}).get("purpose")}
     return len(covered), len(named)
 
@@ -431,6 +565,7 @@ def main() -> int:
                  "purposes": list(PURPOSES),
                  "corpus_programs": sorted(programs),
                  "left_out": sum(1 for p in counted if not is_program(p)),
+                 "not_programs": not_programs(rows, programs),
                  "programs": rows}
         OUT.parent.mkdir(parents=True, exist_ok=True)
         OUT.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
@@ -439,6 +574,8 @@ def main() -> int:
                          if p in table["programs"])
     print(f"programs run in the corpora and the lab: {total} distinct "
           f"({table['left_out']} paths and non-program words left out)")
+    for name, why in table.get("not_programs", {}).items():
+        print(f"  not a program: {name!r}: {why}")
     print(f"with a purpose from registry metadata: {covered}/{total} = {covered / total:.1%}")
     print("by purpose: " + ", ".join(f"{k or 'none'} {v}" for k, v in by_purpose.most_common()))
     print(f"hand-checked sample: seed {SAMPLE_SEED}, {len(sample(table))} rows")

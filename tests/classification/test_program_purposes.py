@@ -122,19 +122,55 @@ def test_the_table_still_agrees_with_the_hand_checked_sample() -> None:
 
 
 def test_most_programs_run_in_the_corpora_and_the_lab_get_a_purpose() -> None:
-    """Of the distinct programs the real sessions and the lab run, at least 60% get a purpose
+    """Of the distinct programs the real sessions and the lab run, at least 80% get a purpose
     from a registry's metadata (``general`` only when the shell or the package says it is a
     utility). The issue's goal is 90%: the rest are programs no registry reachable here ships
-    under that name (rg, nc, ping, pacman...), PowerShell cmdlets and words a reader took for a
-    command (measured: 100 of 149, 67%)."""
+    under that name (rg, nc, ping, lspci, pacman...), toolchains installed outside any package
+    manager, and PowerShell commands outside its approved verbs (measured: 110 of 134, 82%)."""
     sessions_dir()
     sessions_2_dir()
     script = _script()
     programs = {p for p in script.corpus_programs() if script.is_program(p)}
     covered, total = script.coverage(_table(), programs)
     assert total >= 100
-    assert covered / total >= 0.6, sorted(
+    assert covered / total >= 0.8, sorted(
         p for p in programs if not _table()["programs"].get(p, {}).get("purpose"))
+
+
+def test_what_is_no_program_is_left_out_by_what_the_shell_said() -> None:
+    """The names the table leaves out of the coverage are exactly those the script's rules
+    leave out on the corpora as they are: run only in lines bash itself cannot parse (a
+    model's prose or markup sent as a command), or only in the lab, whose shell did not find
+    them; never a name a registry gives a purpose, never a name from a line that parses."""
+    sessions_dir()
+    sessions_2_dir()
+    script = _script()
+    table = _table()
+    programs = {p for p in script.corpus_programs() if script.is_program(p)}
+    assert script.not_programs(table["programs"], programs) == table["not_programs"]
+    assert {"The", "You", "1."} <= set(table["not_programs"])  # a reply pasted into bash
+    for name in table["not_programs"]:
+        assert not table["programs"][name]["purpose"], name
+
+
+def test_bash_says_which_lines_do_not_parse() -> None:
+    """The rule asks bash itself (``bash -n``), so prose fails and a real line parses."""
+    need_tool("bash")
+    script = _script()
+    assert not script.parses("The secret is **x**.\n1. `git log")
+    assert not script.parses("> app(LS  ) ")
+    assert script.parses("nonexistent-tool build && rg -n x | head")
+
+
+@pytest.mark.parametrize(("name", "cmdlet"), [
+    ("Get-ChildItem", True), ("Out-File", True), ("ConvertTo-Json", True),
+    ("Test-Path", True), ("Where-Object", False), ("docker-compose", False),
+    ("Git-Thing", False), ("clang-tidy", False),
+])  # fmt: skip
+def test_powershell_commands_by_its_documented_naming(name: str, cmdlet: bool) -> None:
+    """An approved verb, a hyphen and a noun is PowerShell's own command; ``Where`` is no
+    approved verb, and a lower-case hyphenated name is a program."""
+    assert _script().cmdlet(name) is cmdlet
 
 
 def test_command_programs_peel_as_the_purpose_rules_do() -> None:
