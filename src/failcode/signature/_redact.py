@@ -94,7 +94,7 @@ __all__ = [
     "redact_tree",
 ]
 
-REDACT_VERSION = "r5"
+REDACT_VERSION = "r6"
 """Version id of the rule set; bump on any change to what is redacted."""
 
 PLACEHOLDER = "<secret>"
