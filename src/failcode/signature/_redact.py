@@ -94,7 +94,7 @@ __all__ = [
     "redact_tree",
 ]
 
-REDACT_VERSION = "r6"
+REDACT_VERSION = "r5"
 """Version id of the rule set; bump on any change to what is redacted."""
 
 PLACEHOLDER = "<secret>"
@@ -1440,53 +1440,23 @@ def _redact_slow(text: str | bytes) -> str:
     """:func:`redact` by every rule, without its fast path for text no gate is in."""
     try:
         s = _decode(text)
-        # a pass's placeholders shorten the text, which can bring a context word's window
-        # (measured in the redacted text) to a token it did not reach before: redact until no
-        # rule finds anything (each pass removes what it finds; a few passes at most)
-        for index in range(_PASSES):
-            spans = _find(s) if index == 0 else _away_from_placeholders(s, _find(s))
-            if not spans:
-                return s
-            s = _replaced(s, spans)
-        return s if not _away_from_placeholders(s, _find(s)) else PLACEHOLDER
+        spans = _find(s)
+        if not spans:
+            return s
+        parts: list[str] = []
+        pos = 0
+        cur_start, cur_end = spans[0][0], spans[0][1]
+        for start, end, _ in spans[1:]:
+            if start < cur_end:
+                cur_end = max(cur_end, end)
+                continue
+            parts.extend((s[pos:cur_start], PLACEHOLDER))
+            pos = cur_end
+            cur_start, cur_end = start, end
+        parts.extend((s[pos:cur_start], PLACEHOLDER, s[cur_end:]))
+        return "".join(parts)
     except Exception:  # noqa: BLE001 - failing closed: never hand back text that may hold a secret
         return PLACEHOLDER
-
-
-_PASSES = 4
-"""At most this many passes (a pass only when the one before replaced something)."""
-
-
-def _away_from_placeholders(s: str, spans: list[tuple[int, int, str]],
-                            ) -> list[tuple[int, int, str]]:
-    """The spans of a later pass that do not touch a placeholder a pass put there: a span
-    beside one is a rule reading the placeholder's context word as the secret
-    (``Authorization: Bearer <secret>``), not a secret the first pass's window did not
-    reach."""
-    marks = [(m.start(), m.end()) for m in re.finditer(re.escape(PLACEHOLDER), s)]
-    return [span for span in spans
-            if not any(span[0] <= end + _NEAR and start <= span[1] + _NEAR
-                       for start, end in marks)]
-
-
-_NEAR = 4
-"""Characters between a span and a placeholder that still count as touching (``%20``)."""
-
-
-def _replaced(s: str, spans: list[tuple[int, int, str]]) -> str:
-    """``s`` with each span (overlapping ones merged) replaced by :data:`PLACEHOLDER`."""
-    parts: list[str] = []
-    pos = 0
-    cur_start, cur_end = spans[0][0], spans[0][1]
-    for start, end, _ in spans[1:]:
-        if start < cur_end:
-            cur_end = max(cur_end, end)
-            continue
-        parts.extend((s[pos:cur_start], PLACEHOLDER))
-        pos = cur_end
-        cur_start, cur_end = start, end
-    parts.extend((s[pos:cur_start], PLACEHOLDER, s[cur_end:]))
-    return "".join(parts)
 
 
 WINDOW_OVERLAP = 8192
