@@ -128,6 +128,18 @@ def _mb(size: float) -> str:
     return f"{size / 1e6:.1f} MB"
 
 
+def _measure(name: str, paths: list[Path], floor: Any, rounds: int, goal: str = "") -> None:
+    """One row of section 1: triage of ``paths`` beside ``floor`` of their bytes."""
+    blobs = [p.read_bytes() for p in paths]
+    size = sum(len(b) for b in blobs)
+    runs = interleaved({"triage": lambda: triage(paths),
+                        "peer": lambda: [floor(b) for b in blobs]}, rounds=rounds)
+    t, j = statistics.median(runs["triage"]), statistics.median(runs["peer"])
+    print(f"   {name}: {len(paths)} files, {_mb(size)}; triage {size / 1e6 / t:.1f} MB/s, "
+          f"peer {size / 1e6 / j:.1f} MB/s; triage / peer throughput = "
+          f"{median_ratio(runs, 'peer', 'triage'):.2f}x{goal}")
+
+
 def throughput(big_mb: int, rounds: int, tmp: Path) -> None:
     files = [p for p in _files() if triage_file(p, str(p))[0].format is not None]
     json_files = [p for p in files if _is_json(p.read_bytes())]
@@ -139,15 +151,7 @@ def throughput(big_mb: int, rounds: int, tmp: Path) -> None:
                                ("real text logs (aider, OpenHands logs; peer: lines)",
                                 text_files, _lines_floor),
                                ("generated mini-swe-agent trajectory", [big], _json_floor)):
-        blobs = [p.read_bytes() for p in paths]
-        size = sum(len(b) for b in blobs)
-        runs = interleaved({"triage": lambda paths=paths: triage(paths),
-                            "peer": lambda blobs=blobs, floor=floor: [floor(b) for b in blobs]},
-                           rounds=rounds)
-        t, j = statistics.median(runs["triage"]), statistics.median(runs["peer"])
-        print(f"   {name}: {len(paths)} files, {_mb(size)}; triage {size / 1e6 / t:.1f} MB/s, "
-              f"peer {size / 1e6 / j:.1f} MB/s; triage / peer throughput = "
-              f"{median_ratio(runs, 'peer', 'triage'):.2f}x (goal >= 0.3x)")
+        _measure(name, paths, floor, rounds, " (goal >= 0.3x)")
 
 
 def throughput_second(rounds: int) -> None:
@@ -159,17 +163,8 @@ def throughput_second(rounds: int) -> None:
     json_files = [p for p in read if _is_json(p.read_bytes())]
     text_files = [p for p in read if p not in json_files]
     print("1b. throughput per core, second corpus (../shared/data/agent-sessions-2)")
-    for name, paths, floor in (("JSON sessions", json_files, _json_floor),
-                               ("text logs (aider; peer: lines)", text_files, _lines_floor)):
-        blobs = [p.read_bytes() for p in paths]
-        size = sum(len(b) for b in blobs)
-        runs = interleaved({"triage": lambda paths=paths: triage(paths),
-                            "peer": lambda blobs=blobs, floor=floor: [floor(b) for b in blobs]},
-                           rounds=rounds)
-        t, j = statistics.median(runs["triage"]), statistics.median(runs["peer"])
-        print(f"   {name}: {len(paths)} files, {_mb(size)}; triage {size / 1e6 / t:.1f} MB/s, "
-              f"peer {size / 1e6 / j:.1f} MB/s; triage / peer throughput = "
-              f"{median_ratio(runs, 'peer', 'triage'):.2f}x")
+    _measure("JSON sessions", json_files, _json_floor, rounds)
+    _measure("text logs (aider; peer: lines)", text_files, _lines_floor, rounds)
 
 
 _LAUNCH = """
