@@ -484,7 +484,7 @@ class TestFalsePositives:
 class TestContract:
     def test_version(self) -> None:
         """The rule-set version is exported and pinned."""
-        assert REDACT_VERSION == "r5"
+        assert REDACT_VERSION == "r6"
 
     def test_bytes_are_decoded_with_replacement(self) -> None:
         """Bytes are decoded as UTF-8, invalid sequences replaced, and redacted."""

@@ -41,7 +41,8 @@ prefix stays (``gsk_<secret>``); the body is the whole run of its class, its len
 bounds, and not a placeholder (``gsk_xxxx…``: too few distinct characters). A shape without a
 prefix counts only close after its provider's name, as those rule sets require: a Mistral
 (32), Cohere (40) or Vercel (24) key that mixes cases, within 40 characters after the name; a
-Twilio ``AC`` account id or a Mailgun ``key-`` key only near ``twilio`` or ``mailgun``. Telegram
+Twilio ``AC`` account id or a Mailgun ``key-`` key only near ``twilio`` or ``mailgun`` (the 40
+characters are counted in the redacted text: a secret between counts as its placeholder). Telegram
 bot tokens keep their bot id (``123456789:<secret>``), Discord bot tokens their user id part,
 Terraform Cloud tokens their ``.atlasv1.`` (both random parts go).
 
@@ -94,7 +95,7 @@ __all__ = [
     "redact_tree",
 ]
 
-REDACT_VERSION = "r5"
+REDACT_VERSION = "r6"
 """Version id of the rule set; bump on any change to what is redacted."""
 
 PLACEHOLDER = "<secret>"
@@ -796,7 +797,8 @@ _RULES: tuple[_Rule, ...] = (
         # the element must name a secret, so it holds one of the assignment stems
         ("pass", "pwd", "token", "secret", "key", "auth"),
         # <password>…</password> (Maven settings.xml), <ns:secretKey>…</ns:secretKey>
-        r"<(?P<n>[A-Za-z_][A-Za-z0-9_.:-]{0,64})>(?P<s>[^<\r\n]{1,4096})</",
+        # closed by its own name: a placeholder's ``<secret>`` opens no element
+        r"<(?P<n>[A-Za-z_][A-Za-z0-9_.:-]{0,64})>(?P<s>[^<\r\n]{1,4096})</(?P=n)>",
         lower_gate=True,
         check=_xml_ok,
         need="</",
@@ -960,13 +962,6 @@ def _looks_like_token(family: _Family, body: str) -> bool:
         any(c.isdigit() for c in body) or _TWO_CAPITALS.search(body) is not None)
 
 
-def _context_before(low: str, start: int, words: tuple[str, ...]) -> bool:
-    """True when one of ``words`` ends at most :data:`_CONTEXT_WINDOW` characters before
-    ``start`` (``low`` is the lower-cased text)."""
-    floor = max(0, start - _CONTEXT_WINDOW - max(map(len, words)))
-    return any(low.find(word, floor, start) >= 0 for word in words)
-
-
 def _prefix_positions(text: str, found: dict[str, list[int]]) -> list[tuple[str, int]]:
     """Each family prefix in ``text`` and where it starts, in text order: from the gate scan,
     and for a family gated by context words (found), by a search for its prefixes."""
@@ -1002,9 +997,10 @@ def _rich_until(text: str, floor: int, stop: int) -> int:
     return floor - 1
 
 
-def _family_spans(text: str, low: str, found: dict[str, list[int]],
-                  out: list[tuple[int, int, str]]) -> None:
-    """Bodies of the prefix families whose prefixes the gate scan found.
+def _family_spans(text: str, found: dict[str, list[int]], out: list[tuple[int, int, str]],
+                  candidates: list[_Candidate]) -> None:
+    """Bodies of the prefix families whose prefixes the gate scan found; those of a family
+    gated by context words go to ``candidates`` (see :func:`_context_spans`).
 
     A run of body characters is measured once: a prefix inside a run already measured for the
     same class shares its end (``pypi-AgEpypi-AgE…`` costs one pass, not one per prefix), and
@@ -1038,39 +1034,93 @@ def _family_spans(text: str, low: str, found: dict[str, list[int]],
                 continue  # too few distinct characters: a placeholder (gsk_xxxx…)
         elif not _looks_like_token(family, text[start:end]):
             continue
-        if family.context and not _context_before(low, at, family.context):
+        if family.context:
+            candidates.append(_Candidate(at, start, end, family))
             continue
         out.append((start, end, family.name))
 
 
-def _wordless_spans(text: str, found: dict[str, list[int]],
-                    out: list[tuple[int, int, str]]) -> None:
-    """Prefix-less shapes close after a context word the gate scan found. Each word's window is
-    searched once: windows are visited left to right and a search starts where the previous
-    one stopped.
-
-    The window is measured in the redacted text: a token taken in it becomes the placeholder,
-    so the window reaches as much further as the token was longer than the placeholder. A
-    second redaction then sees the same window (``cohere KEY1 KEY2``: KEY2 is within the
-    window once KEY1 is ``<secret>``, so it is redacted the first time too: idempotent)."""
+def _wordless_candidates(text: str, found: dict[str, list[int]],
+                         candidates: list[_Candidate]) -> None:
+    """Every prefix-less shape after the first of its family's context words the gate scan
+    found (one search per family; :func:`_context_spans` decides which are close enough)."""
     for family in _WORDLESS_FAMILIES:
-        pattern = _WORDLESS_PATTERN[family.name]
-        for word in family.context:
-            searched = 0
-            for i in found.get(word, ()):
-                lo = max(i + len(word), searched)
-                limit = i + len(word) + _CONTEXT_WINDOW
-                pos = lo
-                while pos <= limit:
-                    hi = min(len(text), limit + family.max_len + 1)
-                    m = pattern.search(text, pos, hi)
-                    if m is None or m.start() > limit:
-                        break
-                    if _looks_like_token(family, m.group()):
-                        out.append((m.start(), m.end(), family.name))
-                        limit += max(0, m.end() - m.start() - _PLACEHOLDER_LEN)
-                    pos = m.end()
-                searched = max(searched, limit)
+        starts = [found[word][0] for word in family.context if word in found]
+        if not starts:
+            continue
+        candidates.extend(
+            _Candidate(m.start(), m.start(), m.end(), family)
+            for m in _WORDLESS_PATTERN[family.name].finditer(text, min(starts))
+            if _looks_like_token(family, m.group()))
+
+
+class _Candidate(NamedTuple):
+    """A token of a family gated by context words, before its window is measured."""
+
+    anchor: int
+    """Where the window ends: the prefix's start, or the token's for a prefix-less shape."""
+    start: int
+    end: int
+    family: _Family
+
+
+def _context_spans(found: dict[str, list[int]], base: list[tuple[int, int, str]],
+                   candidates: list[_Candidate], out: list[tuple[int, int, str]]) -> None:
+    """The candidates whose family's context word ends at most :data:`_CONTEXT_WINDOW`
+    characters before them, measured in the redacted text.
+
+    Redaction shortens the text between a word and a token (each secret becomes the
+    placeholder), so a token out of reach in the raw text can be in reach in the redacted one
+    (``mailgun key-K1 … key-K2``); measured there, a second redaction finds nothing the first
+    left. One sweep in text order: the union of the other rules' spans (``base``) and the tokens
+    taken so far is kept as closed runs with the length each removes, and a candidate's distance
+    is its raw distance to the latest word before it, less what the runs between them remove.
+    Cost: ``O(n log n)`` in the spans and candidates.
+    """
+    candidates.sort()
+    ends_of: dict[str, list[int]] = {}
+    for family in {c.family for c in candidates}:
+        ends_of[family.name] = sorted(
+            at + len(word) for word in family.context for at in found.get(word, ()))
+    runs = sorted((start, end) for start, end, _ in base)
+    closed_ends: list[int] = []
+    closed_removed: list[int] = []  # what the runs up to each closed end remove, in all
+    removed = 0
+    run_start = run_end = -1
+    fed = 0
+
+    def add(start: int, end: int) -> None:
+        nonlocal run_start, run_end
+        if run_end >= 0 and start < run_end:
+            run_start, run_end = min(run_start, start), max(run_end, end)
+        else:
+            close()
+            run_start, run_end = start, end
+
+    def close() -> None:
+        nonlocal removed, run_start, run_end
+        if run_end >= 0:
+            removed += run_end - run_start - _PLACEHOLDER_LEN
+            closed_ends.append(run_end)
+            closed_removed.append(removed)
+        run_start = run_end = -1
+
+    for candidate in candidates:
+        while fed < len(runs) and runs[fed][0] <= candidate.start:
+            add(*runs[fed])
+            fed += 1
+        if 0 <= run_end <= candidate.anchor:
+            close()
+        ends = ends_of[candidate.family.name]
+        k = bisect.bisect_right(ends, candidate.anchor) - 1
+        if k < 0:
+            continue
+        word_end = ends[k]
+        j = bisect.bisect_right(closed_ends, word_end) - 1
+        between = removed - (closed_removed[j] if j >= 0 else 0)
+        if candidate.anchor - word_end - between <= _CONTEXT_WINDOW:
+            out.append((candidate.start, candidate.end, candidate.family.name))
+            add(candidate.start, candidate.end)
 
 
 _PEM_BEGIN = lazy(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----", _FLAGS)
@@ -1332,16 +1382,19 @@ def _find_in(text: str) -> list[tuple[int, int, str]]:
             spans.append((m.start("s"), m.end("s"), rule.name))
             if rule.random_before:
                 spans.append((m.start() - rule.random_before, m.start(), rule.name))
+    candidates: list[_Candidate] = []
     if not _FAMILY_GATE_WORDS.isdisjoint(found):
-        _family_spans(text, low, found, spans)
+        _family_spans(text, found, spans, candidates)
         if not _CONTEXT_WORD_SET.isdisjoint(found):
-            _wordless_spans(text, found, spans)
+            _wordless_candidates(text, found, candidates)
     if not _STEM_SET.isdisjoint(found):
         for a in _assignments(text, low):
             if _assignment_ok(text, a):
                 spans.append((a.value_start, a.value_end, "assignment"))  # noqa: PERF401
     if "PRIVATE KEY" in text:
         _pem_spans(text, spans)
+    if candidates:
+        _context_spans(found, list(spans), candidates, spans)
     if not spans:
         return spans
     result: list[tuple[int, int, str]] = []
