@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _timing import interleaved
 from failcode.triage import triage
-from failcode.triage._analyze import triage_file
+from failcode.triage.analysis._analyze import triage_file
 
 DATA = Path(__file__).parents[1] / ".." / "shared" / "data" / "agent-sessions"
 

@@ -49,7 +49,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _timing import interleaved, median_ratio
 from failcode.triage import triage
-from failcode.triage._analyze import triage_file
+from failcode.triage.analysis._analyze import triage_file
 
 DATA = Path(__file__).parents[1] / ".." / "shared" / "data" / "agent-sessions"
 DATA_2 = Path(__file__).parents[1] / ".." / "shared" / "data" / "agent-sessions-2"
@@ -328,7 +328,8 @@ def changes(rounds: int) -> None:
     import shlex
 
     from failcode.classification import _command, _lex
-    from failcode.triage import _aider, _lines, _masking, _openhands
+    from failcode.triage.analysis import _masking
+    from failcode.triage.readers import _aider, _lines, _openhands
 
     files = [p for p in _files() if triage_file(p, str(p))[0].format is not None]
     size = sum(p.stat().st_size for p in files)

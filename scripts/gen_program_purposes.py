@@ -79,10 +79,16 @@ from typing import TYPE_CHECKING, Any
 
 from failcode.classification import _purpose
 from failcode.classification._purpose import command_programs
-from failcode.triage._analyze import _Counting, _Events, expand, is_conversation, open_regular
 from failcode.triage._events import Command
-from failcode.triage._jsonstream import Position
-from failcode.triage._readers import HEAD_BYTES, detect
+from failcode.triage.analysis._analyze import (
+    _Counting,
+    _Events,
+    expand,
+    is_conversation,
+    open_regular,
+)
+from failcode.triage.readers import HEAD_BYTES, detect
+from failcode.triage.readers._jsonstream import Position
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

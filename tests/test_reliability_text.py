@@ -38,11 +38,11 @@ from failcode.events import (
     read_events,
 )
 from failcode.triage import triage
-from failcode.triage._drill import render_finding, render_session
-from failcode.triage._html import render_html
-from failcode.triage._markdown import render_markdown
-from failcode.triage._report import Out, render_summary, safe
-from failcode.triage._stream import JsonDocument, Summary
+from failcode.triage.report._drill import render_finding, render_session
+from failcode.triage.report._html import render_html
+from failcode.triage.report._markdown import render_markdown
+from failcode.triage.report._stream import JsonDocument, Summary
+from failcode.triage.report._terminal import Out, render_summary, safe
 from tests._paths import REPO
 from tests.triage._data import sessions_dir
 

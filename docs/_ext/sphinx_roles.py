@@ -1,5 +1,5 @@
 """A griffe extension for the API reference: the Sphinx roles failcode's docstrings use
-(:class:`Failure`, :func:`~failcode.decide`, :mod:`failcode.triage._loops`...) become
+(:class:`Failure`, :func:`~failcode.decide`, :mod:`failcode.triage.analysis._loops`...) become
 cross-references.
 
 Each role becomes an optional autorefs reference (``<autoref identifier=... optional>``): a

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from failcode import FC, Failure, NoMatch, from_command
-from failcode.triage._masking import masked_failure
+from failcode.triage.analysis._masking import masked_failure
 from tests._needs import need_tool
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from failcode.triage._events import Command, RecordedOutcome, Rejected
-from failcode.triage._readers import detect
+from failcode.triage.readers import detect
 from tests.lab.conftest import SCORES
 from tests.lab.report import agent_records
 from tests.lab.scenario import SCENARIOS, load

@@ -30,7 +30,7 @@ from failcode import (
     render_user,
 )
 from failcode.render._i18n import ui_text
-from failcode.triage._report import plural
+from failcode.triage.report._terminal import plural
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -100,7 +100,7 @@ def test_plurals(count: int, text: str) -> None:
 def test_the_summary_says_one_loop_not_one_loops() -> None:
     """The summary's own words for a count of one."""
     from failcode.triage import triage
-    from failcode.triage._report import render_summary, sample_paths
+    from failcode.triage.report._terminal import render_summary, sample_paths
 
     out = io.StringIO()
     render_summary(triage(sample_paths()), file=out)

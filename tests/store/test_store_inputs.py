@@ -26,8 +26,8 @@ from failcode.events import Event, failure_event, outcome_event, remedy_event
 from failcode.store import SCHEMA_VERSION, open_store
 from failcode.store._schema import INPUT_KEY, ddl
 from failcode.triage import triage
-from failcode.triage._failcode_events import TRIAGE_PREFIX
 from failcode.triage._record import record, result_events
+from failcode.triage.readers._failcode_events import TRIAGE_PREFIX
 from tests.conftest import fresh_url
 from tests.store.runs import INSTANCE, RUNS, A, B, C, write_runs
 from tests.store.sample import T0

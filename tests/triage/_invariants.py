@@ -31,9 +31,15 @@ from typing import TYPE_CHECKING, Any, Final
 from failcode import headline
 from failcode.classification._command import segments_of
 from failcode.classification._lex import split
-from failcode.triage._analyze import _Counting, expand, is_conversation, open_regular, triage_file
 from failcode.triage._events import Command, SessionEnd, SessionStart
-from failcode.triage._readers import HEAD_BYTES, detect
+from failcode.triage.analysis._analyze import (
+    _Counting,
+    expand,
+    is_conversation,
+    open_regular,
+    triage_file,
+)
+from failcode.triage.readers import HEAD_BYTES, detect
 from tests._paths import SHARED, TESTS
 
 if TYPE_CHECKING:

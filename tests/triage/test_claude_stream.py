@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Final
 import pytest
 
 from failcode.triage import triage
-from failcode.triage._claude_stream import _LIMITS, _TERMINAL
+from failcode.triage.readers._claude_stream import _LIMITS, _TERMINAL
 from tests._needs import missing
 from tests.lab.agents import agents, cache_dir
 from tests.lab.runner import FIXTURES

@@ -30,8 +30,8 @@ from click.testing import CliRunner
 
 from failcode.cli import main
 from failcode.triage import triage
-from failcode.triage._copilot import CopilotCliReader
-from failcode.triage._readers import HEAD_BYTES, READERS, detect
+from failcode.triage.readers import HEAD_BYTES, READERS, detect
+from failcode.triage.readers._copilot import CopilotCliReader
 from tests._paths import REPO
 from tests.lab.runner import FIXTURES
 from tests.triage._data import session_files, sessions_2_dir, sessions_dir
@@ -302,8 +302,8 @@ def test_the_real_sessions_declined_calls_are_cancelled() -> None:
 
 def test_walking_finds_the_flat_session_files_of_older_versions(tmp_path: Path) -> None:
     """``session-state/<id>.jsonl`` (before a folder per session) is walked and found."""
-    from failcode.triage._analyze import expand
     from failcode.triage._discover import default_locations, home_logs
+    from failcode.triage.analysis._analyze import expand
 
     home = tmp_path / "home"
     flat = home / ".copilot" / "session-state" / f"{SESSION_ID}.jsonl"

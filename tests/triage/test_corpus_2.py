@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from failcode.triage import TriageResult, triage
-from failcode.triage._unread import UNREAD
+from failcode.triage.readers._unread import UNREAD
 from tests.triage._data import sessions_2_dir, sessions_dir
 
 UNREAD_NAMES = {reader.name for reader in UNREAD}

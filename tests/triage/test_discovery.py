@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 from failcode.triage import triage
-from failcode.triage._analyze import expand
+from failcode.triage.analysis._analyze import expand
 from tests.lab.runner import FIXTURES
 from tests.triage._data import sessions_2_dir
 

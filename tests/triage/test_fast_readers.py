@@ -13,9 +13,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from failcode.triage._events import InputError
-from failcode.triage._jsonstream import JsonStream
-from failcode.triage._lines import _CHUNK, lines
-from failcode.triage._masking import _operators
+from failcode.triage.analysis._masking import _operators
+from failcode.triage.readers._jsonstream import JsonStream
+from failcode.triage.readers._lines import _CHUNK, lines
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -24,10 +24,10 @@ from markdown_it import MarkdownIt
 
 from failcode import FC, Failure, from_command
 from failcode.cli import main
-from failcode.triage._compare import compare
 from failcode.triage._findings import Findings, headline
 from failcode.triage._result import FailureEntry, Loop, SessionResult
-from failcode.triage._stream import Summary
+from failcode.triage.analysis._compare import compare
+from failcode.triage.report._stream import Summary
 from tests._paths import REPO
 from tests.triage._data import sessions_dir
 
@@ -347,7 +347,7 @@ def test_a_mistyped_subcommand_gets_a_suggestion() -> None:
 
 def test_dash_reads_standard_input_and_a_file_twice_is_read_once() -> None:
     """``-`` triages what stdin holds; the same file named twice is one input."""
-    from failcode.triage._report import sample_paths
+    from failcode.triage.report._terminal import sample_paths
 
     path = str(sample_paths()[0][0])
     with open(path, "rb") as handle:  # noqa: PTH123 - the file as bytes for stdin

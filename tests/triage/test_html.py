@@ -212,7 +212,7 @@ def test_a_click_on_a_bar_filters_the_sessions(page: dict[str, Any]) -> None:
 def test_the_report_opens_on_what_to_fix_first(tmp_path: Path) -> None:
     """The first table is the ranked findings; every colour has a legend entry; a time axis
     only when the failures span more than a day."""
-    from failcode.triage._html import render_html
+    from failcode.triage.report._html import render_html
 
     result = triage(session_files(sessions_dir()))
     html = render_html(result)

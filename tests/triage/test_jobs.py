@@ -13,11 +13,11 @@ from click.testing import CliRunner
 from failcode.cli import main
 from failcode.store import open_store
 from failcode.triage import triage
-from failcode.triage._analyze import expand
 from failcode.triage._record import Recorder, result_events
-from failcode.triage._report import render_summary
-from failcode.triage._run import FileResults
-from failcode.triage._stream import JsonDocument, Summary
+from failcode.triage.analysis._analyze import expand
+from failcode.triage.analysis._run import FileResults
+from failcode.triage.report._stream import JsonDocument, Summary
+from failcode.triage.report._terminal import render_summary
 from tests._paths import REPO
 from tests.triage._data import mask_error_ids
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from failcode.triage import triage
-from failcode.triage._readers import HEAD_BYTES, detect
+from failcode.triage.readers import HEAD_BYTES, detect
 from tests.lab.runner import FIXTURES
 from tests.triage import test_copilot as copilot
 from tests.triage._data import labels, sessions_dir, without_error_ids

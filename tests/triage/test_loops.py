@@ -19,9 +19,9 @@ import jsonschema
 import pytest
 
 from failcode.triage import Loop, SessionResult, triage
-from failcode.triage._html import render_html
-from failcode.triage._loops import cause_key
-from failcode.triage._report import render_summary
+from failcode.triage.analysis._loops import cause_key
+from failcode.triage.report._html import render_html
+from failcode.triage.report._terminal import render_summary
 from tests._needs import need_tool
 from tests._paths import REPO
 from tests.triage._data import sessions_dir

@@ -1,4 +1,4 @@
-"""Failures a command's exit status hides (``failcode.triage._masking``).
+"""Failures a command's exit status hides (``failcode.triage.analysis._masking``).
 
 The outputs are what the real tools print (the session lab's runs of pytest, gcc, make and a
 wrapper script, ``tests/lab/scenarios/masked-*.toml``, record them through every agent).
@@ -10,7 +10,7 @@ import pytest
 
 from failcode.classification._purpose import output_purpose
 from failcode.triage import triage
-from failcode.triage._masking import masked_failure, unmask
+from failcode.triage.analysis._masking import masked_failure, unmask
 from tests.lab.runner import FIXTURES
 
 PYTEST = ("F                                                                        [100%]\n"

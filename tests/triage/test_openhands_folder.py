@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from failcode.triage import triage
-from failcode.triage._analyze import expand
+from failcode.triage.analysis._analyze import expand
 from tests.lab.runner import FIXTURES
 
 if TYPE_CHECKING:

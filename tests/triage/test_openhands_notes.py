@@ -104,7 +104,7 @@ def test_the_editor_crashing_in_its_own_code_is_the_tools_defect(tmp_path: Path)
 
 def test_an_editor_create_provides_the_module_it_writes(tmp_path: Path) -> None:
     """The editor's ``create`` of ``testapp/models.py`` is a Wrote of that file."""
-    from failcode.triage._openhands import _edits
+    from failcode.triage.readers._openhands import _edits
 
     call = {"id": "c", "type": "function", "function": {
         "name": "str_replace_editor", "arguments": json.dumps(

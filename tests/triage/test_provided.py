@@ -1,4 +1,4 @@
-"""What a session's own repository provides (``failcode.triage._provided``), and how triage
+"""What a session's own repository provides (``failcode.triage.analysis._provided``), and how triage
 uses it: a module the agent listed or wrote, then failed to import, is its own mistake.
 
 End to end the session lab proves it through every agent (``listed-module-missing`` with the
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from failcode.triage import triage
-from failcode.triage._codex import _patched
-from failcode.triage._provided import listed_apps, modules_of_command, modules_of_file
+from failcode.triage.analysis._provided import listed_apps, modules_of_command, modules_of_file
+from failcode.triage.readers._codex import _patched
 
 if TYPE_CHECKING:
     from pathlib import Path

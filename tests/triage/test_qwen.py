@@ -1,5 +1,5 @@
 """Qwen Code chat recordings: the real files of the second corpus, where Qwen Code keeps them,
-and how a session ends (rules in ``failcode.triage._qwen``; the steps are checked against
+and how a session ends (rules in ``failcode.triage.readers._qwen``; the steps are checked against
 Qwen Code's own loader in ``tests/triage/oracles/test_qwen_oracle.py``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from failcode.triage import triage
-from failcode.triage._analyze import expand
+from failcode.triage.analysis._analyze import expand
 from tests.triage._data import sessions_2_dir
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Readers at the edges of their input: exit statuses out of range, and the last record.
 
-Exit statuses (``failcode.triage._text``'s rules, the same in every reader): a status is read
-from a JSON integer or from the digits of the format's own text; one outside -2**31..2**32-1
+Exit statuses (``failcode.triage.readers._text``'s rules, the same in every reader): a status
+is read from a JSON integer or from the digits of the format's own text; one outside -2**31..2**32-1
 is the input's FC-DATA-003 naming where it is (the line, or the JSON path in a document) and
 the value, never a crash and never a status passed on (``from_command`` would fold it into 32
 bits: ``2**32`` would read as exit 0); a float, a bool or a string where the format writes an

@@ -7,8 +7,8 @@ carry a zone with the zone taken off, in a ``failcode triage --json --store`` su
 ``TZ=UTC``, ``TZ=America/New_York`` and ``TZ=Asia/Kolkata``: the documents must be the same
 byte for byte (but for each failure's ``error_id``, unique per occurrence by design) and the
 store must hold the same event ids (:func:`failcode.events.derived_event_id` puts the step's
-time in the id). The rule that makes it so (``failcode.triage._text``): a time without a zone
-is read as UTC, never as the machine's local time.
+time in the id). The rule that makes it so (``failcode.triage.readers._text``): a time without
+a zone is read as UTC, never as the machine's local time.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from failcode.triage import triage
-from failcode.triage._jsonstream import MAX_DEPTH
-from failcode.triage._readers import HEAD_BYTES
+from failcode.triage.readers import HEAD_BYTES
+from failcode.triage.readers._jsonstream import MAX_DEPTH
 from tests._needs import IN_CI
 from tests._paths import TESTS
 from tests.triage._data import sessions_dir, without_error_ids
@@ -187,7 +187,7 @@ def test_any_error_reading_one_input_is_its_fc_data_003(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception, where: str) -> None:
     """Whatever a reader (or its detection) raises is that input's FC-DATA-003 naming the file
     and the line reached; the sessions read before it are kept; the other inputs unaffected."""
-    from failcode.triage._claude_code import ClaudeCodeReader
+    from failcode.triage.readers._claude_code import ClaudeCodeReader
 
     damaged = tmp_path / "damaged.jsonl"
     damaged.write_bytes(LATE_FILES["claude-code"]().read_bytes())
@@ -248,7 +248,7 @@ _KILLED: list[str] = []
 
 
 def _dying_worker(path: Path, label: str) -> Any:  # pragma: no cover - runs in the workers
-    from failcode.triage._analyze import triage_file
+    from failcode.triage.analysis._analyze import triage_file
 
     if label in _KILLED:
         os._exit(9)  # as the OOM killer would
@@ -259,7 +259,7 @@ def test_parallel_run_survives_a_worker_that_dies(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker killed while reading one input: that input is FC-DATA-003 naming it, every
     other input reads as in a serial run."""
-    import failcode.triage._run as run_module
+    import failcode.triage.analysis._run as run_module
 
     inputs = sorted(sessions_dir().rglob("*.traj.json"))[:6]
     killer = tmp_path / "killer.traj.json"
@@ -418,7 +418,7 @@ def test_symlinked_folders_are_walked_once(tmp_path: Path) -> None:
 def test_the_summary_of_many_failed_inputs_is_bounded(tmp_path: Path) -> None:
     """60 damaged inputs: the terminal lists the first INPUT_ROWS by name after one count per
     error code, and says how many more; --json has every one."""
-    from failcode.triage._report import INPUT_ROWS
+    from failcode.triage.report._terminal import INPUT_ROWS
 
     lines = LINE_FILES["claude-code"]().read_bytes().splitlines(keepends=True)[:8]
     for index in range(60):

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from failcode.classification._command import _scan_segments, _segments, segments_of
 from failcode.classification._parsers import _LIBRARY_PATH, RULES, _gated_rules, is_library_path
 from failcode.signature import _redact
-from failcode.triage import _masking
-from failcode.triage._failcode_events import first_filled_line
-from failcode.triage._provided import _WRITTEN, _written
+from failcode.triage.analysis import _masking
+from failcode.triage.analysis._provided import _WRITTEN, _written
+from failcode.triage.readers._failcode_events import first_filled_line
 
 _ROOT = Path(__file__).parents[2]
 _SOURCES = (_ROOT / "tests" / "lab" / "fixtures", _ROOT / ".." / "shared" / "data" /

@@ -15,10 +15,10 @@ Rules:
   on); ``http`` through :func:`failcode.classify_http`, with surface ``llm.<provider>`` when a
   provider is named; ``text`` through :func:`failcode.classify_text` with the exception the text
   names last (the exception line of its last Python traceback, found by the triage readers'
-  :func:`~failcode.triage._text.exception_line`, its message continued by the lines after it,
-  as ``str(exc)`` prints; else the last line naming an exception type from one of its words to
-  its end, as ``failcode classify`` reads a log line; else the whole text as the message of a
-  plain ``Exception``).
+  :func:`~failcode.triage.readers._text.exception_line`, its message continued by the lines
+  after it, as ``str(exc)`` prints; else the last line naming an exception type from one of its
+  words to its end, as ``failcode classify`` reads a log line; else the whole text as the message
+  of a plain ``Exception``).
 - **The answer's kind.** ``failure`` for a :class:`~failcode.Failure`; ``outcome`` for a typed
   non-error outcome (a probe that found nothing, a cancellation, a rejected action), which has
   no decision and no user text: outcomes are counted, never shown as errors; ``none`` when the
@@ -77,7 +77,7 @@ from failcode import (
 from failcode.events import MAX_STEP
 from failcode.record._frozen import MAX_VALUE_CHARS, FrozenDict
 from failcode.signature._redact import redact_cut, redact_tree
-from failcode.triage._text import exception_line, split_exception
+from failcode.triage.readers._text import exception_line, split_exception
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

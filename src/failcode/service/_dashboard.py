@@ -156,7 +156,7 @@ def _ago(value: datetime | None) -> str:
 def _blame_plot(rows: Sequence[Blame]) -> str:
     """The triage report's "who acts x what failed" bars (the same drawing), each a link to
     the findings of that category."""
-    from failcode.triage._html import _bars, _colour  # noqa: PLC0415 - the report's plot
+    from failcode.triage.report._html import _bars, _colour  # noqa: PLC0415 - the report's plot
 
     cells: dict[tuple[str, str], int] = {}
     for row in rows:

@@ -23,8 +23,8 @@ Rules:
   event, code or outcome, message and command; a run of the same signature 2 or more times in
   a row is one loop (the store's rule), numbered in the order loops start.
 - **Compare** sets two sides side by side, by agent version (or model or agent), or by two
-  time windows, with the triage comparison's rules (:mod:`failcode.triage._compare`): a share
-  per side; ``new``, ``gone``, ``up``, ``down``, ``same``; a change is significant at 1.96
+  time windows, with the triage comparison's rules (:mod:`failcode.triage.analysis._compare`):
+  a share per side; ``new``, ``gone``, ``up``, ``down``, ``same``; a change is significant at 1.96
   standard errors of a two-proportion test, else marked as too few to tell. A share is a
   finding's failures per failure of its side (the per-day and per-version counts the findings
   keep; the triage report divides sessions hit by sessions, which the store keeps per session
@@ -39,8 +39,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from failcode.service._findings import DAY_US, Finding, FindingDetail, Findings
-from failcode.triage._compare import _significant
 from failcode.triage._findings import WHO_ACTS
+from failcode.triage.analysis._compare import _significant
 
 if TYPE_CHECKING:
     from failcode.store import Store

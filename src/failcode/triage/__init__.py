@@ -8,6 +8,11 @@ actions) apart from failures, finds loops and says how each session ended. The
 render; ``failcode triage --store`` records it in an event store and ``failcode report``
 rebuilds it from one (``_record``).
 
+The folder shows the flow: ``readers/`` (one module per format) yield the events of
+``_events``; ``analysis/`` turns them into the result model (``_result``, ``_findings``);
+``report/`` renders it; ``_cli``, ``_record`` (the store) and ``_discover`` (``--home``) sit on
+top. The ``triage-flow`` import-linter contract keeps each layer from importing the ones above.
+
 ``import failcode`` does not import this package; the terminal summary imports rich only when
 it renders.
 
@@ -16,10 +21,7 @@ It may use the events and store layers and everything below them, never the CLI.
 
 from __future__ import annotations
 
-from failcode.triage._analyze import infer_purpose, triage
 from failcode.triage._events import InputError, Reader
-from failcode.triage._readers import FORMATS, READERS, detect
-from failcode.triage._report import sample_paths
 from failcode.triage._result import (
     FORMAT_VERSION,
     FailureEntry,
@@ -29,6 +31,9 @@ from failcode.triage._result import (
     SessionResult,
     TriageResult,
 )
+from failcode.triage.analysis._analyze import infer_purpose, triage
+from failcode.triage.readers import FORMATS, READERS, detect
+from failcode.triage.report._terminal import sample_paths
 
 __all__ = [
     "FORMATS",

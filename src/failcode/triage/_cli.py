@@ -27,10 +27,10 @@ if TYPE_CHECKING:
 
     from failcode import Failure
     from failcode.store import Store
-    from failcode.triage._compare import Comparison
     from failcode.triage._record import Recorder, Reporter
     from failcode.triage._result import SessionResult
-    from failcode.triage._stream import Summary
+    from failcode.triage.analysis._compare import Comparison
+    from failcode.triage.report._stream import Summary
 
 __all__ = ["report_command", "triage_command"]
 
@@ -131,7 +131,7 @@ def _triage(
         exclude: tuple[str, ...], home: bool, problems: list[str],
         report_url: str | None = None) -> None:
     from failcode.store._cli import write_file  # noqa: PLC0415 - start-up cost
-    from failcode.triage._report import sample_paths  # noqa: PLC0415 - start-up cost
+    from failcode.triage.report._terminal import sample_paths  # noqa: PLC0415 - start-up cost
 
     if fail_on is not None and not baseline and fail_on != "any":
         raise click.UsageError(f"--fail-on {fail_on} compares with a run: give --baseline")
@@ -148,11 +148,11 @@ def _triage(
              report_url=report_url)
     comparison = None
     if earlier is not None:
-        from failcode.triage._compare import compare  # noqa: PLC0415
+        from failcode.triage.analysis._compare import compare  # noqa: PLC0415
 
         comparison = compare(run.summary, earlier)
     if html_file is not None and run.held is not None:
-        from failcode.triage._html import render_html  # noqa: PLC0415
+        from failcode.triage.report._html import render_html  # noqa: PLC0415
 
         failed = write_file(html_file, render_html(run.held, top=top, comparison=comparison),
                             "the HTML report")
@@ -182,7 +182,7 @@ class _Run:
     def __init__(self, top: int, *, keep_all: bool = False, session_name: str | None = None,
                  jsonl: bool = False, html: bool = False,
                  problems: list[str] | None = None) -> None:
-        from failcode.triage._stream import JsonDocument, Summary  # noqa: PLC0415
+        from failcode.triage.report._stream import JsonDocument, Summary  # noqa: PLC0415
 
         self.summary = Summary(top, keep_all=keep_all)
         self.held = TriageResult() if html else None
@@ -197,13 +197,13 @@ class _Run:
              exclude: tuple[str, ...] = (), jobs: int | None = None,
              store_url: str | None = None, report_url: str | None = None) -> None:
         from failcode.store._cli import printable  # noqa: PLC0415
-        from failcode.triage._analyze import (  # noqa: PLC0415 - start-up cost
+        from failcode.triage.analysis._analyze import (  # noqa: PLC0415 - start-up cost
             empty_folder,
             expand,
             skipped_in,
         )
-        from failcode.triage._report import Progress  # noqa: PLC0415
-        from failcode.triage._run import FileResults, default_jobs  # noqa: PLC0415
+        from failcode.triage.analysis._run import FileResults, default_jobs  # noqa: PLC0415
+        from failcode.triage.report._terminal import Progress  # noqa: PLC0415
 
         files = expand(inputs, include=include, exclude=exclude)
         summary, held = self.summary, self.held
@@ -306,7 +306,7 @@ class _Run:
 def _baseline(baseline: tuple[str, ...], top: int, jobs: int | None) -> Summary:
     """The baseline run's summary, from its logs or a store (read before the new run, so the
     new run's outputs stream as usual)."""
-    from failcode.triage._stream import Summary  # noqa: PLC0415
+    from failcode.triage.report._stream import Summary  # noqa: PLC0415
 
     if len(baseline) == 1 and "://" in baseline[0]:
         from failcode.triage._record import result_from_store  # noqa: PLC0415
@@ -326,7 +326,7 @@ def _output(run: _Run, *, as_json: bool, output_format: str, top: int, verbose: 
             comparison: Comparison | None) -> None:
     """What stdout shows: a drill-down, the JSON document, or the summary."""
     from failcode.store._cli import require_stdout  # noqa: PLC0415
-    from failcode.triage._report import (  # noqa: PLC0415
+    from failcode.triage.report._terminal import (  # noqa: PLC0415
         Out,
         render_comparison,
         render_summary,
@@ -336,7 +336,7 @@ def _output(run: _Run, *, as_json: bool, output_format: str, top: int, verbose: 
     summary = run.summary
     findings = summary.tables.findings
     if finding_rank is not None or signature is not None:
-        from failcode.triage._drill import render_finding  # noqa: PLC0415
+        from failcode.triage.report._drill import render_finding  # noqa: PLC0415
 
         ranked = findings.ranked()
         chosen = (findings.find(signature) if signature is not None
@@ -350,7 +350,7 @@ def _output(run: _Run, *, as_json: bool, output_format: str, top: int, verbose: 
         render_finding(chosen, rank, Out(sys.stdout), signature)
         return
     if session_name is not None:
-        from failcode.triage._drill import render_session  # noqa: PLC0415
+        from failcode.triage.report._drill import render_session  # noqa: PLC0415
 
         if not run.matches:
             raise click.UsageError(f"no session named {session_name!r} (or file holding one) "
@@ -363,7 +363,7 @@ def _output(run: _Run, *, as_json: bool, output_format: str, top: int, verbose: 
         run.document.close(summary.inputs, summary.tables, run.skipped, extra)
         return
     if output_format == "markdown":
-        from failcode.triage._markdown import render_markdown  # noqa: PLC0415
+        from failcode.triage.report._markdown import render_markdown  # noqa: PLC0415
 
         click.echo(render_markdown(summary, top=top, comparison=comparison))
         return
@@ -421,17 +421,17 @@ def _open(url: str | None, *, read_only: bool = False) -> AbstractContextManager
 def _render(result: TriageResult, *, as_json: bool, html_file: Path | None,
             top: int, problems: list[str]) -> None:
     from failcode.store._cli import require_stdout, write_file  # noqa: PLC0415
-    from failcode.triage._report import render_summary  # noqa: PLC0415
+    from failcode.triage.report._terminal import render_summary  # noqa: PLC0415
 
     if html_file is not None:
-        from failcode.triage._html import render_html  # noqa: PLC0415
+        from failcode.triage.report._html import render_html  # noqa: PLC0415
 
         failed = write_file(html_file, render_html(result, top=top), "the HTML report")
         if failed is not None:
             problems.append(failed)
     require_stdout()
     if as_json:
-        from failcode.triage._stream import JsonDocument  # noqa: PLC0415
+        from failcode.triage.report._stream import JsonDocument  # noqa: PLC0415
 
         JsonDocument.write_result(result, lambda text: click.echo(text, nl=False))
     else:

@@ -116,7 +116,7 @@ def default_locations(env: Mapping[str, str] | None = None, home: Path | None = 
 def home_logs(locations: list[Location] | None = None) -> tuple[list[Path], list[Path]]:
     """``(logs found, folders looked in)``: every session log at the default locations, in
     sorted order per location (an OpenHands conversation folder is one log)."""
-    from failcode.triage._analyze import is_conversation  # noqa: PLC0415 - no import cycle
+    from failcode.triage.analysis._analyze import is_conversation  # noqa: PLC0415 - no import cycle
 
     found: list[Path] = []
     looked: list[Path] = []

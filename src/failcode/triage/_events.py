@@ -148,7 +148,7 @@ class About:
 class Wrote:
     """A file the agent wrote or edited through a tool (not a shell command): its path and the
     text it put there, as far as the format records it. Not a step and never a failure: what
-    the session's own repository provides (:mod:`failcode.triage._provided`)."""
+    the session's own repository provides (:mod:`failcode.triage.analysis._provided`)."""
 
     path: str
     text: str = ""

@@ -35,9 +35,9 @@ import msgspec
 
 from failcode.events import derived_event_id as event_id
 from failcode.events import failure_event, outcome_event
-from failcode.triage._analyze import _read
-from failcode.triage._failcode_events import TRIAGE_PREFIX, sessions_from_events
 from failcode.triage._result import InputResult, TriageResult
+from failcode.triage.analysis._analyze import _read
+from failcode.triage.readers._failcode_events import TRIAGE_PREFIX, sessions_from_events
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -6,9 +6,9 @@ import io
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from failcode.triage._analyze import _Events
 from failcode.triage._events import Command, SessionEnd, SessionStart
-from failcode.triage._readers import HEAD_BYTES, READERS
+from failcode.triage.analysis._analyze import _Events
+from failcode.triage.readers import HEAD_BYTES, READERS
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -19,7 +19,7 @@ from failcode.triage._events import (
     SessionEnd,
     SessionStart,
 )
-from failcode.triage._readers import HEAD_BYTES, READERS, detect
+from failcode.triage.readers import HEAD_BYTES, READERS, detect
 from tests._needs import missing, need_tool
 from tests.lab.agents import Agent, AgentUnavailableError, agents, cache_dir
 

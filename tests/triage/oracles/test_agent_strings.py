@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Final
 import pytest
 
 from failcode import Cancelled
-from failcode.triage._copilot import CopilotCliReader, _Call
 from failcode.triage._events import RecordedOutcome, Rejected
-from failcode.triage._gemini import tool_call
+from failcode.triage.readers._copilot import CopilotCliReader, _Call
+from failcode.triage.readers._gemini import tool_call
 from tests.triage.oracles._node import COPILOT_CLI, gemini_bundle, npm_packed, qwen_package
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from failcode.triage._analyze import is_conversation
 from failcode.triage._events import Command, ErrorText, Rejected
+from failcode.triage.analysis._analyze import is_conversation
 from tests.lab.runner import FIXTURES
 from tests.triage._data import sessions_2_dir, sessions_dir
 from tests.triage.oracles._failcode_side import read_sessions

@@ -18,9 +18,9 @@ underlying agent's):
   belong to the session they are in.
 - A result in mini-swe-agent's observation template (``<returncode>N</returncode>``, after an
   ``<exception>`` when the command did not finish) is read by mini-swe-agent's rules
-  (:mod:`~failcode.triage._mini_swe_agent`).
+  (:mod:`~failcode.triage.readers._mini_swe_agent`).
 - A result is read as the underlying agent wrote it, by Claude Code's rules
-  (:mod:`~failcode.triage._claude_code`): the ``Exit code N`` line, a timeout, a refusal, a
+  (:mod:`~failcode.triage.readers._claude_code`): the ``Exit code N`` line, a timeout, a refusal, a
   person's rejection or interrupt, other tools' errors as rejected actions. Harbor's Claude Code
   converter keeps the agent's own tool result in the step's
   ``extra.tool_result_metadata.raw_tool_result`` (and Claude Code's ``toolUseResult`` as
@@ -63,7 +63,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from failcode._lazy_re import lazy
-from failcode.triage._claude_code import ClaudeCodeReader, _writes
 from failcode.triage._events import (
     About,
     ErrorText,
@@ -72,9 +71,10 @@ from failcode.triage._events import (
     SessionEnd,
     SessionStart,
 )
-from failcode.triage._jsonstream import JsonStream, loads
-from failcode.triage._mini_swe_agent import MiniSweAgentReader, session_end_error
-from failcode.triage._text import as_dict, as_list, as_str, iso_time
+from failcode.triage.readers._claude_code import ClaudeCodeReader, _writes
+from failcode.triage.readers._jsonstream import JsonStream, loads
+from failcode.triage.readers._mini_swe_agent import MiniSweAgentReader, session_end_error
+from failcode.triage.readers._text import as_dict, as_list, as_str, iso_time
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -9,9 +9,11 @@ it are yielded first, so what was read is kept):
 - A JSON-lines record (:func:`json_objects`) cut short (the decoder needed more text at
   its end): "line N ends early at character C (cut short?)", C the line's length in
   characters; one that is not JSON otherwise, or nested deeper than
-  :data:`~failcode.triage._jsonstream.MAX_DEPTH` levels: "line N is not a JSON object (...)".
-- A stream with a ``position`` attribute holding a :class:`~failcode.triage._jsonstream.Position`
-  gets the number of the last line yielded, so that an error no reader expected names it.
+  :data:`~failcode.triage.readers._jsonstream.MAX_DEPTH` levels: "line N is not a JSON object
+  (...)".
+- A stream with a ``position`` attribute holding a
+  :class:`~failcode.triage.readers._jsonstream.Position` gets the number of the last line
+  yielded, so that an error no reader expected names it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import json
 from typing import TYPE_CHECKING, Any, Final
 
 from failcode.triage._events import InputError
-from failcode.triage._jsonstream import Position, loads
+from failcode.triage.readers._jsonstream import Position, loads
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator

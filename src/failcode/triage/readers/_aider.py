@@ -90,9 +90,9 @@ from failcode.triage._events import (
     SessionStart,
     cancelled,
 )
-from failcode.triage._lines import lines
-from failcode.triage._swe_agent import shell_failed
-from failcode.triage._text import iso_time, split_exception
+from failcode.triage.readers._lines import lines
+from failcode.triage.readers._swe_agent import shell_failed
+from failcode.triage.readers._text import iso_time, split_exception
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterator

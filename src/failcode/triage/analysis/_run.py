@@ -24,7 +24,7 @@ import sys
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
-from failcode.triage._analyze import triage_file, unexpected
+from failcode.triage.analysis._analyze import triage_file, unexpected
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence

@@ -8,8 +8,8 @@ as ``\\xNN`` (as ``--json`` escapes them), a line break or a tab becomes a space
 line) and a lone surrogate (an undecodable byte of a file name) becomes U+FFFD, so nothing
 printed can move the cursor, retitle the window, hide text or fail to encode. The summary is
 written as plain text (never through rich's markup), so ``[/x]`` or ``[link=...]`` in a path
-prints as it is. The drill-downs (:mod:`~failcode.triage._drill`), the Markdown summary and the
-HTML report apply the same function before their own escaping.
+prints as it is. The drill-downs (:mod:`~failcode.triage.report._drill`), the Markdown summary
+and the HTML report apply the same function before their own escaping.
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any, Final
 from failcode import redact
 from failcode.render._printable import printable
 from failcode.triage._events import END_STATUSES
-from failcode.triage._unread import UNREAD_FORMATS
+from failcode.triage.readers._unread import UNREAD_FORMATS
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from failcode.triage._compare import Comparison
     from failcode.triage._result import TriageResult
-    from failcode.triage._stream import Summary
+    from failcode.triage.analysis._compare import Comparison
+    from failcode.triage.report._stream import Summary
 
 __all__ = ["Out", "Progress", "plural", "render_comparison", "render_summary", "safe",
            "sample_paths"]
@@ -135,10 +135,10 @@ def render_summary(result: TriageResult | Summary, *, top: int = 10, file: Any =
     """Print the summary: totals, what to fix first, how sessions ended, who acts, loops,
     outcomes, then the inputs that had problems (every input with ``verbose``).
 
-    ``result`` is a whole result, or the :class:`~failcode.triage._stream.Summary` a streamed
+    ``result`` is a whole result, or the :class:`~failcode.triage.report._stream.Summary` a streamed
     run added its sessions to (built with at least ``top``). Empty sections are left out.
     """
-    from failcode.triage._stream import Summary  # noqa: PLC0415
+    from failcode.triage.report._stream import Summary  # noqa: PLC0415
 
     summary = result if isinstance(result, Summary) else Summary.of(result, top=top)
     out = Out(file or sys.stdout)
@@ -290,7 +290,7 @@ def _inputs(out: Out, summary: Summary, *, verbose: bool) -> None:
 
 def render_comparison(comparison: Comparison, *, top: int = 10, file: Any = None) -> None:
     """The comparison with a baseline: changed findings (new and regressed first), then how
-    sessions ended in both runs (:mod:`failcode.triage._compare` has the rules)."""
+    sessions ended in both runs (:mod:`failcode.triage.analysis._compare` has the rules)."""
     out = Out(file or sys.stdout)
     changed = [change for change in comparison.changes if change.status != "same"]
     out.heading(f"Compared with the baseline ({plural(comparison.old_sessions, 'session')} "

@@ -92,9 +92,9 @@ from failcode.triage._events import (
     Wrote,
     cancelled,
 )
-from failcode.triage._lines import json_objects
-from failcode.triage._swe_agent import shell_failed
-from failcode.triage._text import (
+from failcode.triage.readers._lines import json_objects
+from failcode.triage.readers._swe_agent import shell_failed
+from failcode.triage.readers._text import (
     as_dict,
     as_str,
     exit_in_text,

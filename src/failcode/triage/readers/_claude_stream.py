@@ -8,7 +8,7 @@ stream line by ``tests/triage/test_claude_stream.py``):
 
 - Detection: JSON lines (or a JSON array) whose first object has a ``type`` of ``system``,
   ``assistant``, ``user`` or ``result`` and a ``session_id`` (the transcript writes
-  ``sessionId``: :mod:`~failcode.triage._claude_code`).
+  ``sessionId``: :mod:`~failcode.triage.readers._claude_code`).
 - A session is one ``session_id``; a new one starts a new session. Lines before the first
   ``session_id`` are passed over.
 - The messages are the transcript's: an ``assistant`` line's ``message`` holds the model's
@@ -48,14 +48,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from failcode.triage._claude_code import (
-    about_change,
-    api_error,
-    files_written,
-    record_calls,
-    text_of,
-    tool_results,
-)
 from failcode.triage._events import (
     About,
     ErrorText,
@@ -64,9 +56,17 @@ from failcode.triage._events import (
     SessionEnd,
     SessionStart,
 )
-from failcode.triage._jsonstream import loads
-from failcode.triage._lines import lines
-from failcode.triage._text import as_dict, as_str, first_line, http_status, iso_time
+from failcode.triage.readers._claude_code import (
+    about_change,
+    api_error,
+    files_written,
+    record_calls,
+    text_of,
+    tool_results,
+)
+from failcode.triage.readers._jsonstream import loads
+from failcode.triage.readers._lines import lines
+from failcode.triage.readers._text import as_dict, as_str, first_line, http_status, iso_time
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

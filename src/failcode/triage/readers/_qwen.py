@@ -23,7 +23,7 @@ shape):
   ``tool_result`` record on the chain, whose ``toolCallResult.status`` is ``success``,
   ``error`` or ``cancelled``. Qwen Code is a fork of Gemini CLI and its tools write the same
   texts, so a call joined with its response is read by Gemini CLI's rules
-  (:func:`failcode.triage._gemini.tool_call`): the shell tool's ``Exit Code: N`` line (Qwen
+  (:func:`failcode.triage.readers._gemini.tool_call`): the shell tool's ``Exit Code: N`` line (Qwen
   Code writes it on success too, ``Exit Code: 0``; ``(none)`` when a signal ended the
   command, then ``Signal: N``), a refused or failing non-shell call is a rejected action, and
   a ``cancelled`` call (``[Operation Cancelled] Reason: User did not allow tool call`` when
@@ -47,10 +47,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from failcode._lazy_re import lazy
 from failcode.triage._events import About, ErrorText, InputError, SessionEnd, SessionStart
-from failcode.triage._gemini import tool_call
-from failcode.triage._jsonstream import loads
-from failcode.triage._lines import json_objects
-from failcode.triage._text import as_dict, as_list, as_str, iso_time
+from failcode.triage.readers._gemini import tool_call
+from failcode.triage.readers._jsonstream import loads
+from failcode.triage.readers._lines import json_objects
+from failcode.triage.readers._text import as_dict, as_list, as_str, iso_time
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator

@@ -2,7 +2,7 @@
 ``$GITHUB_STEP_SUMMARY``: totals, what to fix first, how sessions ended and, with a baseline,
 the comparison. Every value from a log is escaped (``|``, backticks, HTML, line breaks), so
 a table row stays one row and nothing in a log becomes markup; control characters are escaped
-and lone surrogates replaced first (:func:`~failcode.triage._report.safe`).
+and lone surrogates replaced first (:func:`~failcode.triage.report._terminal.safe`).
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
-from failcode.triage._report import plural, safe
+from failcode.triage.report._terminal import plural, safe
 
 if TYPE_CHECKING:
-    from failcode.triage._compare import Comparison
-    from failcode.triage._stream import Summary
+    from failcode.triage.analysis._compare import Comparison
+    from failcode.triage.report._stream import Summary
 
 __all__ = ["render_markdown"]
 

@@ -1,27 +1,31 @@
-"""The reader registry: one reader per format, tried in order on the input's first bytes.
+"""Readers: one module per format, each turning one input into plain events, and the registry
+that detection walks (:data:`READERS`, tried in order on the input's first bytes).
 
-A new format is one new module with a class following
-:class:`~failcode.triage._events.Reader`, added to :data:`READERS`.
+A new format is one new module here with a class following
+:class:`~failcode.triage._events.Reader`, one row in :data:`READERS`, its lab or corpus fixtures
+and one row in docs/triage.md. ``_jsonstream``, ``_lines`` and ``_text`` are what the readers
+share (streamed JSON, bounded lines, statuses and times). Readers import the event model only,
+never the analysis or the renderers (the ``triage-flow`` import-linter contract).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from failcode.triage._aider import AiderReader
-from failcode.triage._atif import AtifReader
-from failcode.triage._claude_code import ClaudeCodeReader
-from failcode.triage._claude_stream import ClaudeStreamReader
-from failcode.triage._cline import ClineReader
-from failcode.triage._codex import CodexReader
-from failcode.triage._copilot import CopilotCliReader
-from failcode.triage._failcode_events import FailcodeEventsReader
-from failcode.triage._gemini import GeminiCliReader
-from failcode.triage._mini_swe_agent import MiniSweAgentReader
-from failcode.triage._openhands import OpenHandsReader
-from failcode.triage._qwen import QwenCodeReader
-from failcode.triage._swe_agent import SweAgentReader
-from failcode.triage._unread import UNREAD
+from failcode.triage.readers._aider import AiderReader
+from failcode.triage.readers._atif import AtifReader
+from failcode.triage.readers._claude_code import ClaudeCodeReader
+from failcode.triage.readers._claude_stream import ClaudeStreamReader
+from failcode.triage.readers._cline import ClineReader
+from failcode.triage.readers._codex import CodexReader
+from failcode.triage.readers._copilot import CopilotCliReader
+from failcode.triage.readers._failcode_events import FailcodeEventsReader
+from failcode.triage.readers._gemini import GeminiCliReader
+from failcode.triage.readers._mini_swe_agent import MiniSweAgentReader
+from failcode.triage.readers._openhands import OpenHandsReader
+from failcode.triage.readers._qwen import QwenCodeReader
+from failcode.triage.readers._swe_agent import SweAgentReader
+from failcode.triage.readers._unread import UNREAD
 
 if TYPE_CHECKING:
     from failcode.triage._events import Reader

@@ -19,9 +19,10 @@ message gives the position, and what was yielded before it is kept):
   in the middle of a character ends early there.
 - An input that ends early (truncated): "the JSON ends early at character N", N the number of
   characters the input holds (where it was cut), counted from 0 after an optional BOM.
-- :class:`Position` records where reading got to (the line :func:`~failcode.triage._lines.lines`
-  last yielded, the character the last value began at), so that an error no reader expected
-  names the line or character (``failcode.triage._analyze``).
+- :class:`Position` records where reading got to (the line
+  :func:`~failcode.triage.readers._lines.lines` last yielded, the character the last value began
+  at), so that an error no reader expected names the line or character
+  (``failcode.triage.analysis._analyze``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@
   neither failed nor was refused, so triage has none).
 
 Every value from a log, a store or a path (names, paths, formats, signatures, evidence,
-details, messages, loop causes) is printed through :func:`~failcode.triage._report.safe`
+details, messages, loop causes) is printed through :func:`~failcode.triage.report._terminal.safe`
 (control characters escaped, surrogates replaced; the rule is in that module).
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from failcode.triage._report import Out, plural, safe
+from failcode.triage.report._terminal import Out, plural, safe
 
 if TYPE_CHECKING:
     from failcode.triage._findings import Finding, Findings

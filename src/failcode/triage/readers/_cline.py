@@ -51,9 +51,9 @@ from failcode.triage._events import (
     SessionStart,
     cancelled,
 )
-from failcode.triage._jsonstream import JsonStream
-from failcode.triage._swe_agent import shell_failed
-from failcode.triage._text import as_dict, as_str, first_line
+from failcode.triage.readers._jsonstream import JsonStream
+from failcode.triage.readers._swe_agent import shell_failed
+from failcode.triage.readers._text import as_dict, as_str, first_line
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -109,10 +109,10 @@ from failcode.triage._events import (
     Wrote,
     cancelled,
 )
-from failcode.triage._jsonstream import JsonStream, loads
-from failcode.triage._lines import json_objects, lines
-from failcode.triage._swe_agent import shell_failed
-from failcode.triage._text import (
+from failcode.triage.readers._jsonstream import JsonStream, loads
+from failcode.triage.readers._lines import json_objects, lines
+from failcode.triage.readers._swe_agent import shell_failed
+from failcode.triage.readers._text import (
     TRACEBACK_START,
     as_dict,
     as_key,

@@ -87,10 +87,10 @@ from failcode.triage._events import (
     Wrote,
     cancelled,
 )
-from failcode.triage._jsonstream import JsonStream, loads
-from failcode.triage._lines import json_objects
-from failcode.triage._swe_agent import shell_failed
-from failcode.triage._text import (
+from failcode.triage.readers._jsonstream import JsonStream, loads
+from failcode.triage.readers._lines import json_objects
+from failcode.triage.readers._swe_agent import shell_failed
+from failcode.triage.readers._text import (
     EXIT_MAX,
     as_dict,
     as_list,
@@ -345,7 +345,7 @@ def tool_call(step: int, call: dict[str, Any], stamp: float | None, where: str,
     """The event of one tool call in Gemini CLI's ``toolCalls`` shape (``name``, ``args``,
     ``status``, ``result`` function responses, ``resultDisplay``): a command, a rejected
     action, a cancelled outcome, a file written, or None. Qwen Code's calls, joined with their
-    responses, take the same shape (:mod:`failcode.triage._qwen`)."""
+    responses, take the same shape (:mod:`failcode.triage.readers._qwen`)."""
     name = as_str(call.get("name"))
     status = as_str(call.get("status"))
     text = _response_text(call)

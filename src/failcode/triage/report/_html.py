@@ -11,9 +11,9 @@ session); the filter shows what it is and clears with one click. Every text is e
 nothing is fetched when the file opens.
 
 Rule: every value from a log, a store or a path goes through :func:`_escape`: control characters
-escaped as ``\\xNN`` and lone surrogates replaced (:func:`~failcode.triage._report.safe`, so
-the document always encodes as UTF-8 and holds no raw ESC or NUL), then HTML-escaped (quotes
-too, for attributes).
+escaped as ``\\xNN`` and lone surrogates replaced
+(:func:`~failcode.triage.report._terminal.safe`, so the document always encodes as UTF-8 and
+holds no raw ESC or NUL), then HTML-escaped (quotes too, for attributes).
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Final
 
 from failcode.triage._findings import WHO_ACTS
-from failcode.triage._report import plural, safe
-from failcode.triage._stream import Summary
+from failcode.triage.report._stream import Summary
+from failcode.triage.report._terminal import plural, safe
 
 if TYPE_CHECKING:
-    from failcode.triage._compare import Comparison
     from failcode.triage._findings import Finding, Findings
     from failcode.triage._result import SessionResult, TriageResult
+    from failcode.triage.analysis._compare import Comparison
 
 __all__ = ["render_html"]
 

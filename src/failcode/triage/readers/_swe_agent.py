@@ -62,9 +62,9 @@ from failcode.triage._events import (
     SessionEnd,
     SessionStart,
 )
-from failcode.triage._jsonstream import JsonStream
-from failcode.triage._mini_swe_agent import _stem, session_end_error
-from failcode.triage._text import TRACEBACK_START, as_str, first_line, split_exception
+from failcode.triage.readers._jsonstream import JsonStream
+from failcode.triage.readers._mini_swe_agent import _stem, session_end_error
+from failcode.triage.readers._text import TRACEBACK_START, as_str, first_line, split_exception
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from failcode.triage._findings import Finding
-    from failcode.triage._stream import Summary
+    from failcode.triage.report._stream import Summary
 
 __all__ = ["GATES", "Change", "Comparison", "compare"]
 

@@ -12,7 +12,7 @@ Rules (about failures, whatever the format):
   ``FC-LIFE-009``.
 - The same failure (same signature) logged more than once for one step is one failure whose
   ``repeats`` counts the logs.
-- A loop is a root cause that fails again and again (:mod:`failcode.triage._loops`): the
+- A loop is a root cause that fails again and again (:mod:`failcode.triage.analysis._loops`): the
   same signature at three or more steps of one session or at two consecutive steps, or the
   same cause (a timeout whatever the command, a missing module or program whatever its name,
   one error class at one location whatever the message, else the signature) at three or more
@@ -58,7 +58,6 @@ from failcode import (
 )
 from failcode.classification._command import as_local_module
 from failcode.classification._purpose import infer_purpose
-from failcode.triage._atif import read_with_trajectory
 from failcode.triage._events import (
     About,
     Command,
@@ -71,11 +70,6 @@ from failcode.triage._events import (
     SessionStart,
     Wrote,
 )
-from failcode.triage._jsonstream import Position, loads
-from failcode.triage._loops import find_loops
-from failcode.triage._masking import masked_failure
-from failcode.triage._provided import listed_apps, modules_of_command, modules_of_file
-from failcode.triage._readers import FORMATS, HEAD_BYTES, detect
 from failcode.triage._result import (
     FailureEntry,
     InputResult,
@@ -84,7 +78,13 @@ from failcode.triage._result import (
     SessionResult,
     TriageResult,
 )
-from failcode.triage._text import first_line
+from failcode.triage.analysis._loops import find_loops
+from failcode.triage.analysis._masking import masked_failure
+from failcode.triage.analysis._provided import listed_apps, modules_of_command, modules_of_file
+from failcode.triage.readers import FORMATS, HEAD_BYTES, detect
+from failcode.triage.readers._atif import read_with_trajectory
+from failcode.triage.readers._jsonstream import Position, loads
+from failcode.triage.readers._text import first_line
 
 if TYPE_CHECKING:
     import io
@@ -255,13 +255,14 @@ def _clean(value: str | None) -> str | None:
 
 
 def _loops(failures: Iterable[FailureEntry]) -> list[Loop]:
-    """The session's loops by root cause (the rules: :mod:`failcode.triage._loops`)."""
+    """The session's loops by root cause (the rules: :mod:`failcode.triage.analysis._loops`)."""
     return find_loops(failures)
 
 
 class _Counting:
     """A binary stream that reports how many bytes were read; ``peek`` gives the head;
-    ``position`` is where reading got to (:class:`~failcode.triage._jsonstream.Position`)."""
+    ``position`` is where reading got to
+    (:class:`~failcode.triage.readers._jsonstream.Position`)."""
 
     def __init__(self, raw: Any, report: Callable[[int], None] | None, head: bytes,
                  position: Position) -> None:
@@ -823,7 +824,7 @@ def triage(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
         paths: files or directories (walked recursively), or ``(path, label)`` pairs.
         progress: called with the number of bytes read, as reading goes (per file when
             files are read in parallel).
-        jobs: how many processes read the files (``failcode.triage._run``); the result is
+        jobs: how many processes read the files (``failcode.triage.analysis._run``); the result is
             the same whatever the number. 1 (the default) reads them in this process.
         include: globs selecting the files found by walking folders (path or name).
         exclude: globs of walked files to leave out.
@@ -831,7 +832,7 @@ def triage(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
     Returns:
         A :class:`TriageResult`; inputs that could not be read carry their FC code.
     """
-    from failcode.triage._run import FileResults  # noqa: PLC0415 - it imports this module
+    from failcode.triage.analysis._run import FileResults  # noqa: PLC0415 - it imports this module
 
     files = expand(paths, include=include, exclude=exclude)
     result = TriageResult(skipped=list(files.skipped))

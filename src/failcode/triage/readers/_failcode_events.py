@@ -75,7 +75,7 @@ from failcode.triage._events import (
     SessionEnd,
     SessionStart,
 )
-from failcode.triage._text import epoch_time, first_line
+from failcode.triage.readers._text import epoch_time, first_line
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator

@@ -71,8 +71,8 @@ from failcode.triage._events import (
     SessionStart,
     cancelled,
 )
-from failcode.triage._jsonstream import JsonStream, loads
-from failcode.triage._text import (
+from failcode.triage.readers._jsonstream import JsonStream, loads
+from failcode.triage.readers._text import (
     as_dict,
     as_list,
     as_str,

@@ -115,9 +115,9 @@ from failcode.triage._events import (
     SessionStart,
     cancelled,
 )
-from failcode.triage._jsonstream import loads
-from failcode.triage._lines import json_objects
-from failcode.triage._text import (
+from failcode.triage.readers._jsonstream import loads
+from failcode.triage.readers._lines import json_objects
+from failcode.triage.readers._text import (
     as_dict,
     as_key,
     as_list,
