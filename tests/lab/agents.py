@@ -289,6 +289,9 @@ class Codex(Agent):
 
     refuses_commands = True
 
+    def stdout_file(self) -> str | None:
+        return "exec.jsonl"  # exec --json: the events a CI job keeps
+
     def sessions(self, ctx: RunContext) -> list[Path]:
         return sorted((ctx.home / ".codex" / "sessions").glob("**/rollout-*.jsonl"))
 
@@ -327,6 +330,9 @@ class GeminiCli(Agent):
         return Launch(argv, env)
 
     refuses_commands = True
+
+    def stdout_file(self) -> str | None:
+        return "stream.jsonl"  # -p --output-format stream-json: what a CI job keeps
 
     def sessions(self, ctx: RunContext) -> list[Path]:
         chats = ctx.home / ".gemini" / "tmp"
