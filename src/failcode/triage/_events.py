@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "END_STATUSES",
     "SOURCES",
+    "VERDICTS",
     "About",
     "Command",
     "ErrorText",
@@ -45,6 +46,9 @@ SOURCES: Final = ("command", "provider", "tool", "agent", "harness")
 agent itself (its limits, a crash), the harness or runtime around it."""
 
 END_STATUSES: Final = ("submitted", "provider_error", "timeout", "limit", "running", "unknown")
+VERDICTS: Final = ("passed", "partial", "failed", "ungraded")
+"""A verifier's grade: full reward, some reward, none, or no valid reward (the verifier or
+its sandbox failed, so the reward measures nothing)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +174,13 @@ class SessionEnd:
     said: bool = False
     """The session holds messages of a person or the model: it is a session even with no
     step, failure or end (a chat in which no tool ran, a subagent's short answer)."""
+    verdict: str | None = None
+    """A benchmark harness's grade of the task (one of :data:`VERDICTS`), where the format
+    records one: a Harbor trial's verifier. ``failed`` is a failed ending even when every
+    step succeeded; how the agent stopped is :attr:`status`."""
+    reward: float | None = None
+    """The verifier's reward behind :attr:`verdict` (None when it gave none or it is not a
+    valid measurement)."""
 
 
 Event = (SessionStart | Command | ErrorText | Rejected | Recorded | RecordedOutcome | Wrote

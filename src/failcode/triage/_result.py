@@ -102,12 +102,20 @@ class SessionResult:
     """The model the session ran, where the format records it."""
     agent_version: str | None = None
     """The agent's version, where the format records it."""
+    verdict: str | None = None
+    """A benchmark harness's grade of the task, where the format records one (``passed``,
+    ``partial``, ``failed``, ``ungraded``: a Harbor trial's verifier)."""
+    reward: float | None = None
+    """The verifier's reward behind :attr:`verdict`."""
 
     def to_dict(self) -> dict[str, Any]:
-        ended = self.ended_failure.to_dict() if self.ended_failure is not None else None
+        failure = self.ended_failure.to_dict() if self.ended_failure is not None else None
+        ended: dict[str, Any] = {"status": self.status, "failure": failure}
+        if self.verdict is not None:
+            ended |= {"verdict": self.verdict, "reward": self.reward}
         return {
             "session": self.session, "path": self.path, "format": self.format,
-            "steps": self.steps, "ended": {"status": self.status, "failure": ended},
+            "steps": self.steps, "ended": ended,
             "failures": [entry.to_dict() for entry in self.failures],
             "outcomes": [entry.to_dict() for entry in self.outcomes],
             "loops": [loop.to_dict() for loop in self.loops],

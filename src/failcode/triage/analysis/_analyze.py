@@ -243,7 +243,8 @@ class _Session:
         name = redact(event.name or self.name or default)  # a name may quote a secret
         return SessionResult(name, path, fmt, event.steps,
                              event.status, ended, failures, self.outcomes, _loops(failures),
-                             _clean(self.model), _clean(self.agent_version))
+                             _clean(self.model), _clean(self.agent_version),
+                             event.verdict, event.reward)
 
 
 def _clean(value: str | None) -> str | None:
