@@ -8,6 +8,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from failcode.triage import triage
+from failcode.triage._events import Command, Recorded
+from failcode.triage.readers._cline import ClineReader
 from tests.triage._data import sessions_2_dir
 
 if TYPE_CHECKING:
@@ -49,6 +51,27 @@ def test_a_real_edit_with_new_problems_is_a_static_analysis_failure() -> None:
     kinds = {e.step: str(e.failure.kind) for e in session.failures}
     assert kinds[2] == "dependency_error"
     assert "static_analysis_error" in kinds.values()
+
+
+def test_the_editors_new_problems_are_the_edit_tools_failure_not_a_command() -> None:
+    """An edit's new problems come from the edit tool, not a shell: every Command the reader
+    yields is one of Cline's ``command`` messages, never a ``tool`` one (``editedExistingFile``
+    is Cline's name for the edit, no program), and the edits' failures have source ``tool``."""
+    path = sessions_2_dir() / "cline" / "CoreGems__Cline-Xray" / "ui_messages.json"
+    messages = json.loads(path.read_text())
+    kinds = [m.get("say") or m.get("ask") for m in messages
+             if (m.get("say") or m.get("ask")) in ("tool", "command")]
+    with path.open("rb") as stream:
+        events = list(ClineReader().read(stream, str(path)))
+    commands = {e.step for e in events if isinstance(e, Command)}
+    edits = {e.step for e in events if isinstance(e, Recorded)}
+    assert commands
+    assert all(kinds[step] == "command" for step in commands if step is not None)
+    assert edits
+    assert all(kinds[step] == "tool" for step in edits if step is not None)
+    (session,) = triage([path]).sessions
+    sources = {e.step: e.source for e in session.failures}
+    assert {sources[step] for step in edits} == {"tool"}
 
 
 def test_a_real_task_whose_requests_failed_ends_on_the_provider() -> None:

@@ -24,7 +24,9 @@ Rules (about the format and the tool, from Cline's own code: the ``ClineMessage`
   operation." is a person's refusal: cancelled.
 - An edit saved with "New problems detected after saving the file:" (the editor's
   diagnostics Cline appends, ``[ts Error] Line N: ...``) is a static-analysis failure of that
-  step, as aider's lint block is.
+  step, read as a linter's output is (aider's lint block), from the edit tool (source
+  ``tool``): no command ran, so the step is no :class:`Command` (its ``editedExistingFile``
+  is Cline's name for the edit, not a program).
 - Provider errors are the model requests' own (``api_req_failed``, and an
   ``api_req_started`` whose ``streamingFailedMessage`` says why): provider failures with no
   step; one that nothing answered after ends the session ``provider_error``.
@@ -46,6 +48,7 @@ from failcode.triage._events import (
     About,
     Command,
     ErrorText,
+    Recorded,
     Rejected,
     SessionEnd,
     SessionStart,
@@ -209,8 +212,19 @@ def _outcome(step: _Step, body: str) -> Iterator[Event]:
         return
     problems = head.find(_NEW_PROBLEMS)
     if problems >= 0:
-        yield Command(step.index, step.action, 1, head[problems:], step.stamp,
-                      purpose="static_analysis")
+        yield from _new_problems(step, head[problems:])
+
+
+def _new_problems(step: _Step, diagnostics: str) -> Iterator[Event]:
+    """The editor's diagnostics after the edit was saved: a static-analysis failure the edit
+    tool reported, classified as a linter's failing output is (the tool and its file name the
+    step, as they do in the report); no command ran."""
+    from failcode import Failure, from_command, redact  # noqa: PLC0415 - loaded with triage
+
+    failure = from_command(step.action, 1, diagnostics, purpose="static_analysis")
+    if isinstance(failure, Failure):
+        evidence = redact(first_line(step.action, 1000))[:200]
+        yield Recorded(step.index, "tool", evidence, failure, step.stamp)
 
 
 def _action(kind: str, text: str) -> str:
