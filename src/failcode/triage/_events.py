@@ -77,6 +77,9 @@ class Command:
     purpose: str | None = None
     """The command's purpose when the format says (aider's lint step, ``/test``); else
     triage infers it from the command."""
+    actor: str | None = None
+    """Who ran it, in a team of agents: the agent that took the step (AG2's message ``name``,
+    AutoGen's ``source``); None when the format has no agents of its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +104,8 @@ class ErrorText:
     ``exit_context``, mini-swe-agent's ``ContextWindowExceeded``), whatever the text."""
     tool: str | None = None
     """For a tool's own crash (source ``tool``): the tool whose code raised."""
+    actor: str | None = None
+    """The agent that took the step, in a team of agents (see :attr:`Command.actor`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +116,8 @@ class Rejected:
     action: str
     reason: str
     timestamp: float | None = None
+    actor: str | None = None
+    """The agent that proposed it, in a team of agents (see :attr:`Command.actor`)."""
 
 
 @dataclass(frozen=True, slots=True)
