@@ -44,11 +44,19 @@ class FailureEntry:
     masked: bool = False
     """The command exited 0, but its output shows this failure (a filter, ``|| true`` or a
     wrapper hid the status)."""
+    actor: str | None = None
+    """The agent that took the step, in a team of agents (AG2's ``name``, AutoGen's
+    ``source``); None when the format has no agents of its own."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"step": self.step, "source": self.source, "evidence": self.evidence,
-                "repeats": self.repeats, "timestamp": self.timestamp, "masked": self.masked,
-                "failure": self.failure.to_dict()}
+        """The JSON entry; ``actor`` only when the format names one (older documents and
+        single-agent formats have none)."""
+        entry = {"step": self.step, "source": self.source, "evidence": self.evidence,
+                 "repeats": self.repeats, "timestamp": self.timestamp, "masked": self.masked,
+                 "failure": self.failure.to_dict()}
+        if self.actor is not None:
+            entry["actor"] = self.actor
+        return entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +67,17 @@ class OutcomeEntry:
     source: str
     evidence: str
     outcome: NonErrorOutcome
+    actor: str | None = None
+    """The agent that took the step, in a team of agents (see :attr:`FailureEntry.actor`)."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON entry; ``actor`` only when the format names one."""
         outcome = msgspec.to_builtins(self.outcome)
-        return {"step": self.step, "source": self.source, "evidence": self.evidence,
-                "outcome": outcome}
+        entry = {"step": self.step, "source": self.source, "evidence": self.evidence,
+                 "outcome": outcome}
+        if self.actor is not None:
+            entry["actor"] = self.actor
+        return entry
 
 
 @dataclass(frozen=True, slots=True)
