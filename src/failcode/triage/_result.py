@@ -51,9 +51,10 @@ class FailureEntry:
     def to_dict(self) -> dict[str, Any]:
         """The JSON entry; ``actor`` only when the format names one (older documents and
         single-agent formats have none)."""
-        entry = {"step": self.step, "source": self.source, "evidence": self.evidence,
-                 "repeats": self.repeats, "timestamp": self.timestamp, "masked": self.masked,
-                 "failure": self.failure.to_dict()}
+        entry: dict[str, Any] = {
+            "step": self.step, "source": self.source, "evidence": self.evidence,
+            "repeats": self.repeats, "timestamp": self.timestamp, "masked": self.masked,
+            "failure": self.failure.to_dict()}
         if self.actor is not None:
             entry["actor"] = self.actor
         return entry
@@ -73,8 +74,8 @@ class OutcomeEntry:
     def to_dict(self) -> dict[str, Any]:
         """The JSON entry; ``actor`` only when the format names one."""
         outcome = msgspec.to_builtins(self.outcome)
-        entry = {"step": self.step, "source": self.source, "evidence": self.evidence,
-                 "outcome": outcome}
+        entry: dict[str, Any] = {"step": self.step, "source": self.source,
+                                 "evidence": self.evidence, "outcome": outcome}
         if self.actor is not None:
             entry["actor"] = self.actor
         return entry

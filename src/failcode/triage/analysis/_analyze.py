@@ -169,11 +169,12 @@ class _Session:
 
     def add_failure(self, step: int | None, source: str, evidence: str, failure: Failure, *,
                     repeats: int, timestamp: float | None, masked: bool = False,
-                    ) -> FailureEntry:
+                    actor: str | None = None) -> FailureEntry:
         key = (step, failure.signature)
         entry = self.failures.get(key)
         if entry is None:
-            entry = FailureEntry(step, source, evidence, failure, repeats, timestamp, masked)
+            entry = FailureEntry(step, source, evidence, failure, repeats, timestamp, masked,
+                                 _clean(actor))
             self.failures[key] = entry
         else:
             entry.repeats += repeats
@@ -191,7 +192,7 @@ class _Session:
         if event.source == "harness":
             failure = _harness(ErrorText(event.step, "harness", "HarnessError", event.output))
             self.add_failure(event.step, "harness", evidence, failure, repeats=1,
-                             timestamp=event.timestamp)
+                             timestamp=event.timestamp, actor=event.actor)
             return
         # no purpose from the format: from_command infers it (the API's rule, the same here)
         result = from_command(event.command or "sh", event.exit_code, event.output,
@@ -200,9 +201,10 @@ class _Session:
             return
         if isinstance(result, Failure):
             self.add_failure(event.step, event.source, evidence, result, repeats=1,
-                             timestamp=event.timestamp)
+                             timestamp=event.timestamp, actor=event.actor)
         else:
-            self.outcomes.append(OutcomeEntry(event.step, event.source, evidence, result))
+            self.outcomes.append(OutcomeEntry(event.step, event.source, evidence, result,
+                                              _clean(event.actor)))
 
     def _masked(self, event: Command) -> None:
         """A command that exited 0 but hid a failure its output shows (``_masking``)."""
@@ -216,7 +218,8 @@ class _Session:
                               purpose=purpose)
         if isinstance(result, Failure):
             self.add_failure(event.step, event.source, _evidence(event.command), result,
-                             repeats=1, timestamp=event.timestamp, masked=True)
+                             repeats=1, timestamp=event.timestamp, masked=True,
+                             actor=event.actor)
 
     def error(self, event: ErrorText) -> Failure | None:
         failure = classify_error(event)
@@ -224,7 +227,8 @@ class _Session:
             return None
         evidence = event.evidence or f"{event.type_name}: {first_line(event.message)}"
         entry = self.add_failure(event.step, event.source, redact(evidence)[:EVIDENCE_CHARS],
-                                 failure, repeats=event.repeats, timestamp=event.timestamp)
+                                 failure, repeats=event.repeats, timestamp=event.timestamp,
+                                 actor=event.actor)
         return entry.failure
 
     def end(self, event: SessionEnd, path: str, fmt: str, default: str) -> SessionResult:
@@ -543,7 +547,8 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult],
                 outcome = RejectedAction(action=redact(event.action)[:EVIDENCE_CHARS] or "?",
                                          reason=redact(event.reason)[:300] or "?")
                 current.outcomes.append(OutcomeEntry(
-                    event.step, "tool", _evidence(event.action or event.reason), outcome))
+                    event.step, "tool", _evidence(event.action or event.reason), outcome,
+                    _clean(event.actor)))
                 last_step = max(last_step, event.step if event.step is not None else -1)
     except Exception as exc:  # noqa: BLE001 - whatever it is, it is this input's error
         damage = exc if isinstance(exc, InputError) else InputError(
