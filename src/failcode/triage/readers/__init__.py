@@ -21,6 +21,7 @@ from failcode.triage.readers._codex import CodexReader
 from failcode.triage.readers._copilot import CopilotCliReader
 from failcode.triage.readers._failcode_events import FailcodeEventsReader
 from failcode.triage.readers._gemini import GeminiCliReader
+from failcode.triage.readers._gemini_stream import GeminiStreamReader
 from failcode.triage.readers._mini_swe_agent import MiniSweAgentReader
 from failcode.triage.readers._openhands import OpenHandsReader
 from failcode.triage.readers._qwen import QwenCodeReader
@@ -42,6 +43,7 @@ READERS: Final[tuple[Reader, ...]] = (
     SweAgentReader(),
     OpenHandsReader(),
     GeminiCliReader(),  # before Claude Code: its records also carry sessionId and type
+    GeminiStreamReader(),  # an init event (or the json object) with session_id
     QwenCodeReader(),  # before Claude Code: its records carry the same uuid/parentUuid ids
     CopilotCliReader(),  # before Claude Code: its session.start carries sessionId
     ClaudeStreamReader(),  # before Claude Code: the same messages, with session_id

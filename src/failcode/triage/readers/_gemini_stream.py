@@ -1,0 +1,370 @@
+"""Gemini CLI's headless output: ``gemini -p ... --output-format stream-json`` (JSON Lines events,
+what CI jobs keep) and ``--output-format json`` (one JSON object).
+
+Rules (about the format and the tool; built from the lab's pinned ``@google/gemini-cli``
+0.61.0, whose bundle keeps its sources' paths: ``packages/core/src/output/types.ts`` (the
+``JsonStreamEventType`` names), ``output/stream-json-formatter.ts`` and
+``output/json-formatter.ts`` (the writers), ``packages/cli/src/nonInteractiveCli.ts`` and
+``nonInteractiveCliAgentSession.ts`` (what is written when), ``packages/cli/src/utils/errors.ts``
+(how an error ends the run, its exit code), ``packages/core/src/tools/shell.ts`` (the shell
+tool's display text), ``packages/core/src/tools/tool-error.ts`` (the ``ToolErrorType`` values),
+``packages/core/src/utils/errors.ts`` (the ``Fatal*Error`` classes and their exit codes); and
+the lab's runs of it, ``tests/lab/fixtures/gemini-cli/*/stream.jsonl``):
+
+- Detection, stream-json: a line whose object is ``{"type": "init", ..., "session_id"}`` (the
+  first line Gemini CLI writes; lines before it that are not JSON, such as Gemini CLI's own
+  warnings when a job keeps stderr with stdout, are passed over). Claude Code's init is
+  ``"type": "system"`` with a ``subtype``, never ``"type": "init"``.
+- Detection, json: one object whose first member is ``session_id`` followed by ``response``,
+  ``stats``, ``error`` or ``warnings`` (``JsonFormatter.format``'s order), or, as versions
+  before ``session_id`` wrote it, ``response`` first with the telemetry ``stats``
+  (``{"models": ...}``) in the first 64 KiB.
+- Stream events: ``init`` (``session_id``, ``model``) starts a session (a new ``init`` starts
+  another: runs appended to one file); ``message`` (``role`` ``user`` or ``assistant``, the
+  model's text in ``delta`` chunks); ``tool_use`` (``tool_name``, ``tool_id``,
+  ``parameters``); ``tool_result`` (``tool_id``, ``status`` ``success`` or ``error``,
+  ``output``: the tool's display text when it is a string, ``error``: ``{type, message}`` with
+  a ``ToolErrorType``); ``error`` (``severity`` ``warning`` or ``error``, ``message``); and
+  ``result`` (``status`` ``success`` or ``error``, ``error`` ``{type, message}`` when an
+  error ended the run, ``stats``). Lines of another ``type`` are passed over; a line that
+  starts like JSON and is not (a cut last line) is FC-DATA-003, what came before kept.
+- A step is one ``tool_use``, numbered from 0 in the order the model asked for them (the
+  chat recording's ``toolCalls`` order); it is read when its ``tool_result`` comes, and one
+  with no result (a run cut off) is a step of no event.
+- A ``run_shell_command`` result's ``output`` is what Gemini CLI shows, not what the model
+  read: the command's own output when it printed something, with no exit status (Gemini CLI
+  marks every command that ran ``success``, a failed one included). So a command's status is
+  the one the display states where it states one, read with the chat recording's rules
+  (:func:`~failcode.triage.readers._gemini.tool_call`): ``Command exited with code: N`` (a
+  command that printed nothing), ``Command terminated by signal: N`` (128+N), the model's
+  ``Output: ... Exit Code: N`` text (``--debug`` shows it whole), a timeout, a command moved
+  to the background (still running), ``Command cancelled by user.`` (a cancelled outcome).
+  Otherwise the status is not recorded: a missing program or a shell failure the output shows
+  (``_swe_agent.shell_failed``) is 127 or 1, else 0 so that triage's masking rules still find
+  a failure the output states (a test run's ``1 failed``); a nonzero status with an output
+  that shows no failure (``diff``'s differences) is lost, as it is on the terminal.
+- A ``tool_result`` with ``status`` ``error``: ``policy_violation`` (``Tool execution denied by
+  policy.``: a deny rule, ``--yolo`` or not) is a rejected action, as is any other error of a
+  call that never ran (invalid parameters, a path outside the workspace); a shell's
+  ``shell_execute_error`` (the shell could not run it) is a failed command; another tool's
+  error is a rejected action naming its ``file_path`` (the chat recording's rule); a
+  ``write_file`` or ``replace`` that succeeded wrote its ``file_path``.
+- How the session ended is its ``result``: ``success`` is ``submitted``. ``error`` is read
+  from its ``error``: ``FatalTurnLimitedError`` (exit 53; ``maxSessionTurns``) is the turn
+  limit; ``FatalCancellationError`` (exit 130, Ctrl+C) ends ``unknown``; a message that is a
+  model API's error (``[API Error: ...]``, an HTTP or RPC status, quota, rate limit; the chat
+  recording's rule, its status read the same way) is ``provider_error``; any other
+  (``FatalToolExecutionError`` 54 such as a full disk, ``FatalAuthenticationError`` 41,
+  ``FatalInputError`` 42, ``FatalConfigError`` 52, an unknown error) is Gemini CLI stopping on
+  an error of its own, ``unknown`` with that error (source ``harness``). A ``result`` with
+  status ``error`` and no ``error`` (an invalid model response: empty, only thoughts, blocked)
+  takes the last ``error`` event's message: a provider error. An ``error`` event of severity
+  ``error`` saying ``Maximum session turns exceeded`` (Gemini CLI's own turn cap) is the turn
+  limit, whatever ``result`` follows; one that names a model API's error is a provider error
+  at the step the request was for (the session's end when nothing answers after it); a
+  ``warning`` (a loop detected, a hook's block) changes nothing. No ``result`` (the run was
+  cut off) is ``unknown``, or ``provider_error`` when an API error was its last word.
+- The single json object holds no step: ``response`` (the model's last text), ``stats``
+  (``SessionMetrics``: ``models``, ``tools.totalCalls``, ...), ``error`` ``{type, message,
+  code}`` and ``warnings``. Its session is named by ``session_id``, has ``tools.totalCalls``
+  steps (none of them read), its model is the one of ``stats.models`` with the most requests,
+  and it ends by ``error`` as a stream's ``result`` does (a ``code`` of 100..599 is that HTTP
+  status; the others are exit codes), by a ``Maximum session turns exceeded`` warning as the
+  turn limit, else ``submitted``. Gemini CLI 0.61.0 writes the object of an error that stops
+  the run (``handleError``, ``FatalTurnLimitedError``) to stderr, the others to stdout.
+- Time: each event's ``timestamp`` (UTC ISO 8601, ``_text``'s rules).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Final
+
+from failcode._lazy_re import lazy
+from failcode.triage._events import (
+    About,
+    Command,
+    ErrorText,
+    Event,
+    InputError,
+    Rejected,
+    SessionEnd,
+    SessionStart,
+    cancelled,
+)
+from failcode.triage.readers._gemini import _API_ERROR, _http_status, tool_call
+from failcode.triage.readers._jsonstream import JsonStream, loads
+from failcode.triage.readers._lines import _not_json, lines
+from failcode.triage.readers._swe_agent import shell_failed
+from failcode.triage.readers._text import (
+    EXIT_MAX,
+    as_dict,
+    as_str,
+    exit_in_text,
+    first_line,
+    http_status,
+    iso_time,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import BinaryIO
+
+__all__ = ["GeminiStreamReader"]
+
+_SHELL: Final = ("run_shell_command", "shell")
+_INIT: Final = lazy(rb'(?m)^\{[^\n]*"type": ?"init"[^\n]*"session_id"')
+_OBJECT: Final = lazy(
+    rb'\A\{\s*(?:"session_id"\s*:\s*"[^"\\]*"\s*,\s*"(?:response|stats|error|warnings)"\s*:'
+    rb'|"response"\s*:)')
+_STATS: Final = lazy(rb'"stats"\s*:\s*\{\s*"models"\s*:')
+_EXITED: Final = lazy(r"\ACommand exited with code: (-?\d+)\s*\Z")
+_SIGNALLED: Final = lazy(r"\ACommand terminated by signal: (\d+)\s*\Z")
+_SPAWN_FAILED: Final = "Command failed: "
+_USER_CANCELLED: Final = "Command cancelled by user."
+_BACKGROUND: Final = ("Command moved to background (PID", "Background process started with PID")
+_RAN: Final = lazy(r"\AOutput: ", re.MULTILINE)
+"""The model's own text of a shell call (shown whole under ``--debug``): the chat recording's."""
+_MAX_TURNS: Final = "Maximum session turns exceeded"
+_TURN_LIMIT: Final = "FatalTurnLimitedError"
+_CANCELLED: Final = "FatalCancellationError"
+_DENIED: Final = "policy_violation"
+_SHELL_ERROR: Final = "shell_execute_error"
+
+
+class _Session:
+    """One session being read."""
+
+    __slots__ = ("answered", "calls", "end", "ended_by", "name", "resolved", "steps")
+
+    def __init__(self, name: str | None) -> None:
+        self.name = name
+        self.steps = 0
+        self.calls: dict[str, tuple[int, str, dict[str, Any]]] = {}
+        """Each ``tool_id`` asked for: its step, tool name and parameters."""
+        self.end = "unknown"
+        self.ended_by: ErrorText | None = None
+        self.resolved = False
+        """A ``result`` has said how the run ended."""
+        self.answered = False
+
+    def close(self) -> SessionEnd:
+        if self.ended_by is not None and self.ended_by.limit is not None:
+            return SessionEnd(self.steps, "limit", self.name, self.ended_by)
+        if not self.resolved:  # cut off before its result
+            if self.ended_by is not None and self.ended_by.source == "provider":
+                return SessionEnd(self.steps, "provider_error", self.name, self.ended_by)
+            return SessionEnd(self.steps, "unknown", self.name, said=self.answered)
+        return SessionEnd(self.steps, self.end, self.name, self.ended_by, said=self.answered)
+
+
+class GeminiStreamReader:
+    """Reader for Gemini CLI's ``-p`` stream-json and json output."""
+
+    name = "gemini-stream-json"
+
+    def sniff(self, head: bytes) -> bool:
+        """An ``init`` event with a ``session_id``, or the json output's one object."""
+        text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        if _OBJECT.match(text) is not None:
+            return text[:30].find(b'"session_id"') >= 0 or _STATS.search(text) is not None
+        return _INIT.search(text) is not None
+
+    def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
+        """The events line by line, or the json output's object member by member."""
+        head = stream.peek().lstrip(b"\xef\xbb\xbf \t\r\n")  # type: ignore[attr-defined]
+        if _OBJECT.match(head) is not None:
+            yield from _object(stream)
+        else:
+            yield from _events(stream)
+
+
+def _events(stream: BinaryIO) -> Iterator[Event]:
+    current: _Session | None = None
+    for number, line in lines(stream):
+        text = line.strip()
+        if not text.startswith("{"):
+            continue  # stderr kept with stdout (Gemini CLI's warnings), a blank line
+        try:
+            entry = loads(text)
+        except ValueError as exc:
+            if current is not None:  # the events before the damage are the session so far
+                yield current.close()
+            raise InputError("FC-DATA-003", _not_json(number, line, exc)) from None
+        if not isinstance(entry, dict):
+            continue
+        kind = entry.get("type")
+        if kind == "init":
+            if current is not None:
+                yield current.close()
+            current = _Session(as_str(entry.get("session_id")) or None)
+            yield SessionStart(current.name)
+            if as_str(entry.get("model")):
+                yield About(as_str(entry.get("model")))
+        elif current is not None:
+            yield from _event(current, kind, entry, f"line {number}")
+    if current is not None:
+        yield current.close()
+
+
+def _event(state: _Session, kind: object, entry: dict[str, Any], where: str,
+           ) -> Iterator[Event]:
+    stamp = iso_time(entry.get("timestamp"))
+    if kind == "message" and entry.get("role") == "assistant":
+        state.answered = True
+        if state.ended_by is not None and state.ended_by.limit is None:
+            state.ended_by = None  # the model answered after an error
+    elif kind == "tool_use":
+        state.calls[as_str(entry.get("tool_id"))] = (
+            state.steps, as_str(entry.get("tool_name")), as_dict(entry.get("parameters")))
+        state.steps += 1
+        if state.ended_by is not None and state.ended_by.limit is None:
+            state.ended_by = None
+    elif kind == "tool_result":
+        call = state.calls.pop(as_str(entry.get("tool_id")), None)
+        if call is not None:
+            event = _tool_result(call, entry, stamp, where)
+            if event is not None:
+                yield event
+    elif kind == "error" and entry.get("severity") == "error":
+        message = as_str(entry.get("message"))
+        if message.startswith(_MAX_TURNS):
+            state.ended_by = _turn_limit(message, stamp)
+        else:
+            state.ended_by = _provider(state.steps, message, stamp)
+            if _API_ERROR.search(message):
+                yield state.ended_by
+    elif kind == "result":
+        state.resolved = True
+        error = as_dict(entry.get("error"))
+        if entry.get("status") == "success" and not error:
+            if state.ended_by is None or state.ended_by.limit is None:
+                state.end, state.ended_by = "submitted", None
+            return
+        if error:
+            state.end, state.ended_by = _ending(state.steps, error, stamp)
+        elif state.ended_by is not None and state.ended_by.limit is None:
+            state.end = "provider_error"  # the invalid response an error event named
+        if state.end == "provider_error" and state.ended_by is not None:
+            yield state.ended_by
+
+
+def _tool_result(call: tuple[int, str, dict[str, Any]], entry: dict[str, Any],
+                 stamp: float | None, where: str) -> Event | None:
+    """One tool call's event, by the module's rules."""
+    step, name, args = call
+    status = as_str(entry.get("status"))
+    error = as_dict(entry.get("error"))
+    text = as_str(entry.get("output"))
+    if name not in _SHELL:
+        detail = as_str(error.get("message")) or text
+        return tool_call(step, {"name": name, "args": args, "status": status,
+                                "resultDisplay": detail}, stamp, where)
+    command = as_str(args.get("command"))
+    if status == "error":
+        message = as_str(error.get("message")) or text
+        if as_str(error.get("type")) == _SHELL_ERROR:
+            body = text.removeprefix(_SPAWN_FAILED) or message
+            return Command(step, command, shell_failed(body) or 1, body, stamp)
+        return Rejected(step, command or name, first_line(message) or "refused", stamp)
+    head = text.strip()
+    if _RAN.match(head):  # the model's text, ``--debug``: the chat recording's rules
+        return tool_call(step, {"name": name, "args": args, "status": status,
+                                "resultDisplay": text}, stamp, where)
+    if head.startswith(_USER_CANCELLED):
+        return cancelled(step, command or name, "cancelled by the user", stamp)
+    if head.startswith(_BACKGROUND):
+        return Command(step, command, None, head, stamp, running=True)
+    exited = _EXITED.match(head)
+    if exited is not None:
+        return Command(step, command, exit_in_text(exited.group(1), where), "", stamp)
+    signal = _SIGNALLED.match(head)
+    if signal is not None:
+        number = exit_in_text(signal.group(1), where, what="the signal", low=0,
+                              high=EXIT_MAX - 128)
+        return Command(step, command, 128 + number, "", stamp)
+    if head.startswith(_SPAWN_FAILED):
+        body = head.removeprefix(_SPAWN_FAILED)
+        return Command(step, command, shell_failed(body) or 1, body, stamp)
+    timed_out = tool_call(step, {"name": name, "args": args, "status": status,
+                                 "resultDisplay": text}, stamp, where)
+    if isinstance(timed_out, Command) and timed_out.timed_out:
+        return timed_out
+    return Command(step, command, shell_failed(text) or 0, text, stamp)
+
+
+def _turn_limit(message: str, stamp: float | None) -> ErrorText:
+    return ErrorText(None, "agent", "MaxSessionTurns", "the agent reached its turn limit",
+                     evidence=first_line(message), timestamp=stamp, limit="turn")
+
+
+def _provider(step: int | None, message: str, stamp: float | None,
+              status: int | None = None) -> ErrorText:
+    """A model API's error as the chat recording reads its error record."""
+    text = first_line(message or "error", 2000)
+    code = str(status) if status is not None else _http_status(text)
+    shown = f"Error code: {code} - {text}" if code else text
+    return ErrorText(step, "provider", "google.genai.errors.APIError", shown,
+                     evidence=text[:200], timestamp=stamp)
+
+
+def _ending(step: int | None, error: dict[str, Any], stamp: float | None,
+            ) -> tuple[str, ErrorText | None]:
+    """How an ``error`` of a ``result`` (or of the json object, ``step`` None: it keeps no
+    step) ended the run."""
+    kind = as_str(error.get("type"))
+    message = as_str(error.get("message"))
+    status = http_status(error.get("code"))
+    if kind == _TURN_LIMIT:
+        return "limit", _turn_limit(message, stamp)
+    if kind == _CANCELLED:
+        return "unknown", None
+    if status is not None or _API_ERROR.search(message):
+        return "provider_error", _provider(step, message, stamp, status)
+    detail = message or kind or "Gemini CLI stopped on an error"
+    return "unknown", ErrorText(None, "harness", kind or "GeminiCliError", detail,
+                                evidence=first_line(detail), timestamp=stamp)
+
+
+def _object(stream: BinaryIO) -> Iterator[Event]:
+    """The json output's one object (the module's rules)."""
+    doc = JsonStream(stream)
+    name: str | None = None
+    response = ""
+    stats: dict[str, Any] = {}
+    error: dict[str, Any] = {}
+    warnings: list[str] = []
+    for key in doc.members():
+        value = doc.value()
+        if key == "session_id":
+            name = as_str(value) or None
+        elif key == "response":
+            response = as_str(value)
+        elif key == "stats":
+            stats = as_dict(value)
+        elif key == "error":
+            error = as_dict(value)
+        elif key == "warnings" and isinstance(value, list):
+            warnings = [as_str(w) for w in value]
+    doc.end()
+    yield SessionStart(name)
+    models = as_dict(stats.get("models"))
+    if models:
+        yield About(max(models, key=lambda m: _requests(models[m])))
+    calls = as_dict(stats.get("tools")).get("totalCalls")
+    steps = calls if type(calls) is int and calls >= 0 else 0
+    if error:
+        end, ended_by = _ending(None, error, None)
+        if ended_by is not None and end == "provider_error":
+            yield ended_by
+        yield SessionEnd(steps, end, name, ended_by, said=bool(response))
+    elif any(w.startswith(_MAX_TURNS) for w in warnings):
+        limit = next(w for w in warnings if w.startswith(_MAX_TURNS))
+        yield SessionEnd(steps, "limit", name, _turn_limit(limit, None), said=bool(response))
+    else:
+        yield SessionEnd(steps, "submitted", name, said=bool(response))
+
+
+def _requests(model: object) -> int:
+    count = as_dict(as_dict(model).get("api")).get("totalRequests")
+    return count if type(count) is int else 0
