@@ -113,11 +113,11 @@ if TYPE_CHECKING:
 __all__ = ["GeminiStreamReader"]
 
 _SHELL: Final = ("run_shell_command", "shell")
-_INIT: Final = lazy(rb'(?m)^\{[^\n]*"type": ?"init"[^\n]*"session_id"')
-_OBJECT: Final = lazy(
+_INIT: Final = re.compile(rb'(?m)^\{[^\n]*"type": ?"init"[^\n]*"session_id"')
+_OBJECT: Final = re.compile(
     rb'\A\{\s*(?:"session_id"\s*:\s*"[^"\\]*"\s*,\s*"(?:response|stats|error|warnings)"\s*:'
     rb'|"response"\s*:)')
-_STATS: Final = lazy(rb'"stats"\s*:\s*\{\s*"models"\s*:')
+_STATS: Final = re.compile(rb'"stats"\s*:\s*\{\s*"models"\s*:')
 _EXITED: Final = lazy(r"\ACommand exited with code: (-?\d+)\s*\Z")
 _SIGNALLED: Final = lazy(r"\ACommand terminated by signal: (\d+)\s*\Z")
 _SPAWN_FAILED: Final = "Command failed: "
