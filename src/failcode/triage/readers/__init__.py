@@ -18,6 +18,7 @@ from failcode.triage.readers._claude_code import ClaudeCodeReader
 from failcode.triage.readers._claude_stream import ClaudeStreamReader
 from failcode.triage.readers._cline import ClineReader
 from failcode.triage.readers._codex import CodexReader
+from failcode.triage.readers._codex_exec import CodexExecReader
 from failcode.triage.readers._copilot import CopilotCliReader
 from failcode.triage.readers._failcode_events import FailcodeEventsReader
 from failcode.triage.readers._gemini import GeminiCliReader
@@ -49,6 +50,7 @@ READERS: Final[tuple[Reader, ...]] = (
     ClaudeStreamReader(),  # before Claude Code: the same messages, with session_id
     ClaudeCodeReader(),
     CodexReader(),
+    CodexExecReader(),  # codex exec --json: thread/turn/item events, no session_meta
     AiderReader(),
     ClineReader(),
 )
