@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Final
 
 from failcode.triage.readers._aider import AiderReader
 from failcode.triage.readers._atif import AtifReader
+from failcode.triage.readers._chat import AG2_CHAT, AUTOGEN_MESSAGES, OPENAI_MESSAGES, ChatReader
 from failcode.triage.readers._claude_code import ClaudeCodeReader
 from failcode.triage.readers._claude_stream import ClaudeStreamReader
 from failcode.triage.readers._cline import ClineReader
@@ -53,6 +54,11 @@ READERS: Final[tuple[Reader, ...]] = (
     CodexExecReader(),  # codex exec --json: thread/turn/item events, no session_meta
     AiderReader(),
     ClineReader(),
+    # multi-agent chats and plain message lists, last: their messages are the chat-completion
+    # shape other formats' records also have (mini-swe-agent's, OpenHands' llm_completions)
+    ChatReader(AUTOGEN_MESSAGES),
+    ChatReader(AG2_CHAT),
+    ChatReader(OPENAI_MESSAGES),
 )
 """Most specific first: the first reader whose ``sniff`` accepts the head reads the input."""
 
