@@ -91,12 +91,23 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import BinaryIO
 
-__all__ = ["CodexExecReader"]
+__all__ = ["COMMAND_STATUSES", "EVENTS", "ITEMS", "CodexExecReader", "unwrap"]
 
 _FIRST: Final = re.compile(rb'^\{[^\n]*?"type"\s*:\s*"(thread\.started|session\.created|turn\.'
                            rb'(?:started|completed|failed)|item\.(?:started|updated|completed))"')
 _ITEM_ID: Final = re.compile(rb'"id"\s*:\s*"item_\d+"')
 _STEPS: Final = ("command_execution", "file_change", "mcp_tool_call", "collab_tool_call")
+ITEMS: Final = (*_STEPS, "agent_message", "assistant_message", "reasoning", "plan", "web_search",
+                "todo_list", "error")
+"""Every item ``type`` the reader knows: the steps, then those that are none (a test keeps
+this complete against the SDK's ``ThreadItem``)."""
+EVENTS: Final = ("thread.started", "session.created", "turn.started", "turn.completed",
+                 "turn.failed", "item.started", "item.updated", "item.completed", "error",
+                 "item.plan.delta", "request_user_input")
+"""Every event ``type`` the reader knows, those it reads and those that change nothing (a test
+keeps this complete against the SDK's ``ThreadEvent``)."""
+COMMAND_STATUSES: Final = ("in_progress", "completed", "failed", "declined")
+"""Every ``command_execution`` ``status`` the reader knows (``exec_events.rs``)."""
 _SHELLS: Final = frozenset(("bash", "sh", "zsh", "dash", "/bin/bash", "/bin/sh", "/bin/zsh",
                             "/usr/bin/bash", "/usr/bin/zsh", "/bin/dash"))
 _RETRY: Final = lazy(r"^Reconnecting\.\.\. \d+/\d+ \((.*)\)\s*$", re.DOTALL)
