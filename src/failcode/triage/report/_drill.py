@@ -5,7 +5,8 @@
   remedy and counts, then each occurrence: file, session, step, signature, evidence and the
   first lines of its detail.
 - ``--session NAME`` (a session's name, or the path of a file holding one session): its end,
-  then one line per step at which something happened (failure: code, exit status, evidence,
+  then one line per step at which something happened (failure: code, exit status, ``by``
+  the agent that took the step when the format names one (a team of agents), evidence,
   ``loop`` with the loop's number when the step is part of one; outcome: its type), the
   steps between them folded into "N quiet steps" (the formats keep no record of a step that
   neither failed nor was refused, so triage has none).
@@ -55,6 +56,11 @@ def render_finding(finding: Finding, rank: int | None, out: Out,
             out.line(f"  | {safe(line)[:_CHARS]}")
 
 
+def _by(actor: str | None) -> str:
+    """`` · by AGENT`` for a step a named agent took, else ""."""
+    return f" · by {safe(actor)}" if actor else ""
+
+
 def render_session(session: SessionResult, findings: Findings, out: Out) -> None:
     """``session``'s timeline: one line per step at which something happened."""
     ended = f", ended {safe(session.status)}"
@@ -76,12 +82,12 @@ def render_session(session: SessionResult, findings: Findings, out: Out) -> None
         finding = findings.find(failure.signature)
         what = finding.message if finding is not None else failure.message
         rows.append((entry.step if entry.step is not None else -1,
-                     (f"{safe(failure.code)}{exit_text}{loop}{masked} · {safe(entry.evidence)} · "
-                     f"{safe(what)}")))
+                     (f"{safe(failure.code)}{exit_text}{loop}{masked}{_by(entry.actor)} · "
+                      f"{safe(entry.evidence)} · {safe(what)}")))
     for outcome in session.outcomes:
         kind = str(outcome.outcome.__struct_config__.tag)
         rows.append((outcome.step if outcome.step is not None else -1,
-                     f"{safe(kind)} · {safe(outcome.evidence)}"))
+                     f"{safe(kind)}{_by(outcome.actor)} · {safe(outcome.evidence)}"))
     rows.sort(key=lambda row: row[0])
     out.heading("Timeline")
     previous = -1
