@@ -30,6 +30,9 @@ class Oracle:
     majors: tuple[int, ...]
     min_python: tuple[int, int] = (3, 11)
     lab_agent: str | None = None
+    only: tuple[str, ...] = ()
+    """When set, the package is installed without its dependencies, and these packages
+    beside it: what the modules the oracle imports need (not the whole application)."""
 
     @property
     def install_dir(self) -> Path:
@@ -57,8 +60,13 @@ class Oracle:
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             _run_install([find_python(self.min_python), "-m", "venv", str(target)])
-            _run_install([str(self.python), "-m", "pip", "install", "--quiet",
-                          "--disable-pip-version-check", f"{self.package}=={self.version}"])
+            pip = [str(self.python), "-m", "pip", "install", "--quiet",
+                   "--disable-pip-version-check"]
+            if self.only:
+                _run_install([*pip, "--no-deps", f"{self.package}=={self.version}"])
+                _run_install([*pip, *self.only])
+            else:
+                _run_install([*pip, f"{self.package}=={self.version}"])
         except AgentUnavailableError:
             shutil.rmtree(target, ignore_errors=True)
             raise
@@ -88,7 +96,7 @@ def oracles() -> dict[str, Oracle]:
                            version=agent.version if agent else pin["version"],
                            majors=tuple(pin.get("majors", ())),
                            min_python=tuple(pin.get("min_python", (3, 11))),  # type: ignore[arg-type]
-                           lab_agent=pin.get("lab_agent"))
+                           lab_agent=pin.get("lab_agent"), only=tuple(pin.get("only", ())))
     return out
 
 

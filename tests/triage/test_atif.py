@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -197,3 +199,70 @@ def test_a_mini_swe_agent_trial_reads_as_its_own_trajectory(tmp_path: Path) -> N
         assert [(e.step, e.command, e.exit_code, e.timed_out) for e in atif.events
                 if isinstance(e, Command)] == expected, original
         assert atif.steps == mine.steps, original
+
+
+def _graded(result_json: Path) -> str:
+    """The verdict a trial's own result.json states (a single ``reward``, no exception, in
+    the corpus): 1 passed, 0 failed."""
+    doc = json.loads(result_json.read_text())
+    reward = doc["verifier_result"]["rewards"]["reward"]
+    info = doc["exception_info"]
+    assert info is None or info["exception_type"] == "AgentTimeoutError", result_json
+    return "passed" if reward >= 1 else "failed" if reward <= 0 else "partial"
+
+
+def test_a_job_folder_prints_one_line_per_trial_with_its_verdict() -> None:
+    """``failcode triage JOB``: the summary lists every trial once, failed first, with the
+    verdict its own result.json states; ``--json`` keeps it with the reward; the Markdown
+    summary has the same rows."""
+    expected = {path.parent.name: _graded(path) for path in _trials().rglob("result.json")}
+    assert len(expected) >= 15, expected
+    done = subprocess.run([sys.executable, "-m", "failcode", "triage", str(_trials())],
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    start = lines.index("Trials (graded by their verifier; failed first)")
+    rows = []
+    for line in lines[start + 1:]:
+        if not line.startswith("  "):
+            break
+        rows.append(line.split())
+    assert sorted(row[0] for row in rows) == sorted(expected)
+    assert all(row[1] == expected[row[0]] for row in rows), rows
+    order = [row[1] for row in rows]
+    assert order == sorted(order, key=["failed", "ungraded", "partial", "passed"].index)
+    counts = {v: list(expected.values()).count(v) for v in ("failed", "passed") if v in
+              expected.values()}
+    assert "  verifier: " + ", ".join(f"{n} {v}" for v, n in counts.items()) in lines
+
+    as_json = json.loads(subprocess.run(
+        [sys.executable, "-m", "failcode", "triage", "--json", str(_trials())],
+        capture_output=True, text=True, check=True, timeout=300).stdout)
+    ended = {s["session"]: s["ended"] for s in as_json["sessions"]}
+    for trial, verdict in expected.items():
+        assert ended[trial]["verdict"] == verdict, trial
+        assert ended[trial]["reward"] == (1.0 if verdict == "passed" else 0.0), trial
+
+    markdown = subprocess.run(
+        [sys.executable, "-m", "failcode", "triage", "--format", "markdown", str(_trials())],
+        capture_output=True, text=True, check=False, timeout=300).stdout
+    markdown = re.sub(r"\\([\\`*_{}\[\]<>()#+!|-])", r"\1", markdown)  # Markdown's escapes
+    for trial, verdict in expected.items():
+        assert re.search(rf"^\| {re.escape(trial)} \| {verdict} \(reward [01]\) \|", markdown,
+                         re.MULTILINE), trial
+
+
+def test_a_graded_trial_keeps_its_verdict_through_the_store(tmp_path: Path) -> None:
+    """``triage --store`` then ``report``: a trial with failing steps keeps its verdict."""
+    url = f"sqlite:///{tmp_path / 'failcode.db'}"
+    subprocess.run([sys.executable, "-m", "failcode", "triage", "--store", url, str(_trials())],
+                   capture_output=True, text=True, check=False, timeout=300)
+    report = json.loads(subprocess.run(
+        [sys.executable, "-m", "failcode", "report", "--store", url, "--json"],
+        capture_output=True, text=True, check=True, timeout=300).stdout)
+    stored = {s["session"]: s["ended"] for s in report["sessions"]}
+    direct = {s.session: (s.verdict, s.reward) for s in triage([_trials()]).sessions
+              if s.failures}
+    assert direct
+    assert all((stored[name].get("verdict"), stored[name].get("reward")) == verdict
+               for name, verdict in direct.items()), (stored, direct)

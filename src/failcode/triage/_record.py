@@ -70,7 +70,8 @@ def _facts(session: SessionResult, *, evidence: str, timestamp: float | None,
            **more: Any) -> dict[str, Any]:
     facts = {"path": session.path, "format": session.format, "evidence": evidence,
              "timestamp": timestamp, "steps": session.steps, "ended": session.status,
-             "model": session.model, "agent_version": session.agent_version, **more}
+             "model": session.model, "agent_version": session.agent_version,
+             "verdict": session.verdict, "reward": session.reward, **more}
     return {TRIAGE_PREFIX + key: value for key, value in facts.items()}
 
 

@@ -38,11 +38,19 @@ underlying agent's):
 - Time: each step's ``timestamp`` (ISO-8601).
 - How the session ended: from the trial's ``result.json`` beside the ``agent/`` folder when it
   is there: ``exception_info.exception_type`` ``AgentTimeoutError`` is Harbor stopping the
-  agent at its time limit (``timeout``, no failure of a step); any other exception is the
-  harness failing (its type, message and traceback, source ``harness``); the verifier's reward
-  is the task's score, never a failure. A result without an exception whose
-  ``agent_execution`` has a ``finished_at`` is the agent's run returning on its own (Harbor
-  waits for the agent to exit): ``submitted``. Without the file: the last main-chain agent step that
+  agent at its time limit (``timeout``, no failure of a step), a context or output length
+  exceeded is ``limit``; any other exception is the harness failing (its type, message and
+  traceback, source ``harness``). A result without an exception whose ``agent_execution`` has
+  a ``finished_at`` is the agent's run returning on its own (Harbor waits for the agent to
+  exit): ``submitted``.
+- The verifier's grade (the session's ``verdict`` and ``reward``, never a failure of a step),
+  by Harbor's own rules (``harbor.models.trial``, 0.25.0): the primary reward is
+  ``verifier_result.rewards["reward"]``, else the only reward; it measures the agent only when
+  every exception the trial recorded (its own and its ``step_results``') is one Harbor's error
+  policy grades after (the agent's budget ran out, or it refused the task). A valid reward of
+  1 or more is ``passed``, 0 or less ``failed``, between ``partial``; no valid reward is
+  ``ungraded``; no verifier result and no exception, no verdict. A task the verifier failed
+  is a failed ending even when every step succeeded. Without the file: the last main-chain agent step that
   answers with no tool call (text, or ``extra.stop_reason`` ``end_turn``) is the final answer
   (``submitted``), else ``unknown``.
 - A ``result.json`` with no ``agent/trajectory.json`` beside it is the trial's session of
@@ -59,6 +67,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -94,7 +103,19 @@ _EXIT_LINE: Final = lazy(r"^(?:Error: )?Exit code -?\d+")
 _MINI_OBSERVATION: Final = lazy(r"^\s*(?:<exception>(.*?)</exception>\s*)?<returncode>\s*-?\d+"
                                 r"\s*</returncode>", re.DOTALL)
 _TIMEOUT_TYPES: Final = frozenset({"AgentTimeoutError"})
+# Harbor's own policy (harbor.models.trial.error_policy, 0.25.0): the exceptions after which
+# the agent "produced the trajectory on its own, so its reward is a valid measurement" (its
+# budget ran out, or it refused the task); after any other the reward measures nothing.
+_REWARD_VALID_TYPES: Final = frozenset({
+    "AgentTimeoutError", "ContextWindowExceededError", "OutputTokenExceededError",
+    "ContextLengthExceededError", "OutputLengthExceededError",  # the agent's budget
+    "AgentSafetyRefusalError", "ContentPolicyViolationError",  # the agent refused
+})
+_LIMIT_TYPES: Final = frozenset({"ContextWindowExceededError", "OutputTokenExceededError",
+                                 "ContextLengthExceededError", "OutputLengthExceededError"})
 _RESULT_MAX: Final = 4 * 1024 * 1024
+_RESULT_KEYS: Final = frozenset({"trial_name", "exception_info", "agent_info", "config",
+                                 "agent_execution", "verifier_result", "step_results"})
 
 
 def _content(value: object) -> str:
@@ -148,20 +169,53 @@ def _trial_result(path: Path) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _trial_end(steps: int, name: str | None, result: dict[str, Any]) -> SessionEnd | None:
-    """How a trial's exception ended the session (None when it has none)."""
+def _trial_end(steps: int, name: str | None, result: dict[str, Any], *,
+               finished: bool) -> SessionEnd:
+    """How a trial ended: its exception, else ``submitted`` when the agent's run finished
+    (``unknown`` when it did not); with the verifier's verdict (:func:`_verdict`)."""
+    verdict, reward = _verdict(result)
     info = as_dict(result.get("exception_info"))
     type_name = as_str(info.get("exception_type"))
     if not type_name:
-        return None
-    if type_name in _TIMEOUT_TYPES:
-        return SessionEnd(steps, "timeout", name)
+        return SessionEnd(steps, "submitted" if finished else "unknown", name,
+                          verdict=verdict, reward=reward)
+    if type_name in _TIMEOUT_TYPES or type_name in _LIMIT_TYPES:
+        status = "timeout" if type_name in _TIMEOUT_TYPES else "limit"
+        return SessionEnd(steps, status, name, verdict=verdict, reward=reward)
     message = as_str(info.get("exception_message")) or type_name
     traceback = as_str(info.get("exception_traceback")) or None
     error = session_end_error(type_name, f"{type_name}: {message}", traceback)
     return SessionEnd(steps, "unknown", name,
                       ErrorText(None, "harness", type_name, message, traceback,
-                                evidence=error.message[:200]))
+                                evidence=error.message[:200]),
+                      verdict=verdict, reward=reward)
+
+
+def _verdict(result: dict[str, Any]) -> tuple[str | None, float | None]:
+    """The verifier's grade of a trial, by Harbor's own rules: the primary reward is
+    ``rewards["reward"]``, else the only reward; it is valid when every exception the trial
+    recorded (its own and its steps') is one after which Harbor grades the agent
+    (:data:`_REWARD_VALID_TYPES`). A valid reward of 1 or more is ``passed``, of 0 or less
+    ``failed``, between them ``partial``; no valid reward is ``ungraded``. A trial with no
+    verifier result and no exception has no verdict (None: the verifier was off or never
+    ran)."""
+    rewards = as_dict(as_dict(result.get("verifier_result")).get("rewards"))
+    steps = as_list(result.get("step_results"))
+    exceptions = [as_dict(result.get("exception_info")),
+                  *(as_dict(as_dict(step).get("exception_info")) for step in steps)]
+    types = [as_str(info.get("exception_type")) for info in exceptions]
+    raised = [name for name in types if name]
+    if not rewards and not raised:
+        return None, None
+    value = rewards.get("reward") if "reward" in rewards else (
+        next(iter(rewards.values())) if len(rewards) == 1 else None)
+    if (isinstance(value, bool) or not isinstance(value, int | float)
+            or any(name not in _REWARD_VALID_TYPES for name in raised)):
+        return "ungraded", None
+    reward = float(value)
+    if reward >= 1:
+        return "passed", reward
+    return ("failed" if reward <= 0 else "partial"), reward
 
 
 def read_with_trajectory(path: Path) -> bool:
@@ -197,10 +251,9 @@ class AtifReader:
                 for item in doc.items():
                     if isinstance(item, dict):
                         yield from state.step(item)
-            elif key in {"session_id", "agent", "schema_version", "trial_name",
-                         "exception_info", "agent_info", "config"}:
+            elif key in {"session_id", "agent", "schema_version", *_RESULT_KEYS}:
                 value = doc.value()
-                if key in {"trial_name", "exception_info", "agent_info", "config"}:
+                if key in _RESULT_KEYS:
                     result_fields[key] = value
                 else:
                     setattr(state, key, value)
@@ -217,10 +270,10 @@ class AtifReader:
         trial = _trial_result(path)
         name = ((as_str(trial.get("trial_name")) if trial else "")
                 or as_str(state.session_id) or None)
-        ended = _trial_end(state.steps, name, trial) if trial else None
         finished = state.answered or bool(
             trial and as_dict(trial.get("agent_execution")).get("finished_at"))
-        yield ended or SessionEnd(state.steps, "submitted" if finished else "unknown", name)
+        yield (_trial_end(state.steps, name, trial, finished=finished) if trial
+               else SessionEnd(state.steps, "submitted" if finished else "unknown", name))
 
     @staticmethod
     def _result_alone(path: Path, result: dict[str, Any]) -> Iterator[Event]:
@@ -231,8 +284,9 @@ class AtifReader:
         # no exception: the agent's run returned (Harbor waits for it) or never ran; a trial
         # kept without its trajectory is still a session, of no step
         finished = bool(as_dict(result.get("agent_execution")).get("finished_at"))
-        ended = _trial_end(0, name, result) or SessionEnd(
-            0, "submitted" if finished else "unknown", name, said=True)
+        ended = _trial_end(0, name, result, finished=finished)
+        if ended.error is None:
+            ended = replace(ended, said=True)
         agent = as_dict(result.get("agent_info"))
         model = (as_str(as_dict(agent.get("model_info")).get("name"))
                  or as_str(as_dict(as_dict(result.get("config")).get("agent")).get("model_name")))

@@ -54,6 +54,7 @@ after it is decoded.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -69,6 +70,7 @@ from failcode.events import (
 )
 from failcode.triage._events import (
     SOURCES,
+    VERDICTS,
     InputError,
     Recorded,
     RecordedOutcome,
@@ -156,7 +158,8 @@ def _outcome_evidence(outcome: NonErrorOutcome, extra: dict[str, Any]) -> str:
 class _Session:
     """What one session's events said, in order."""
 
-    __slots__ = ("ended", "ended_failure", "events", "format", "name", "path", "steps")
+    __slots__ = ("ended", "ended_failure", "events", "format", "name", "path", "reward",
+                 "steps", "verdict")
 
     def __init__(self, name: str | None, path: str | None) -> None:
         self.name = name
@@ -167,6 +170,8 @@ class _Session:
         self.steps = 0
         self.ended = "unknown"
         self.ended_failure: Failure | None = None
+        self.verdict: str | None = None
+        self.reward: float | None = None
 
     def add(self, event: Event) -> None:
         if event.step is not None:
@@ -211,12 +216,19 @@ class _Session:
         fmt = extra.get("format")
         if isinstance(fmt, str) and self.format is None:
             self.format = fmt
+        verdict = extra.get("verdict")
+        if verdict in VERDICTS:
+            self.verdict = verdict
+            reward = extra.get("reward")
+            if isinstance(reward, int | float) and not isinstance(reward, bool) \
+                    and math.isfinite(reward):
+                self.reward = float(reward)
 
     def replay(self, default: str) -> Iterator[ReaderEvent]:
         yield SessionStart(self.name or default)
         yield from self.events
         yield SessionEnd(self.steps, self.ended, self.name or default,
-                         failure=self.ended_failure)
+                         failure=self.ended_failure, verdict=self.verdict, reward=self.reward)
 
 
 def _input_path(event: Event) -> str | None:

@@ -260,6 +260,9 @@ def _session(session: SessionResult, findings: Findings, ranks: dict[int, int]) 
     ended = escape(session.status)
     if session.ended_failure is not None:
         ended += f" ({escape(session.ended_failure.code)})"
+    if session.verdict is not None:
+        reward = "" if session.reward is None else f" (reward {session.reward:g})"
+        ended += f" · verifier {escape(session.verdict)}{reward}"
     categories = sorted({str(e.failure.category) for e in session.failures})
     hit = sorted({ranks[id(f)] for e in session.failures
                   if (f := findings.find(e.failure.signature)) is not None})
@@ -320,6 +323,8 @@ def render_html(result: TriageResult, *, top: int = 10,
     ordered = sorted(result.sessions, key=lambda s: (-len(s.failures), -len(s.loops)))
     clean = sum(1 for s in result.sessions if not s.failures)
     ended = ", ".join(f"{n:,} {status}" for status, n in sorted(summary.ended.items()))
+    if verdicts := summary.verdicts():
+        ended += " · verifier: " + ", ".join(f"{n:,} {v}" for v, n in verdicts.items())
     body = (
         f"<h1>failcode triage</h1><p>{len(result.inputs) - len(problems):,} inputs read, "
         f"{len(result.skipped):,} skipped, {len(problems):,} failed · "

@@ -63,6 +63,13 @@ def render_markdown(summary: Summary, *, top: int = 10,
         lines += [f"| {_md(status)} | {count:,} |"
                   for status, count in sorted(summary.ended.items())]
         lines.append("")
+    if summary.trials:
+        lines += ["### Trials (graded by their verifier; failed first)", "",
+                  "| trial | verdict | ended | failing steps |", "|---|---|---|---:|"]
+        lines += [f"| {_md(t.session)} | {_md(t.verdict_text)} | {_md(t.status)} | "
+                  f"{t.failures:,}{f' ({_md(t.code)})' if t.code else ''} |"
+                  for t in summary.trials_in_order()]
+        lines.append("")
     if comparison is not None:
         lines += _comparison(comparison, top)
     return "\n".join(lines)

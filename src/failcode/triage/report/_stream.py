@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from failcode.triage._result import InputResult, SessionResult, TriageResult
 
-__all__ = ["JsonDocument", "Summary"]
+__all__ = ["TRIAL_ORDER", "JsonDocument", "Summary", "Trial"]
 
 _FLUSH: Final = 1024 * 1024
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -34,6 +34,42 @@ _FAILURES: Final = "\x00failcode-triage:failures\x00"
 _OUTCOMES: Final = "\x00failcode-triage:outcomes\x00"
 _FAILURES_JSON: Final = json.dumps(_FAILURES)
 _OUTCOMES_JSON: Final = json.dumps(_OUTCOMES)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Trial:
+    """A graded session as the summary lists it: one line per trial of a benchmark job."""
+
+    session: str
+    verdict: str
+    reward: float | None
+    status: str
+    failures: int
+    code: str | None
+    """The code that ended the session, else the code of most of its failing steps."""
+
+    @classmethod
+    def of(cls, session: SessionResult) -> Trial:
+        """The row of one graded session."""
+        code = session.ended_failure.code if session.ended_failure is not None else None
+        if code is None and session.failures:
+            counts: dict[str, int] = {}
+            for entry in session.failures:
+                counts[entry.failure.code] = counts.get(entry.failure.code, 0) + 1
+            code = max(counts, key=lambda key: counts[key])  # first of the most, by order
+        return cls(session.session, session.verdict or "ungraded", session.reward,
+                   session.status, len(session.failures), code)
+
+    @property
+    def verdict_text(self) -> str:
+        """``failed (reward 0)``, ``partial (reward 0.5)``, ``ungraded``."""
+        if self.reward is None:
+            return self.verdict
+        return f"{self.verdict} (reward {self.reward:g})"
+
+
+TRIAL_ORDER: Final = ("failed", "ungraded", "partial", "passed")
+"""The order trials are listed in: what needs a look first."""
 
 
 class Summary:
@@ -66,6 +102,8 @@ class Summary:
         self.tables = Tables(keep_all=keep_all)
         """The tables; with ``keep_all`` its findings keep every occurrence (drill-down)."""
         self._looping: list[tuple[int, int, SessionResult]] = []
+        self.trials: list[Trial] = []
+        """One row per session a benchmark harness graded (a Harbor trial), in report order."""
 
     @classmethod
     def of(cls, result: TriageResult, *, top: int = 10, keep_all: bool = False) -> Summary:
@@ -101,6 +139,8 @@ class Summary:
                 row[1] += bool(failures)
                 row[2] += failures
         self.tables.add(session)
+        if session.verdict is not None:
+            self.trials.append(Trial.of(session))
         if session.loops:
             self.loops += len(session.loops)
             self.looping += 1
@@ -109,6 +149,19 @@ class Summary:
             if len(self._looping) > 2 * self.top:
                 self._looping.sort(key=lambda row: row[:2])
                 del self._looping[self.top:]
+
+    def verdicts(self) -> dict[str, int]:
+        """Graded sessions per verdict, in :data:`TRIAL_ORDER`."""
+        counts = dict.fromkeys(TRIAL_ORDER, 0)
+        for trial in self.trials:
+            counts[trial.verdict] = counts.get(trial.verdict, 0) + 1
+        return {verdict: n for verdict, n in counts.items() if n}
+
+    def trials_in_order(self) -> list[Trial]:
+        """The graded sessions, failed first (then ungraded, partial, passed), each kind in
+        report order."""
+        rank = {verdict: index for index, verdict in enumerate(TRIAL_ORDER)}
+        return sorted(self.trials, key=lambda trial: rank.get(trial.verdict, len(rank)))
 
     def top_looping(self) -> list[SessionResult]:
         """The ``top`` sessions with the most loops, most first (then in report order)."""

@@ -156,6 +156,7 @@ def render_summary(result: TriageResult | Summary, *, top: int = 10, file: Any =
              f"{plural(summary.failing_sessions, 'session')}")
     _fix_first(out, summary, top)
     _ended(out, summary)
+    _trials(out, summary)
     _breakdown(out, "By model", summary.by_model)
     _breakdown(out, "By agent version", summary.by_agent)
     _blame(out, summary)
@@ -202,6 +203,22 @@ def _ended(out: Out, summary: Summary) -> None:
     counts = sorted(summary.ended.items(), key=lambda item: (order.get(item[0], 99), item[0]))
     out.heading("How sessions ended")
     out.line("  " + ", ".join(f"{count:,} {safe(status)}" for status, count in counts))
+    verdicts = summary.verdicts()
+    if verdicts:
+        out.line("  verifier: " + ", ".join(f"{n:,} {verdict}" for verdict, n in verdicts.items()))
+
+
+def _trials(out: Out, summary: Summary) -> None:
+    """One line per graded trial: its verdict, how the agent stopped, its failing steps."""
+    if not summary.trials:
+        return
+    out.heading("Trials (graded by their verifier; failed first)")
+    width = min(40, max(len(trial.session) for trial in summary.trials))
+    for trial in summary.trials_in_order():
+        steps = plural(trial.failures, "failing step")
+        most = f" ({safe(trial.code)})" if trial.code else ""
+        out.line(f"  {safe(trial.session):<{width}}  {trial.verdict_text:<18} "
+                 f"{safe(trial.status):<14} {steps}{most}")
 
 
 def _breakdown(out: Out, title: str, table: dict[str, list[int]]) -> None:
