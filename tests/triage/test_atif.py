@@ -222,8 +222,9 @@ def test_a_job_folder_prints_one_line_per_trial_with_its_verdict() -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     start = lines.index("Trials (graded by their verifier; failed first)")
+    assert lines[start + 1].split() == ["trial", "verdict", "ended", "failing", "steps"]
     rows = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 2:]:
         if not line.startswith("  "):
             break
         rows.append(line.split())
@@ -248,7 +249,8 @@ def test_a_job_folder_prints_one_line_per_trial_with_its_verdict() -> None:
         capture_output=True, text=True, check=False, timeout=300).stdout
     markdown = re.sub(r"\\([\\`*_{}\[\]<>()#+!|-])", r"\1", markdown)  # Markdown's escapes
     for trial, verdict in expected.items():
-        assert re.search(rf"^\| {re.escape(trial)} \| {verdict} \(reward [01]\) \|", markdown,
+        reward = 1 if verdict == "passed" else 0
+        assert re.search(rf"^\| {re.escape(trial)} \| {verdict} \| {reward} \|", markdown,
                          re.MULTILINE), trial
 
 

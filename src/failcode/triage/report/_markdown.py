@@ -65,8 +65,9 @@ def render_markdown(summary: Summary, *, top: int = 10,
         lines.append("")
     if summary.trials:
         lines += ["### Trials (graded by their verifier; failed first)", "",
-                  "| trial | verdict | ended | failing steps |", "|---|---|---|---:|"]
-        lines += [f"| {_md(t.session)} | {_md(t.verdict_text)} | {_md(t.status)} | "
+                  "| trial | verdict | reward | ended | failing steps |", "|---|---|---:|---|---:|"]
+        lines += [f"| {_md(t.session)} | {_md(t.verdict)} | "
+                  f"{'' if t.reward is None else f'{t.reward:g}'} | {_md(t.status)} | "
                   f"{t.failures:,}{f' ({_md(t.code)})' if t.code else ''} |"
                   for t in summary.trials_in_order()]
         lines.append("")

@@ -62,10 +62,11 @@ class Trial:
 
     @property
     def verdict_text(self) -> str:
-        """``failed (reward 0)``, ``partial (reward 0.5)``, ``ungraded``."""
-        if self.reward is None:
-            return self.verdict
-        return f"{self.verdict} (reward {self.reward:g})"
+        """``passed``, ``failed``, ``ungraded``; a partial grade with its reward
+        (``partial 0.5``)."""
+        if self.verdict == "partial" and self.reward is not None:
+            return f"partial {self.reward:g}"
+        return self.verdict
 
 
 TRIAL_ORDER: Final = ("failed", "ungraded", "partial", "passed")

@@ -208,17 +208,27 @@ def _ended(out: Out, summary: Summary) -> None:
         out.line("  verifier: " + ", ".join(f"{n:,} {verdict}" for verdict, n in verdicts.items()))
 
 
+_TRIAL_WIDTH: Final = 36
+"""The widest trial name the trials' table shows whole (longer ones end in an ellipsis)."""
+
+
 def _trials(out: Out, summary: Summary) -> None:
     """One line per graded trial: its verdict, how the agent stopped, its failing steps."""
     if not summary.trials:
         return
     out.heading("Trials (graded by their verifier; failed first)")
-    width = min(40, max(len(trial.session) for trial in summary.trials))
-    for trial in summary.trials_in_order():
-        steps = plural(trial.failures, "failing step")
-        most = f" ({safe(trial.code)})" if trial.code else ""
-        out.line(f"  {safe(trial.session):<{width}}  {trial.verdict_text:<18} "
-                 f"{safe(trial.status):<14} {steps}{most}")
+    trials = summary.trials_in_order()
+    width = min(_TRIAL_WIDTH, max(len(trial.session) for trial in trials))
+    graded = max(len("verdict"), *(len(trial.verdict_text) for trial in trials))
+    ended = max(len("ended"), *(len(trial.status) for trial in trials))
+    out.line(f"  {'trial':<{width}}  {'verdict':<{graded}}  {'ended':<{ended}}  failing steps")
+    for trial in trials:
+        name = safe(trial.session)
+        if len(name) > width:
+            name = name[: width - 1] + "…"
+        code = f"  {safe(trial.code)}" if trial.code else ""
+        out.line(f"  {name:<{width}}  {trial.verdict_text:<{graded}}  "
+                 f"{safe(trial.status):<{ended}}  {trial.failures:>5,}{code}")
 
 
 def _breakdown(out: Out, title: str, table: dict[str, list[int]]) -> None:
