@@ -27,8 +27,10 @@ by running them against a scripted model):
   the blocks in order and stops at the first that fails; a timeout is exit 124 with the
   output ending in ``TIMEOUT_MSG`` (``"Timeout"``); ``unknown language X`` (exit 1) and
   ``Filename is not in the workspace`` are the executor refusing the block (a rejected
-  action). The step's command is its blocks' code (the executor writes each to a file and
-  runs it: which block failed is not recorded, the output is).
+  action). The step's command is what the executor ran, block after block (it writes each
+  to a file and runs it with the language's program): a shell block's code, a Python block
+  as ``python -c CODE``, another language's code as written; which block failed is not
+  recorded, the output is.
 - A tool call is a step: each ``tool_calls`` entry (``{"id", "function": {"name",
   "arguments"}}``) or a legacy ``function_call``. Its result is the ``role: tool`` message's
   ``tool_responses`` entry (AG2) or the ``role: tool`` message itself (OpenAI) with the same
@@ -81,6 +83,7 @@ from __future__ import annotations
 import errno
 import json
 import re
+import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
@@ -247,9 +250,21 @@ def _text(content: object) -> str:
     return "".join(as_str(as_dict(part).get("text")) for part in as_list(content))
 
 
+_PYTHONS: Final = frozenset({"python", "python3", "py"})
+
+
+def _command(blocks: Iterable[tuple[str, str]]) -> str:
+    """What an executor ran for ``(language, code)`` blocks: a Python block as
+    ``python -c CODE``, any other as its code (a shell block is the shell's command line)."""
+    return "\n".join(f"python -c {shlex.quote(code.strip())}"
+                     if language.lower() in _PYTHONS else code
+                     for language, code in blocks if code.strip())
+
+
 def _code(text: str) -> str:
-    """The code of ``text``'s code blocks, in order (empty when it has none)."""
-    return "\n".join(match.group(2) for match in _CODE_BLOCK.finditer(text))
+    """The command of ``text``'s code blocks, in order (empty when it has none)."""
+    return _command((match.group(1) or "", match.group(2))
+                    for match in _CODE_BLOCK.finditer(text))
 
 
 @dataclass(slots=True)
@@ -514,7 +529,8 @@ class ChatReader:
                               _text(answer.get("content")), stamp,
                               is_error=flag if isinstance(flag, bool) else None, executor=None)
         elif kind == "CodeGenerationEvent":
-            code = "\n".join(as_str(as_dict(block).get("code"))
+            code = _command((as_str(as_dict(block).get("language")),
+                              as_str(as_dict(block).get("code")))
                              for block in as_list(message.get("code_blocks")))
             if code.strip():
                 chat.code = _Call(chat.step(), "code", code, source, stamp)
