@@ -39,10 +39,14 @@ the lab's runs of it, ``tests/lab/fixtures/gemini-cli/*/stream.jsonl``):
   command that printed nothing), ``Command terminated by signal: N`` (128+N), the model's
   ``Output: ... Exit Code: N`` text (``--debug`` shows it whole), a timeout, a command moved
   to the background (still running), ``Command cancelled by user.`` (a cancelled outcome).
-  Otherwise the status is not recorded: a missing program or a shell failure the output shows
-  (``_swe_agent.shell_failed``) is 127 or 1, else 0 so that triage's masking rules still find
-  a failure the output states (a test run's ``1 failed``); a nonzero status with an output
-  that shows no failure (``diff``'s differences) is lost, as it is on the terminal.
+  Otherwise the stream holds no status: when the output shows a failure in a shell's or a
+  tool's words (``_swe_agent.shell_failed``: a missing program, a missing file, a test run's
+  ``1 failed``, a compiler's ``file:line: error:``) the command failed with no status (None:
+  triage classifies it from its output alone, so ``diff``'s missing file is not read as
+  ``diff`` finding differences), else its status is 0 (triage's masking rules still read the
+  output of a command that hides a status); a nonzero status whose output shows no failure
+  those words name (``diff``'s differences, ``go test``'s ``FAIL``) is lost, as it is on the
+  terminal.
 - A ``tool_result`` with ``status`` ``error``: ``policy_violation`` (``Tool execution denied by
   policy.``: a deny rule, ``--yolo`` or not) is a rejected action, as is any other error of a
   call that never ran (invalid parameters, a path outside the workspace); a shell's
@@ -93,7 +97,7 @@ from failcode.triage._events import (
     cancelled,
 )
 from failcode.triage.readers._gemini import _API_ERROR, _http_status, tool_call
-from failcode.triage.readers._jsonstream import JsonStream, loads
+from failcode.triage.readers._jsonstream import loads
 from failcode.triage.readers._lines import _not_json, lines
 from failcode.triage.readers._swe_agent import shell_failed
 from failcode.triage.readers._text import (
@@ -115,9 +119,14 @@ __all__ = ["GeminiStreamReader"]
 _SHELL: Final = ("run_shell_command", "shell")
 _INIT: Final = re.compile(rb'(?m)^\{[^\n]*"type": ?"init"[^\n]*"session_id"')
 _OBJECT: Final = re.compile(
-    rb'\A\{\s*(?:"session_id"\s*:\s*"[^"\\]*"\s*,\s*"(?:response|stats|error|warnings)"\s*:'
-    rb'|"response"\s*:)')
+    rb'(?m)^(?:\[ERROR\] )?\{\s*"session_id"\s*:\s*"[^"\\\n]*"\s*,\s*'
+    rb'"(?:response|stats|error|warnings)"\s*:')
+"""The json output's object, where it starts: ``JsonFormatter.format``'s first two members."""
+_OLD_OBJECT: Final = re.compile(rb'\A\{\s*"response"\s*:')
 _STATS: Final = re.compile(rb'"stats"\s*:\s*\{\s*"models"\s*:')
+_OBJECT_MAX: Final = 64 * 1024 * 1024
+_FIRST_MEMBERS: Final = ('"session_id"', '"response"')
+_SESSION_ID: Final = lazy(r'\A\{\s*"session_id"\s*:\s*"([^"\\]*)"')
 _EXITED: Final = lazy(r"\ACommand exited with code: (-?\d+)\s*\Z")
 _SIGNALLED: Final = lazy(r"\ACommand terminated by signal: (\d+)\s*\Z")
 _SPAWN_FAILED: Final = "Command failed: "
@@ -164,19 +173,20 @@ class GeminiStreamReader:
     name = "gemini-stream-json"
 
     def sniff(self, head: bytes) -> bool:
-        """An ``init`` event with a ``session_id``, or the json output's one object."""
+        """An ``init`` event with a ``session_id``, or the json output's object."""
         text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-        if _OBJECT.match(text) is not None:
-            return text[:30].find(b'"session_id"') >= 0 or _STATS.search(text) is not None
-        return _INIT.search(text) is not None
+        return (_INIT.search(text) is not None or _OBJECT.search(text) is not None
+                or (_OLD_OBJECT.match(text) is not None and _STATS.search(text) is not None))
 
     def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
-        """The events line by line, or the json output's object member by member."""
-        head = stream.peek().lstrip(b"\xef\xbb\xbf \t\r\n")  # type: ignore[attr-defined]
-        if _OBJECT.match(head) is not None:
-            yield from _object(stream)
-        else:
+        """The events line by line, or the json output's objects."""
+        head = stream.peek()  # type: ignore[attr-defined]
+        found = _INIT.search(head)
+        if found is not None and ((start := _OBJECT.search(head)) is None
+                                  or found.start() < start.start()):
             yield from _events(stream)
+        else:
+            yield from _objects(stream)
 
 
 def _events(stream: BinaryIO) -> Iterator[Event]:
@@ -290,7 +300,7 @@ def _tool_result(call: tuple[int, str, dict[str, Any]], entry: dict[str, Any],
                                  "resultDisplay": text}, stamp, where)
     if isinstance(timed_out, Command) and timed_out.timed_out:
         return timed_out
-    return Command(step, command, shell_failed(text) or 0, text, stamp)
+    return Command(step, command, None if shell_failed(text) else 0, text, stamp)
 
 
 def _turn_limit(message: str, stamp: float | None) -> ErrorText:
@@ -326,27 +336,66 @@ def _ending(step: int | None, error: dict[str, Any], stamp: float | None,
                                 evidence=first_line(detail), timestamp=stamp)
 
 
-def _object(stream: BinaryIO) -> Iterator[Event]:
-    """The json output's one object (the module's rules)."""
-    doc = JsonStream(stream)
-    name: str | None = None
-    response = ""
-    stats: dict[str, Any] = {}
-    error: dict[str, Any] = {}
-    warnings: list[str] = []
-    for key in doc.members():
-        value = doc.value()
-        if key == "session_id":
-            name = as_str(value) or None
-        elif key == "response":
-            response = as_str(value)
-        elif key == "stats":
-            stats = as_dict(value)
-        elif key == "error":
-            error = as_dict(value)
-        elif key == "warnings" and isinstance(value, list):
-            warnings = [as_str(w) for w in value]
-    doc.end()
+def _objects(stream: BinaryIO) -> Iterator[Event]:
+    """Each json output object of the input (the module's rules): an object starts on a line
+    of its own (``{``, or ``[ERROR] {`` as Gemini CLI's feedback prints it again) whose first
+    member is ``session_id`` or ``response``, and ``JSON.stringify``'s indented form ends it
+    at a line that is ``}``; the text around it (Gemini CLI's warnings and traces on stderr)
+    is passed over, as is an object of the session just read (one error printed twice)."""
+    gathered: list[str] = []
+    size = start = 0
+    last: str | None = None
+    for number, line in lines(stream):
+        text = line.rstrip()
+        if not gathered:
+            opened = text.removeprefix("[ERROR] ")
+            if opened == "{":
+                gathered, size, start = [opened], 2, number
+            elif opened.startswith(("{\"session_id\"", "{\"response\"")):
+                yield from _one(opened, number, number, last)
+                last = _name(opened)
+            continue
+        if len(gathered) == 1 and not text.lstrip().startswith(_FIRST_MEMBERS):
+            gathered = []  # a brace of something else (a trace's object)
+            continue
+        gathered.append(text)
+        size += len(text) + 1
+        if size > _OBJECT_MAX:
+            raise InputError("FC-DATA-003", f"the object from line {start} is longer than "
+                             f"{_OBJECT_MAX // (1024 * 1024)} MiB; expected Gemini CLI's json")
+        if text == "}":
+            whole = "\n".join(gathered)
+            gathered = []
+            yield from _one(whole, start, number, last)
+            last = _name(whole)
+    if gathered:
+        raise InputError("FC-DATA-003", f"the object from line {start} ends early (cut "
+                         "short?); expected the rest of Gemini CLI's json output")
+
+
+def _name(text: str) -> str | None:
+    found = _SESSION_ID.search(text[:400])
+    return found.group(1) if found is not None else None
+
+
+def _one(text: str, start: int, end: int, last: str | None) -> Iterator[Event]:
+    """The session of one object's text (none when it repeats the session just read)."""
+    try:
+        value = loads(text)
+    except ValueError as exc:
+        where = f"line {start}" if start == end else f"lines {start} to {end}"
+        raise InputError("FC-DATA-003", f"the object at {where} is not JSON ({exc})") from None
+    if isinstance(value, dict) and (last is None or value.get("session_id") != last):
+        yield from _object(value)
+
+
+def _object(value: dict[str, Any]) -> Iterator[Event]:
+    """One json output object's session."""
+    name = as_str(value.get("session_id")) or None
+    response = as_str(value.get("response"))
+    stats = as_dict(value.get("stats"))
+    error = as_dict(value.get("error"))
+    warnings = [as_str(w) for w in value.get("warnings") or () if as_str(w)]
     yield SessionStart(name)
     models = as_dict(stats.get("models"))
     if models:
@@ -358,8 +407,7 @@ def _object(stream: BinaryIO) -> Iterator[Event]:
         if ended_by is not None and end == "provider_error":
             yield ended_by
         yield SessionEnd(steps, end, name, ended_by, said=bool(response))
-    elif any(w.startswith(_MAX_TURNS) for w in warnings):
-        limit = next(w for w in warnings if w.startswith(_MAX_TURNS))
+    elif limit := next((w for w in warnings if w.startswith(_MAX_TURNS)), None):
         yield SessionEnd(steps, "limit", name, _turn_limit(limit, None), said=bool(response))
     else:
         yield SessionEnd(steps, "submitted", name, said=bool(response))
