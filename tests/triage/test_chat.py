@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from failcode.cli import main
 from failcode.triage import FailureEntry, SessionResult, triage
 from failcode.triage.readers import HEAD_BYTES, detect
+from failcode.triage.report._html import render_html
 from tests._needs import need_tool
 from tests._paths import REPO
 
@@ -237,3 +238,15 @@ def test_anthropic_message_lists_are_not_openai_messages() -> None:
                                       "content": "a"}]}]).encode()
     reader = detect(head)
     assert reader is None or reader.name not in {"openai-messages", "ag2-chat"}
+
+
+def test_html_report_has_an_agent_column_only_for_a_team() -> None:
+    """--html: a team's session table has an agent column naming who took each failing step;
+    a single-agent format's has none."""
+    team = render_html(triage([FIXTURES / "ag2-group-chat.json"]))
+    assert "<th>agent</th>" in team
+    for designed in DESIGN["ag2-group-chat.json"]:
+        assert f"<td>{designed['actor']}</td>" in team
+    single = render_html(triage([REPO / "tests" / "lab" / "fixtures" / "qwen-code" /
+                                 "missing-module"]))
+    assert "<th>agent</th>" not in single

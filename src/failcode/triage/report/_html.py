@@ -266,15 +266,23 @@ def _session(session: SessionResult, findings: Findings, ranks: dict[int, int]) 
     categories = sorted({str(e.failure.category) for e in session.failures})
     hit = sorted({ranks[id(f)] for e in session.failures
                   if (f := findings.find(e.failure.signature)) is not None})
+    # the agent column only in a team of agents' session (a format that names who took a step)
+    agents = any(e.actor for e in session.failures) or any(o.actor for o in session.outcomes)
+
+    def agent(actor: str | None) -> str:
+        return f"<td>{escape(actor or '')}</td>" if agents else ""
+
     rows = "".join(
-        f"<tr><td class=n>{'' if e.step is None else e.step}</td><td>{escape(e.source)}</td>"
+        f"<tr><td class=n>{'' if e.step is None else e.step}</td>{agent(e.actor)}"
+        f"<td>{escape(e.source)}</td>"
         f"<td><code>{escape(e.failure.code)}</code></td><td>{escape(str(e.failure.kind))}</td>"
         f"<td>{escape(e.failure.message)}</td><td><code>{escape(e.evidence)}</code></td></tr>"
         for e in session.failures)
     outcomes = "".join(
-        f"<tr><td class=n>{'' if o.step is None else o.step}</td>"
+        f"<tr><td class=n>{'' if o.step is None else o.step}</td>{agent(o.actor)}"
         f"<td>{escape(str(o.outcome.__struct_config__.tag))}</td>"
         f"<td><code>{escape(o.evidence)}</code></td></tr>" for o in session.outcomes)
+    agent_head = "<th>agent</th>" if agents else ""
     loops = "".join(f"<li><code>{escape(loop.cause or loop.signature)}</code> at steps "
                     f"{', '.join(map(str, loop.steps))}</li>" for loop in session.loops)
     return (
@@ -285,11 +293,12 @@ def _session(session: SessionResult, findings: Findings, ranks: dict[int, int]) 
         f"{plural(len(session.failures), 'failure')} · {plural(len(session.loops), 'loop')} · "
         f"ended {ended}"
         f"</span></summary><p class=muted>{escape(session.path)}</p>"
-        + (f"<table><thead><tr><th>step</th><th>source</th><th>code</th><th>kind</th>"
+        + (f"<table><thead><tr><th>step</th>{agent_head}<th>source</th><th>code</th><th>kind</th>"
            f"<th>message</th><th>evidence</th></tr></thead><tbody>{rows}</tbody></table>"
            if rows else "<p>No failures.</p>")
         + (f"<p>Loops</p><ul>{loops}</ul>" if loops else "")
-        + (f"<p>Outcomes (not failures)</p><table><thead><tr><th>step</th><th>type</th>"
+        + (f"<p>Outcomes (not failures)</p><table><thead><tr><th>step</th>{agent_head}"
+           "<th>type</th>"
            f"<th>evidence</th></tr></thead><tbody>{outcomes}</tbody></table>"
            if outcomes else "")
         + "</details>")
