@@ -23,10 +23,17 @@ import pytest
 
 from failcode.triage import triage
 from failcode.triage.readers import detect
-from failcode.triage.readers._codex_exec import COMMAND_STATUSES, EVENTS, ITEMS, unwrap
+from failcode.triage.readers._codex_exec import (
+    COMMAND_STATUSES,
+    EVENTS,
+    ITEMS,
+    CodexExecReader,
+    unwrap,
+)
 from tests._needs import missing
 from tests.lab.agents import cache_dir
 from tests.lab.runner import FIXTURES
+from tests.triage._data import session_files, sessions_2_dir, sessions_dir
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -159,6 +166,21 @@ def test_a_rollout_of_the_same_run_is_not_taken_for_the_stream() -> None:
         reader = detect(rollout.read_bytes()[:65536])
         assert reader is not None
         assert reader.name == "codex"
+
+
+def test_no_other_file_of_the_lab_or_the_corpora_is_taken_for_the_stream() -> None:
+    """The reader accepts the lab's kept exec stdout and nothing else: every other lab
+    fixture and corpus file stays with the reader that read it before."""
+    reader = CodexExecReader()
+    files = [*session_files(FIXTURES), *session_files(sessions_dir()),
+             *session_files(sessions_2_dir())]
+    accepted = []
+    for path in files:
+        with path.open("rb") as stream:
+            if reader.sniff(stream.read(65536)):
+                accepted.append(path)
+    assert len(files) > 1000
+    assert sorted(accepted) == _streams()
 
 
 def test_a_stream_whose_first_line_was_cut_off_is_detected(tmp_path: Path) -> None:
