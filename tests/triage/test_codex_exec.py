@@ -229,6 +229,24 @@ def test_the_final_error_and_the_failed_turn_are_one_failure(tmp_path: Path) -> 
     assert set(steps) == {None, 1}
 
 
+@pytest.mark.parametrize("message", [
+    "Reconnecting... 1/2 (exceeded retry limit, last status: 429 Too Many Requests)",
+    ("stream error: exceeded retry limit, last status: 429 Too Many Requests; retrying 1/5 "
+     "in 212ms…"),
+])
+def test_a_retried_try_is_a_provider_error_at_no_step(tmp_path: Path, message: str) -> None:
+    """A retried try (the 0.171.0 text, and older Codex's) is a provider failure of the
+    session at no step; the run goes on to its end."""
+    entries = _lines("provider-retried")
+    (retry,) = [e for e in entries if e["type"] == "error"]
+    retry["message"] = message
+    session = _session(_write(tmp_path, entries))
+    assert session["ended"]["status"] == "submitted"
+    (failure,) = session["failures"]
+    assert failure["step"] is None
+    assert failure["failure"]["error_class"] == "rate_limit"
+
+
 def test_an_error_with_no_turn_end_after_it_still_ends_the_run(tmp_path: Path) -> None:
     """A stream cut after the turn's error, before ``turn.failed``, ends on that error."""
     entries = [e for e in _lines("provider-auth") if e["type"] != "turn.failed"]

@@ -48,15 +48,16 @@ Rules (about the format and the tool; the event and item types are those Codex d
   or ``collab_tool_call`` with ``status: failed`` is a rejected action.
 - An ``error`` item is a non-fatal notice (a config warning, a deprecation, a model reroute,
   ``Model metadata for ... not found``): nothing.
-- An ``error`` event is a provider error. ``Reconnecting... N/M (TEXT)`` is one failed try
-  Codex retries: a provider error at no step. Any other is the error the turn stops on: a
-  provider error at the step the request would have led to (the rollout reader's rule),
-  yielded once with the ``turn.failed`` that repeats it. The HTTP status is read from the
-  text: ``unexpected status NNN``, ``last status: NNN``, or Codex's own text for a status it
-  replaced (``... currently experiencing high demand ...`` for a 500, ``Selected model is at
-  capacity`` for a 503, ``You've hit your usage limit`` for a 429: the ``codex_error_info``
-  the rollout keeps beside the same text); ``Codex ran out of room in the model's context
-  window`` is the context window. Codex's own failures (``internal error; agent loop died
+- An ``error`` event is a provider error. ``Reconnecting... N/M (TEXT)`` (``stream error: TEXT;
+  retrying N/M in DELAY…`` in older versions: ``codex-rs/core``'s ``notify_stream_error``) is
+  one failed try Codex retries: a provider error at no step. Any other is the error the turn
+  stops on: a provider error at the step the request would have led to (the rollout reader's
+  rule), yielded once with the ``turn.failed`` that repeats it. The HTTP status is read from
+  the text: ``unexpected status NNN``, ``last status: NNN``, or Codex's own text for a status
+  it replaced (``... currently experiencing high demand ...`` for a 500, ``Selected model is at
+  capacity`` for a 503, ``You've hit your usage limit`` for a 429: the ``codex_error_info`` the
+  rollout keeps beside the same text); ``Codex ran out of room in the model's context window``
+  is the context window. Codex's own failures (``internal error; agent loop died
   unexpectedly``, ``sandbox error: ...``) are the harness's, and end the session ``unknown``.
 - How the session ended: the last ``turn.completed`` is ``submitted`` when an
   ``agent_message`` answered after the turn's last step, else ``unknown``; ``turn.failed`` is
@@ -110,7 +111,8 @@ COMMAND_STATUSES: Final = ("in_progress", "completed", "failed", "declined")
 """Every ``command_execution`` ``status`` the reader knows (``exec_events.rs``)."""
 _SHELLS: Final = frozenset(("bash", "sh", "zsh", "dash", "/bin/bash", "/bin/sh", "/bin/zsh",
                             "/usr/bin/bash", "/usr/bin/zsh", "/bin/dash"))
-_RETRY: Final = lazy(r"^Reconnecting\.\.\. \d+/\d+ \((.*)\)\s*$", re.DOTALL)
+_RETRY: Final = lazy(r"^(?:Reconnecting\.\.\. \d+/\d+ \((.*)\)|stream error: (.*); retrying "
+                     r"(?:\d+/\d+ )?in .*)\s*$", re.DOTALL)
 _STATUS: Final = lazy(r"(?:unexpected status|last status:)\s*(\d{3})\b")
 _TIMED_OUT: Final = lazy(r"(?i)command timed out|timed out after \d")
 _EXEC_POLICY: Final = lazy(r"` rejected: ((?:policy forbids|blocked by policy)[^\"\\\n]*)")
@@ -248,7 +250,8 @@ class CodexExecReader:
             message = as_str(entry.get("message")) or "error"
             retried = _RETRY.match(message)
             if retried is not None:  # one failed try, retried: no step of its own
-                yield _provider(None, retried.group(1), evidence=first_line(message))
+                inner = retried.group(1) or retried.group(2) or message
+                yield _provider(None, inner, evidence=first_line(message))
                 return
             state.ended_by = _provider(state.steps, message)
             state.status = "provider_error" if state.ended_by.source == "provider" else "unknown"
