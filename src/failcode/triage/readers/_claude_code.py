@@ -16,12 +16,18 @@ versions add fields and record types that are ignored when not named here):
   ``toolUseResult`` has a ``returnCodeInterpretation`` ("No matches found" for ``grep``,
   "Condition is false" for ``test``): Claude Code 2.x records such an exit 1 as a success, and
   its text ``(Bash completed with no output)`` is no output. ``Command timed out after
-  ...`` (alone in 1.x, after ``Exit code 143``/``255`` in 2.x) is a timeout; "Command did
-  not complete within its Ns timeout and was moved to the background" is still running, not
-  a failure. An error result without the exit-code line is a failed command (exit 1 unless
-  its output says 127). The status is the line's digits; one outside -2**31..2**32-1 is
-  FC-DATA-003 naming the transcript's line and the value (``_text``'s rules; the sessions
-  before it are kept).
+  ...`` (alone in 1.x, after ``Exit code 143``/``255`` in 2.x) is a timeout; a command
+  Claude Code moved to the background is still running, not a failure (2.1.3xx never kills
+  one at its timeout: "Command did not complete within its Ns timeout and was moved to the
+  background", "Command was moved to the background (ID: X) after running for Ns", "...
+  so that a message that arrived while it was running can reach you", "Command was manually
+  backgrounded by user", and ``run_in_background``'s "Command running in background"). A
+  bare long ``sleep`` that Claude Code refuses to run (2.1.x: ``<tool_use_error>Blocked:
+  standalone sleep N. To wait for a condition, use Monitor ...``, or ``sleep N followed by:
+  ...``) is a rejected action, as every ``<tool_use_error>`` below. An error result without
+  the exit-code line is a failed command (exit 1 unless its output says 127). The status is
+  the line's digits; one outside -2**31..2**32-1 is FC-DATA-003 naming the transcript's line
+  and the value (``_text``'s rules; the sessions before it are kept).
 - Claude Code's own refusals (``<tool_use_error>...``: a file not read before writing, an
   unknown parameter), a ``PreToolUse`` hook blocking it (``PreToolUse:Bash hook returned
   blocking error``, ``PreToolUse:Bash hook blocking error from command: ...``; in 2.x ``Hook
@@ -55,10 +61,22 @@ versions add fields and record types that are ignored when not named here):
 - An assistant line marked ``isApiErrorMessage`` (text ``API Error: ...``; newer versions add
   ``apiErrorStatus`` and an ``error`` code such as ``rate_limit``) is a provider error; when
   it is the session's last word the session ended on it. Each ``system`` line of subtype
-  ``api_error`` (``error.status``, ``error.message``, ``retryAttempt``) is one failed try of a
-  request Claude Code retries: a provider error at the next step, its tries counted as repeats.
-  An HTTP status (``apiErrorStatus``, ``error.status``) is read when it is an integer in
-  100..599, else the error is kept without one.
+  ``api_error`` is one failed try of a request Claude Code retries (``retryAttempt`` of
+  ``maxRetries``, ``retryInMs``; 2.1.3xx adds ``source``: ``request_retry``,
+  ``connection_retry``, ``cut_retry``): a provider error of the session at no step (the step
+  the request led to is its own), never how the session ended. Its ``error`` is what the
+  binary keeps of the failed request (2.1.1xx to 2.1.3xx: ``message``, ``status``,
+  ``formatted``, ``connection`` ``{code, message, isSSLError}``, ``isNetworkDown``,
+  ``rateLimits``; 2.1.3xx adds ``noResponse``; older lines only ``status`` and ``message``,
+  or the body under ``error.error``), and its kind is read from those fields by the
+  classification layer's provider rules: an HTTP ``status`` decides (408 a timeout, 429 a
+  rate limit, 529 overloaded, other 5xx a server error, the body's ``error.type`` where the
+  message carries it); without one, ``noResponse`` or a ``connection.code`` Claude Code's own
+  renderer calls a timeout (``ETIMEDOUT``, ``ConnectionIdle``, ``StreamNoResponse``) is a
+  timeout, any other ``connection.code`` (``ECONNRESET``, ``ECONNREFUSED``, a TLS error) or
+  ``isNetworkDown`` a connection error, and a bare message is read by its words. An HTTP
+  status (``apiErrorStatus``, ``error.status``) is read when it is an integer in 100..599,
+  else the error is kept without one.
 - Time: each line's ``timestamp`` (Claude Code writes UTC with ``Z``; one without a zone would
   be read as UTC, ``_text``'s rules).
 - How a session ended (the transcript has no end record): an ``attachment`` line of type
@@ -107,16 +125,18 @@ if TYPE_CHECKING:
     from collections.abc import Generator, Iterator
     from typing import BinaryIO
 
-__all__ = ["ClaudeCodeReader", "about_change", "api_error", "files_written", "record_calls",
-           "text_of", "tool_result", "tool_results"]
+__all__ = ["ClaudeCodeReader", "about_change", "api_error", "files_written",
+           "provider_error_kind", "record_calls", "retried_api_error", "text_of", "tool_result",
+           "tool_results"]
 
 _TYPES: Final = (b'"type":"user"', b'"type":"assistant"', b'"type":"queue-operation"',
                  b'"type":"summary"', b'"type":"system"', b'"type": "user"',
                  b'"type": "assistant"')
 _EXIT: Final = lazy(r"^(?:Error: )?Exit code (-?\d+)\n?")
 _TIMED_OUT: Final = lazy(r"^(?:Error: )?Command timed out after ")
-_BACKGROUND: Final = lazy(r"^Command did not complete within .{0,80}moved to the background"
-                                r"|^Command running in background")
+_BACKGROUND: Final = lazy(r"^Command (?:did not complete within .{0,80}moved to the background"
+                          r"|was moved to the background|was manually backgrounded"
+                          r"|running in background)")
 _USER_REJECTED: Final = ("The user doesn't want to proceed with this tool use",
                          "The user doesn't want to take this action right now",
                          "Permission for this tool use was denied. The tool use was rejected")
@@ -189,7 +209,7 @@ class ClaudeCodeReader:
             content = message.get("content")
             kind = entry.get("type")
             if kind == "system" and entry.get("subtype") == "api_error":
-                yield self._retry(steps, entry, stamp)  # one failed try of a retried request
+                yield retried_api_error(entry, stamp)  # one failed try of a retried request
                 continue
             if kind == "attachment" and as_dict(entry.get("attachment")).get(
                     "type") == "max_turns_reached":
@@ -230,20 +250,6 @@ class ClaudeCodeReader:
                 detail: dict[str, Any] | None = None, where: str = "") -> Event | None:
         """:func:`tool_result` (the Harbor ATIF reader calls it by this name)."""
         return tool_result(step, block, uses, stamp, detail=detail, where=where)
-
-    @staticmethod
-    def _retry(step: int, entry: dict[str, Any], stamp: float | None) -> ErrorText:
-        """A ``system`` ``api_error`` record: one failed try that Claude Code retries."""
-        error = as_dict(entry.get("error"))
-        inner = as_dict(error.get("error"))
-        status = http_status(error.get("status"))
-        message = (as_str(error.get("message")) or as_str(inner.get("message"))
-                   or as_str(as_dict(inner.get("error")).get("message"))
-                   or as_str(entry.get("content")) or "API error")
-        text = f"Error code: {status} - {message}" if status is not None else message
-        return ErrorText(step, "provider", "anthropic.APIStatusError", text,
-                         evidence=f"API error (retry {entry.get('retryAttempt', '?')}): "
-                                  f"{first_line(text)}", timestamp=stamp)
 
     @staticmethod
     def _end(steps: int, session: str | None, last_error: ErrorText | None,
@@ -335,6 +341,52 @@ def tool_result(step: int, block: dict[str, Any],
         target = tool_input.get("file_path") or tool_input.get("path") or ""
         return Rejected(step, f"{name} {target}".strip(), first_line(text), stamp)
     return None
+
+
+_TIMEOUT_CODES: Final = frozenset({"ETIMEDOUT", "ConnectionIdle", "StreamNoResponse"})
+"""The ``connection.code`` values Claude Code's own renderer calls a timeout ("Request timed
+out", "No response from API"); every other code is a failed connection."""
+_ANTHROPIC: Final = "anthropic."
+
+
+def provider_error_kind(status: int | None, connection_code: str, *, no_response: bool,
+                        network_down: bool) -> str:
+    """The Anthropic SDK error class a failed request's own fields make it (the names the
+    classification layer's provider rules know): an HTTP status is an ``APIStatusError``
+    (the status decides); no status and no answer in time an ``APITimeoutError``; no status
+    and a failed connection an ``APIConnectionError``; else an ``APIStatusError`` without a
+    status (its words decide)."""
+    if status is not None:
+        return _ANTHROPIC + "APIStatusError"
+    if no_response or connection_code in _TIMEOUT_CODES:
+        return _ANTHROPIC + "APITimeoutError"
+    if connection_code or network_down:
+        return _ANTHROPIC + "APIConnectionError"
+    return _ANTHROPIC + "APIStatusError"
+
+
+def retried_api_error(entry: dict[str, Any], stamp: float | None) -> ErrorText:
+    """A ``system`` ``api_error`` line: one failed try of a request Claude Code retries, at
+    no step (see the module's rules)."""
+    error = as_dict(entry.get("error"))
+    inner = as_dict(error.get("error"))
+    connection = as_dict(error.get("connection"))
+    code = as_str(connection.get("code"))
+    status = http_status(error.get("status"))
+    message = (as_str(error.get("message")) or as_str(inner.get("message"))
+               or as_str(as_dict(inner.get("error")).get("message"))
+               or as_str(error.get("formatted")) or as_str(connection.get("message"))
+               or as_str(entry.get("content")) or "API error")
+    if code and code not in message:
+        message = f"{message} ({code})"
+    text = f"Error code: {status} - {message}" if status is not None else message
+    kind = provider_error_kind(status, code, no_response=bool(error.get("noResponse")),
+                               network_down=error.get("isNetworkDown") is True)
+    attempt, most = entry.get("retryAttempt"), entry.get("maxRetries")
+    tries = f"{attempt} of {most}" if isinstance(most, int) else f"{attempt or '?'}"
+    return ErrorText(None, "provider", kind, text,
+                     evidence=f"API error (retry {tries}): {first_line(text)}",
+                     timestamp=stamp)
 
 
 def api_error(step: int, text: str, stamp: float | None, status_field: object = None,

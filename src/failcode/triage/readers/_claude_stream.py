@@ -20,10 +20,17 @@ stream line by ``tests/triage/test_claude_stream.py``):
   change nothing about how it ended.
 - ``{"type": "system", "subtype": "init"}`` names the model and ``claude_code_version``; an
   assistant message's ``message.model`` (``<synthetic>`` aside) the model in use.
-- ``{"type": "system", "subtype": "api_retry"}`` (``attempt``, ``error_status``, ``error``: one
-  of the SDK's ``SDKAssistantMessageError`` codes) is one failed try of a request Claude Code
-  retries: a provider error of the session, at no step (the step the request led to is its
-  own). An assistant message with an ``error`` code is
+- ``{"type": "system", "subtype": "api_retry"}`` (``attempt``, ``max_retries``,
+  ``retry_delay_ms``, ``error_status``, ``error``: one of the SDK's
+  ``SDKAssistantMessageError`` codes; 2.1.3xx adds ``no_response``) is the transcript's
+  ``api_error`` line as the stream tells it: one failed try of a request Claude Code retries,
+  a provider error of the session at no step (the step the request led to is its own), never
+  how it ended. Its kind comes from its fields as in the transcript (the classification
+  layer's provider rules): an ``error_status`` decides (Claude Code's code for a 408 or a 5xx
+  is ``server_error``, the status says which); with none, ``no_response`` is a timeout,
+  ``cloud_credential_error`` a credential failure, and ``unknown`` (no HTTP answer: a
+  connection that failed or a request that timed out, which the stream does not tell apart)
+  a connection error. An assistant message with an ``error`` code is
   Claude Code's own ``API Error: ...`` text: a provider error, the session's end when nothing
   answers after it. Other ``system`` subtypes (hooks, tasks, compaction, status) change
   nothing.
@@ -60,6 +67,7 @@ from failcode.triage.readers._claude_code import (
     about_change,
     api_error,
     files_written,
+    provider_error_kind,
     record_calls,
     text_of,
     tool_results,
@@ -208,11 +216,19 @@ def _messages(stream: BinaryIO) -> Iterator[tuple[int, dict[str, Any]]]:
 def _retry(entry: dict[str, Any], stamp: float | None) -> ErrorText:
     """A ``system`` ``api_retry`` message: one failed try that Claude Code retries."""
     status = http_status(entry.get("error_status"))
-    code = as_str(entry.get("error")).replace("_", " ") or "API error"
-    text = f"Error code: {status} - {code}" if status is not None else code
-    return ErrorText(None, "provider", "anthropic.APIStatusError", text,
-                     evidence=f"API error (retry {entry.get('attempt', '?')}): {text}",
-                     timestamp=stamp)
+    code = as_str(entry.get("error"))
+    text = code.replace("_", " ") or "API error"
+    if status is not None:
+        text = f"Error code: {status} - {text}"
+    if code == "cloud_credential_error":
+        kind = "anthropic.AuthenticationError"
+    else:  # no status and no code but "unknown": the request got no HTTP answer
+        kind = provider_error_kind(status, "", no_response=bool(entry.get("no_response")),
+                                   network_down=code in ("", "unknown"))
+    attempt, most = entry.get("attempt"), entry.get("max_retries")
+    tries = f"{attempt} of {most}" if isinstance(most, int) else f"{attempt or '?'}"
+    return ErrorText(None, "provider", kind, text,
+                     evidence=f"API error (retry {tries}): {text}", timestamp=stamp)
 
 
 def _ending(steps: int, entry: dict[str, Any], stamp: float | None,
