@@ -507,7 +507,8 @@ def test_claude_code_error_without_exit_code_is_a_failed_command(tmp_path: Path)
 
 def test_claude_code_api_error_retries_are_repeats_of_one_failure(tmp_path: Path) -> None:
     """Claude Code 2.x writes a system api_error line per retry (error.status, retryAttempt)
-    and then an assistant line with isApiErrorMessage and apiErrorStatus."""
+    and then an assistant line with isApiErrorMessage and apiErrorStatus: the retries are one
+    failure at no step (repeated), the last word the failure at the step it ended on."""
     retry = [_cc("system", subtype="api_error", level="error", retryAttempt=n, maxRetries=10,
                  retryInMs=500, error={"status": 529, "message": "Overloaded"})
              for n in (1, 2)]
@@ -517,7 +518,7 @@ def test_claude_code_api_error_retries_are_repeats_of_one_failure(tmp_path: Path
     session = _one(_lines(tmp_path / "t.jsonl", [*_bash("t1", "ls", "a.py", is_error=False),
                                                  *retry, final]))
     assert ([(e.step, e.source, e.repeats) for e in session.failures], session.status) == (
-        [(1, "provider", 3)], "provider_error")
+        [(1, "provider", 1), (None, "provider", 2)], "provider_error")
 
 
 # -- any reader: values of an unexpected JSON type ---------------------------------------------
