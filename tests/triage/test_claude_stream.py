@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 SDK: Final = "@anthropic-ai/claude-agent-sdk"
-SDK_VERSION: Final = "0.3.197"
-"""The SDK released with Claude Code 2.1.197, the lab's pin (checked below)."""
+SDK_VERSION: Final = "0.3.332"
+"""The SDK released with Claude Code 2.1.332, the lab's pin (checked below)."""
 
 _DECL = re.compile(r"^(?:export )?declare type (\w+)(?:<[^=]*>)? = ", re.MULTILINE)
 _FIELD = re.compile(r"^    (type|subtype): ([^;]+);$", re.MULTILINE)

@@ -43,10 +43,10 @@ stream line by ``tests/triage/test_claude_stream.py``):
   ``error_during_execution`` is Claude Code stopping on an error of its own (its ``errors``,
   a harness failure) and ends ``unknown``, as does a result whose ``terminal_reason`` says the
   run was aborted (``aborted_streaming``, ``aborted_tools``). An error result whose
-  ``terminal_reason`` is ``prompt_too_long`` (the context window) or ``model_error`` is a
-  provider error; the other reasons the SDK declares leave it to ``subtype``. No result
-  line (the run was cut off) is ``unknown``, or ``provider_error`` when an API error was its
-  last word.
+  ``terminal_reason`` is ``prompt_too_long`` (the context window), ``model_error`` or
+  (2.1.3xx) ``api_error`` is a provider error; the other reasons the SDK declares leave it to
+  ``subtype``. No result line (the run was cut off) is ``unknown``, or ``provider_error``
+  when an API error was its last word.
 - Time: a line's ``timestamp`` where Claude Code writes one (UTC, ``_text``'s rules); most
   stream lines have none.
 """
@@ -98,6 +98,11 @@ _TERMINAL: Final[dict[str, str | None]] = {
     "model_error": "provider_error", "blocking_limit": None, "rapid_refill_breaker": None,
     "image_error": None, "stop_hook_prevented": None, "hook_stopped": None,
     "tool_deferred": None, "background_requested": None,
+    # 2.1.3xx (SDK 0.3.332): an API error Claude Code gave up on is the provider's; the others
+    # are told by the result's subtype (a budget, structured-output retries, its own failure)
+    "api_error": "provider_error", "malformed_tool_use_exhausted": None,
+    "budget_exhausted": None, "structured_output_retry_exhausted": None,
+    "tool_deferred_unavailable": None, "turn_setup_failed": None,
 }
 """Every ``terminal_reason`` the SDK declares (``TerminalReason``): the ending it decides, or
 None when the result's ``subtype`` and ``is_error`` decide (a test keeps this complete)."""
