@@ -44,11 +44,11 @@ class _Stream(Fixture):
     """A fixture seen through its kept stdout: what the stream keeps is its text."""
 
     def text(self) -> str:
-        return (self.path / self.meta["stdout"]).read_text(errors="replace")
+        return self.stream.read_text(errors="replace")
 
     @property
     def stream(self) -> Path:
-        return self.path / self.meta["stdout"]
+        return self.path / str(self.meta["stdout"])
 
 
 def _streams() -> list[_Stream]:
