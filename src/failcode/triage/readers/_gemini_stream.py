@@ -96,7 +96,7 @@ from failcode.triage._events import (
     SessionStart,
     cancelled,
 )
-from failcode.triage.readers._gemini import _API_ERROR, _http_status, tool_call
+from failcode.triage.readers._gemini import _API_ERROR, _TIMED_OUT, _http_status, tool_call
 from failcode.triage.readers._jsonstream import loads
 from failcode.triage.readers._lines import _not_json, lines
 from failcode.triage.readers._swe_agent import shell_failed
@@ -197,9 +197,7 @@ def _events(stream: BinaryIO) -> Iterator[Event]:
             continue  # stderr kept with stdout (Gemini CLI's warnings), a blank line
         try:
             entry = loads(text)
-        except ValueError as exc:
-            if current is not None:  # the events before the damage are the session so far
-                yield current.close()
+        except ValueError as exc:  # the events before it are kept: triage ends it here
             raise InputError("FC-DATA-003", _not_json(number, line, exc)) from None
         if not isinstance(entry, dict):
             continue
@@ -296,10 +294,8 @@ def _tool_result(call: tuple[int, str, dict[str, Any]], entry: dict[str, Any],
     if head.startswith(_SPAWN_FAILED):
         body = head.removeprefix(_SPAWN_FAILED)
         return Command(step, command, shell_failed(body) or 1, body, stamp)
-    timed_out = tool_call(step, {"name": name, "args": args, "status": status,
-                                 "resultDisplay": text}, stamp, where)
-    if isinstance(timed_out, Command) and timed_out.timed_out:
-        return timed_out
+    if _TIMED_OUT.match(head):
+        return Command(step, command, None, head, stamp, timed_out=True)
     return Command(step, command, None if shell_failed(text) else 0, text, stamp)
 
 
