@@ -15,10 +15,12 @@ the lab's runs of it, ``tests/lab/fixtures/gemini-cli/*/stream.jsonl``):
   first line Gemini CLI writes; lines before it that are not JSON, such as Gemini CLI's own
   warnings when a job keeps stderr with stdout, are passed over). Claude Code's init is
   ``"type": "system"`` with a ``subtype``, never ``"type": "init"``.
-- Detection, json: one object whose first member is ``session_id`` followed by ``response``,
-  ``stats``, ``error`` or ``warnings`` (``JsonFormatter.format``'s order), or, as versions
-  before ``session_id`` wrote it, ``response`` first with the telemetry ``stats``
-  (``{"models": ...}``) in the first 64 KiB.
+- Detection, json: a line that opens an object (``{``, or ``[ERROR] {`` as Gemini CLI's
+  feedback prints it again on stderr) whose first member is ``session_id`` followed by
+  ``response``, ``stats``, ``error`` or ``warnings`` (``JsonFormatter.format``'s order), or,
+  as versions before ``session_id`` wrote it, an input that starts with ``response`` and has
+  the telemetry ``stats`` (``{"models": ...}``) in its first 64 KiB. Whichever of an
+  ``init`` event and such an object comes first decides.
 - Stream events: ``init`` (``session_id``, ``model``) starts a session (a new ``init`` starts
   another: runs appended to one file); ``message`` (``role`` ``user`` or ``assistant``, the
   model's text in ``delta`` chunks); ``tool_use`` (``tool_name``, ``tool_id``,
@@ -62,12 +64,13 @@ the lab's runs of it, ``tests/lab/fixtures/gemini-cli/*/stream.jsonl``):
   ``FatalInputError`` 42, ``FatalConfigError`` 52, an unknown error) is Gemini CLI stopping on
   an error of its own, ``unknown`` with that error (source ``harness``). A ``result`` with
   status ``error`` and no ``error`` (an invalid model response: empty, only thoughts, blocked)
-  takes the last ``error`` event's message: a provider error. An ``error`` event of severity
-  ``error`` saying ``Maximum session turns exceeded`` (Gemini CLI's own turn cap) is the turn
-  limit, whatever ``result`` follows; one that names a model API's error is a provider error
-  at the step the request was for (the session's end when nothing answers after it); a
-  ``warning`` (a loop detected, a hook's block) changes nothing. No ``result`` (the run was
-  cut off) is ``unknown``, or ``provider_error`` when an API error was its last word.
+  takes the last ``error`` event's message: a provider error (with none, ``unknown``). An
+  ``error`` event of severity ``error`` saying ``Maximum session turns exceeded`` (Gemini
+  CLI's own turn cap) is the turn limit, whatever ``result`` follows; any other (a model API's
+  error such as a quota, a response Gemini CLI found invalid) is a provider error at the step
+  the request was for, the session's end when nothing answers after it; a ``warning`` (a loop
+  detected, a hook's block) changes nothing. No ``result`` (the run was cut off) is
+  ``unknown``, or ``provider_error`` when a provider's error was its last word.
 - The single json object holds no step: ``response`` (the model's last text), ``stats``
   (``SessionMetrics``: ``models``, ``tools.totalCalls``, ...), ``error`` ``{type, message,
   code}`` and ``warnings``. Its session is named by ``session_id``, has ``tools.totalCalls``
@@ -75,7 +78,11 @@ the lab's runs of it, ``tests/lab/fixtures/gemini-cli/*/stream.jsonl``):
   and it ends by ``error`` as a stream's ``result`` does (a ``code`` of 100..599 is that HTTP
   status; the others are exit codes), by a ``Maximum session turns exceeded`` warning as the
   turn limit, else ``submitted``. Gemini CLI 0.61.0 writes the object of an error that stops
-  the run (``handleError``, ``FatalTurnLimitedError``) to stderr, the others to stdout.
+  the run (``handleError``, ``FatalTurnLimitedError``) to stderr, after its warnings and a
+  failed request's traces, and often twice (the second time after ``[ERROR] ``); the others
+  to stdout. The text around an object is passed over, an object of the session just read is
+  read once, and ``JSON.stringify``'s indented form is taken as written (it opens with a line
+  ``{`` and closes with a line ``}``); an object cut short is FC-DATA-003.
 - Time: each event's ``timestamp`` (UTC ISO 8601, ``_text``'s rules).
 """
 
@@ -238,10 +245,9 @@ def _event(state: _Session, kind: object, entry: dict[str, Any], where: str,
         message = as_str(entry.get("message"))
         if message.startswith(_MAX_TURNS):
             state.ended_by = _turn_limit(message, stamp)
-        else:
+        else:  # a model API's error, or a response Gemini CLI found invalid
             state.ended_by = _provider(state.steps, message, stamp)
-            if _API_ERROR.search(message):
-                yield state.ended_by
+            yield state.ended_by
     elif kind == "result":
         state.resolved = True
         error = as_dict(entry.get("error"))
@@ -251,10 +257,12 @@ def _event(state: _Session, kind: object, entry: dict[str, Any], where: str,
             return
         if error:
             state.end, state.ended_by = _ending(state.steps, error, stamp)
+            if state.end == "provider_error" and state.ended_by is not None:
+                yield state.ended_by
         elif state.ended_by is not None and state.ended_by.limit is None:
-            state.end = "provider_error"  # the invalid response an error event named
-        if state.end == "provider_error" and state.ended_by is not None:
-            yield state.ended_by
+            state.end = "provider_error"  # what the error event before it named
+        else:
+            state.end, state.ended_by = "unknown", None
 
 
 def _tool_result(call: tuple[int, str, dict[str, Any]], entry: dict[str, Any],
