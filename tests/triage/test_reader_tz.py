@@ -94,7 +94,7 @@ def _inputs(folder: Path) -> list[Path]:
     built.mkdir()
     return [sessions_dir(), LAB, BUNDLED, _copilot(built, zone="Z"), _copilot(built, zone=""),
             *_zoneless(built), sessions_2_dir() / "qwen-code", sessions_2_dir() / "harbor-atif",
-            sessions_2_dir() / "cline"]
+            sessions_2_dir() / "cline", REPO / "tests" / "fixtures" / "multiagent"]
 
 
 def _format_of(body: str) -> str:
