@@ -1,4 +1,4 @@
-"""The six agents: how each is installed, pointed at the stub, run without a person, and
+"""The agents: how each is installed, pointed at the stub, run without a person, and
 where it writes its session log.
 
 Pins are data (``tests/lab/pins.toml``); ``python -m tests.lab pin AGENT VERSION`` changes one
@@ -24,6 +24,11 @@ What each agent needs to run headless against 127.0.0.1 (measured; see
 - aider: no tools; it asks before it runs a suggested command, and ``--yes-always`` answers
   no to that, so the runner answers on stdin (``TERM=dumb`` makes the prompt read ``input()``).
 - OpenHands CLI: ``LLM_BASE_URL`` with ``--override-with-envs``.
+- Qwen Code: ``OPENAI_BASE_URL``/``OPENAI_API_KEY``/``OPENAI_MODEL`` with
+  ``security.auth.selectedType = "openai"``; ``-p`` with ``--yolo``; a ``permissions.deny``
+  rule refuses a command. It retries a 429 past ``maxRetries`` (a run that ends on one lasts
+  until the lab's timeout), and now and then loses a fast command's output or the chat's
+  last records (a run to repeat).
 """
 
 from __future__ import annotations
@@ -435,9 +440,115 @@ class OpenHands(Agent):
                       if p.is_dir())
 
 
+# -- Qwen Code -------------------------------------------------------------------------------
+class QwenCode(Agent):
+    """Qwen Code (a Gemini CLI fork): its OpenAI-compatible provider through ``OPENAI_*`` and
+    ``security.auth.selectedType = "openai"``; a ``permissions.deny`` rule (``Bash(...)``)
+    refuses a command even under ``--yolo``; chats land in ``~/.qwen/projects/*/chats/``."""
+
+    def launch(self, ctx: RunContext) -> Launch:
+        qwen = ctx.home / ".qwen"
+        qwen.mkdir(parents=True, exist_ok=True)
+        model: dict[str, object] = {"name": "qwen3-coder-plus",
+                                    "generationConfig": {"maxRetries": 2, "timeout": 20000}}
+        if ctx.scenario.max_turns is not None:
+            model["maxSessionTurns"] = ctx.scenario.max_turns
+        settings: dict[str, object] = {
+            "security": {"auth": {"selectedType": "openai"},
+                         "folderTrust": {"enabled": False}},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"enableAutoUpdate": False},
+            "model": model,
+        }
+        if ctx.scenario.refused:  # deny rules hold under --yolo too (deny > ask > allow)
+            settings["permissions"] = {"deny": [f"Bash({c})" for c in ctx.scenario.refused]}
+        (qwen / "settings.json").write_text(json.dumps(settings, indent=2))
+        env = base_env(self, ctx) | {"OPENAI_BASE_URL": f"{ctx.url}/v1",
+                                     "OPENAI_API_KEY": "sk-lab-stub",
+                                     "OPENAI_MODEL": "qwen3-coder-plus"}
+        argv = [str(self.executable), "-p", PROMPT, "--yolo"]
+        return Launch(argv, env, stdin="")
+
+    refuses_commands = True
+
+    def supports(self, scenario: Scenario) -> str | None:
+        if any(step.command.startswith("sed -i") for step in scenario.steps):
+            return ("Qwen Code's shell tool refuses an in-place edit (sed -i) of a file the "
+                    "session has not read with read_file, or that changed since: the script's "
+                    "later steps would see another file")
+        return Agent.supports(self, scenario)
+
+    def sessions(self, ctx: RunContext) -> list[Path]:
+        return sorted((ctx.home / ".qwen" / "projects").glob("*/chats/*.jsonl"))
+
+
+# -- OpenCode --------------------------------------------------------------------------------
+class OpenCode(Agent):
+    """OpenCode: an OpenAI-compatible provider in ``$XDG_CONFIG_HOME/opencode/opencode.json``
+    (``@ai-sdk/openai-compatible``, bundled) with the stub's ``baseURL``; ``opencode run``
+    headless with every permission ``allow`` but the scenario's refused commands (a ``bash``
+    rule ``deny``); models.dev, updates and sharing off. Since 1.2 it keeps sessions in a
+    SQLite database (``~/.local/share/opencode/opencode.db``), so after the run the lab keeps
+    what ``opencode export <session id>`` prints for each session (its own JSON: the session,
+    and each message with its parts, the shapes the database holds)."""
+
+    def launch(self, ctx: RunContext) -> Launch:
+        config = ctx.home / ".config" / "opencode"
+        config.mkdir(parents=True, exist_ok=True)
+        bash: dict[str, str] = {"*": "allow"}
+        bash |= dict.fromkeys(ctx.scenario.refused, "deny")
+        settings: dict[str, object] = {
+            "$schema": "https://opencode.ai/config.json",
+            "model": "stub/stub-model", "small_model": "stub/stub-model",
+            "autoupdate": False, "share": "disabled",
+            "provider": {"stub": {
+                "npm": "@ai-sdk/openai-compatible", "name": "stub",
+                "options": {"baseURL": f"{ctx.url}/v1", "apiKey": "sk-lab-stub",
+                            "timeout": 20000},
+                "models": {"stub-model": {"name": "stub-model", "tool_call": True}}}},
+            "permission": {"bash": bash, "edit": "allow", "read": "allow",
+                           "external_directory": "allow", "webfetch": "allow"},
+        }
+        (config / "opencode.json").write_text(json.dumps(settings, indent=2))
+        argv = [str(self.executable), "run", "--format", "json", PROMPT]
+        return Launch(argv, self._env(ctx), stdin="")
+
+    def _env(self, ctx: RunContext) -> dict[str, str]:
+        return base_env(self, ctx) | {
+            "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+            "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_CLAUDE_CODE": "1"}
+
+    refuses_commands = True
+
+    def sessions(self, ctx: RunContext) -> list[Path]:
+        env = self._env(ctx)
+        listed = subprocess.run([str(self.executable), "session", "list", "--format", "json"],
+                                cwd=ctx.project, env=env, capture_output=True, text=True,
+                                check=False, timeout=120)
+        try:
+            ids = [row["id"] for row in json.loads(listed.stdout or "[]")]
+        except (ValueError, KeyError, TypeError):
+            ids = re.findall(r"\bses_[0-9A-Za-z]+", listed.stdout)
+        out = ctx.home / "opencode-export"
+        out.mkdir(exist_ok=True)
+        files = []
+        for session in sorted(set(ids)):
+            done = subprocess.run([str(self.executable), "export", session], cwd=ctx.project,
+                                  env=env, capture_output=True, text=True, check=False,
+                                  timeout=120)
+            if done.returncode == 0 and done.stdout.strip():
+                path = out / f"{session}.json"
+                path.write_text(done.stdout)
+                files.append(path)
+        return files
+
+
 _CLASSES: Final[dict[str, type[Agent]]] = {
     "claude-code": ClaudeCode, "codex": Codex, "gemini-cli": GeminiCli,
     "mini-swe-agent": MiniSweAgent, "aider": Aider, "openhands": OpenHands,
+    "qwen-code": QwenCode,
 }
 
 

@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from tests.lab.agents import Agent
 
 LIVE_SCENARIO = "mixed-session"
+LIVE_FALLBACK = "pytest-failure"
+"""The live scenario of an agent that cannot run ``LIVE_SCENARIO`` (Qwen Code refuses its
+``sed -i`` of a file it has not read)."""
 
 
 @pytest.mark.parametrize("name", sorted(agents()))
@@ -44,6 +47,8 @@ def test_a_live_run_reads_as_well_as_its_fixture(name: str, tmp_path: Path) -> N
     if not agent.installed():
         missing(f"{name} {agent.version} is not installed (python -m tests.lab install)")
     scenario = load(SCENARIOS / f"{LIVE_SCENARIO}.toml")
+    if agent.supports(scenario) is not None:
+        scenario = load(SCENARIOS / f"{LIVE_FALLBACK}.toml")
     result, target = run_and_save(agent, scenario, tmp_path)
     if result.skipped:
         missing(f"{name}: {result.skipped}")
@@ -53,7 +58,7 @@ def test_a_live_run_reads_as_well_as_its_fixture(name: str, tmp_path: Path) -> N
                           f"looks: {result.stderr[-2000:]}")
     live = Fixture(target, _meta(target))
     committed = next(f for f in fixtures(FIXTURES)
-                     if f.agent == name and f.scenario == LIVE_SCENARIO)
+                     if f.agent == name and f.scenario == scenario.name)
     assert committed.meta["version"] == agent.version
     assert live.played() == committed.played()
     live_passed = sum(c.passed for c in check_fixture(live, scenario))
