@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import random
 import subprocess
 from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from failcode.cli import main
 from failcode.triage import FailureEntry, SessionResult, triage
@@ -250,3 +253,51 @@ def test_html_report_has_an_agent_column_only_for_a_team() -> None:
     single = render_html(triage([REPO / "tests" / "lab" / "fixtures" / "qwen-code" /
                                  "missing-module"]))
     assert "<th>agent</th>" not in single
+
+
+_OTHER_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
+                          st.floats(allow_nan=False), st.text(max_size=20),
+                          st.lists(st.integers(), max_size=3),
+                          st.dictionaries(st.text(max_size=5), st.integers(), max_size=2))
+
+
+def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON value (paths of keys and indexes), the root excluded."""
+    out: list[tuple[Any, ...]] = []
+    items = (value.items() if isinstance(value, dict)
+             else enumerate(value) if isinstance(value, list) else ())
+    for key, inner in items:
+        out.append((*path, key))
+        out.extend(_places(inner, (*path, key)))
+    return out
+
+
+@pytest.mark.parametrize("name", ["ag2-group-chat.json", "ag2-tool-calls.json",
+                                  "autogen-team.json", "openai-messages.json"])
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1),
+       replacements=st.lists(_OTHER_VALUES, min_size=1, max_size=6))
+def test_values_of_other_types_are_read_or_a_typed_error(
+        tmp_path: Path, name: str, seed: int, replacements: list[Any]) -> None:
+    """A transcript with values replaced at random places: triage never raises, and it is
+    read (each failure at a step the session has) or its input's FC-DATA error."""
+    document: Any = json.loads((FIXTURES / name).read_text())
+    rng = random.Random(seed)
+    for value in replacements:
+        place = rng.choice(_places(document))
+        target = document
+        for key in place[:-1]:
+            target = target[key]
+        target[place[-1]] = value
+    damaged = tmp_path / "damaged.json"
+    damaged.write_text(json.dumps(document))
+    result = triage([damaged])
+    (item,) = result.inputs
+    if item.error_code is None:
+        assert result.sessions, item
+        for session in result.sessions:
+            for entry in session.failures:
+                assert entry.step is None or 0 <= entry.step < session.steps, session.to_dict()
+    else:
+        assert item.error_code.startswith("FC-DATA-00"), item
