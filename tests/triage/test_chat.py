@@ -301,3 +301,18 @@ def test_values_of_other_types_are_read_or_a_typed_error(
                 assert entry.step is None or 0 <= entry.step < session.steps, session.to_dict()
     else:
         assert item.error_code.startswith("FC-DATA-00"), item
+
+
+def test_a_cut_transcript_keeps_the_steps_before_the_cut(tmp_path: Path) -> None:
+    """A transcript cut after the coder's second failure: FC-DATA-003, and the session keeps
+    both failures by the coder."""
+    text = (FIXTURES / "ag2-two-agent.json").read_text()
+    cut = text.index("fallback ok")  # inside the third block, after both failures' results
+    path = tmp_path / "cut.json"
+    path.write_text(text[:cut])
+    result = triage([path])
+    (item,) = result.inputs
+    assert item.error_code == "FC-DATA-003"
+    (session,) = result.sessions
+    assert [e.actor for e in session.failures] == [r["actor"] for r in
+                                                  DESIGN["ag2-two-agent.json"]]

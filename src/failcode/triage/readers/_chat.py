@@ -76,11 +76,14 @@ by running them against a scripted model):
 - Ending: AG2 ends ``submitted`` when its last message says ``TERMINATE`` (the default
   termination word of ``AssistantAgent``), an OpenAI list when its last message is the
   model's answer without a tool call; else ``unknown`` (neither records a limit).
+- Messages are read one at a time (:class:`~failcode.triage.readers._jsonstream.JsonStream`);
+  a damaged input (cut, not JSON from some point) keeps the steps read before the damage.
 """
 
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import re
 import shlex
@@ -91,6 +94,7 @@ from typing import TYPE_CHECKING, Any, Final
 from failcode.triage._events import (
     Command,
     ErrorText,
+    InputError,
     Rejected,
     SessionEnd,
     SessionStart,
@@ -111,7 +115,7 @@ from failcode.triage.readers._text import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Generator, Iterable, Iterator
     from typing import BinaryIO
 
     from failcode.triage._events import Event
@@ -221,8 +225,10 @@ def _is_message(message: dict[str, Any]) -> bool:
             and (content is None or isinstance(content, (str, list))))
 
 
+@functools.lru_cache(maxsize=4)
 def sniff_format(head: bytes) -> str | None:
-    """Which of the three formats ``head`` begins, or None (the module's rules)."""
+    """Which of the three formats ``head`` begins, or None (the module's rules); kept for the
+    last heads, since each of the three readers asks about the same head in turn."""
     found = _first_message(head)
     if found is None:
         return None
@@ -411,28 +417,27 @@ class ChatReader:
         return sniff_format(head) == self.name
 
     def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
-        """Each message array's session, its messages one at a time."""
+        """Each message array's session, its messages one at a time (a session's end waits
+        for the members after its array: AutoGen's ``stop_reason`` may come last)."""
         doc = JsonStream(stream)
         if doc.peek() == "[":
-            yield from self._session(doc.items(), None)
+            yield (yield from self._session(doc.items(), None))
             doc.end()
             return
         stem = PurePath(label).stem
-        chats: list[Event] = []
+        end: SessionEnd | None = None
         stop: object = None
         for key in doc.members():
-            if key == "messages" and doc.peek() == "[":
-                chats = list(self._session(doc.items(), None))
+            if key == "messages" and end is None and doc.peek() == "[":
+                end = yield from self._session(doc.items(), None)
             elif key == "stop_reason":
                 stop = doc.value()
             elif self.name == AG2_CHAT and doc.peek() == "[":
-                yield from self._session(doc.items(), f"{stem}/{key}")
+                yield (yield from self._session(doc.items(), f"{stem}/{key}"))
             else:
                 doc.skip()
         doc.end()
-        end = chats.pop() if chats else None
-        if isinstance(end, SessionEnd):  # the session's last event
-            yield from chats
+        if end is not None:
             yield self._stopped(end, stop) if self.name == AUTOGEN_MESSAGES else end
 
     @staticmethod
@@ -449,19 +454,26 @@ class ChatReader:
                 return replace(end, status="limit", error=error)
         return replace(end, status="submitted")
 
-    def _session(self, messages: Iterable[Any], name: str | None) -> Iterator[Event]:
+    def _session(self, messages: Iterable[Any], name: str | None,
+                 ) -> Generator[Event, None, SessionEnd]:
+        """The session of one message array: its events (held until the array ends, or until
+        it is found damaged: the steps before the damage are kept), returning its end."""
         chat = _Chat(self.name)
         yield SessionStart(name)
-        for index, message in enumerate(messages):
-            if isinstance(message, dict):
-                chat.said = True
-                if self.name == AUTOGEN_MESSAGES:
-                    self._autogen(chat, message, f"message {index}")
-                else:
-                    self._message(chat, message, f"message {index}")
-                chat.last = message
+        try:
+            for index, message in enumerate(messages):
+                if isinstance(message, dict):
+                    chat.said = True
+                    if self.name == AUTOGEN_MESSAGES:
+                        self._autogen(chat, message, f"message {index}")
+                    else:
+                        self._message(chat, message, f"message {index}")
+                    chat.last = message
+        except InputError:
+            yield from chat.resolved()
+            raise
         yield from chat.resolved()
-        yield SessionEnd(chat.steps, self._ending(chat), name, said=chat.said)
+        return SessionEnd(chat.steps, self._ending(chat), name, said=chat.said)
 
     def _ending(self, chat: _Chat) -> str:
         last = chat.last
