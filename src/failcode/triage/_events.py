@@ -133,6 +133,8 @@ class Recorded:
     repeats: int = 1
     masked: bool = False
     """Triage found it in the output of a command that exited 0 (``_masking``)."""
+    actor: str | None = None
+    """The agent that took the step, in a team of agents (see :attr:`Command.actor`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +146,8 @@ class RecordedOutcome:
     evidence: str
     outcome: NonErrorOutcome
     timestamp: float | None = None
+    actor: str | None = None
+    """The agent that took the step, in a team of agents (see :attr:`Command.actor`)."""
 
 
 @dataclass(frozen=True, slots=True)
