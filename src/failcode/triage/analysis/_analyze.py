@@ -533,11 +533,11 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult],
             elif isinstance(event, Recorded):
                 current.add_failure(event.step, event.source, event.evidence, event.failure,
                                     repeats=event.repeats, timestamp=event.timestamp,
-                                    masked=event.masked)
+                                    masked=event.masked, actor=event.actor)
                 last_step = max(last_step, event.step if event.step is not None else -1)
             elif isinstance(event, RecordedOutcome):
                 current.outcomes.append(OutcomeEntry(event.step, event.source, event.evidence,
-                                                     event.outcome))
+                                                     event.outcome, _clean(event.actor)))
                 last_step = max(last_step, event.step if event.step is not None else -1)
             elif isinstance(event, Wrote):
                 current.wrote(event)
