@@ -316,3 +316,22 @@ def test_a_cut_transcript_keeps_the_steps_before_the_cut(tmp_path: Path) -> None
     (session,) = result.sessions
     assert [e.actor for e in session.failures] == [r["actor"] for r in
                                                   DESIGN["ag2-two-agent.json"]]
+
+
+def test_a_store_keeps_who_took_each_step(tmp_path: Path) -> None:
+    """triage --store, then report --store: the report's failures name the same agents."""
+    store = f"sqlite:///{tmp_path / 'chats.db'}"
+    triaged = CliRunner().invoke(main, ["triage", "--json", "--store", store, str(FIXTURES)])
+    assert triaged.exit_code == 0, triaged.output
+    reported = CliRunner().invoke(main, ["report", "--json", "--store", store])
+    assert reported.exit_code == 0, reported.output
+
+    def actors(document: dict[str, Any]) -> dict[tuple[str, str], list[Any]]:
+        return {(s["path"], s["session"]): sorted(
+            (f["step"], f["failure"]["code"], f.get("actor")) for f in s["failures"])
+            for s in document["sessions"]}
+
+    kept = actors(json.loads(reported.stdout))
+    assert kept == actors(json.loads(triaged.stdout))
+    assert {actor for rows in kept.values() for _, _, actor in rows} >= {
+        row["actor"] for rows in DESIGN.values() for row in rows if row["actor"]}

@@ -13,8 +13,9 @@ same input again (with the same path) yields the same ids, and the store keeps e
 The same file given by another path is another input.
 
 What only triage knows travels in the failure's or outcome's context under ``triage.*`` keys
-(path, format, evidence, repeats, the step's time, the session's steps and end, its model and
-agent version where the format records them), which the reader removes again. Sessions in
+(path, format, evidence, repeats, the step's time, the agent that took the step in a team of
+agents, the session's steps and end, its model and agent version where the format records
+them), which the reader removes again. Sessions in
 which triage found no failure and no outcome leave no event, so a report from a store lists
 only sessions with findings.
 
@@ -82,7 +83,7 @@ def result_events(result: TriageResult) -> Iterator[Event]:
             failure = entry.failure
             extra = _facts(session, evidence=entry.evidence, timestamp=entry.timestamp,
                            repeats=entry.repeats, masked=entry.masked or None,
-                           ends=failure is session.ended_failure or None)
+                           ends=failure is session.ended_failure or None, actor=entry.actor)
             context = {**failure.context, **{k: v for k, v in extra.items() if v is not None}}
             yield failure_event(
                 msgspec.structs.replace(failure, context=context),
@@ -96,7 +97,8 @@ def result_events(result: TriageResult) -> Iterator[Event]:
             kind = str(outcome.__struct_config__.tag)
             place = (outcome_entry.step, f"{kind}:{outcome_entry.evidence}")
             seen[place] = seen.get(place, -1) + 1
-            extra = _facts(session, evidence=outcome_entry.evidence, timestamp=None)
+            extra = _facts(session, evidence=outcome_entry.evidence, timestamp=None,
+                           actor=outcome_entry.actor)
             context = {**outcome.context, **{k: v for k, v in extra.items() if v is not None}}
             yield outcome_event(
                 msgspec.structs.replace(outcome, context=context), session=session.session,

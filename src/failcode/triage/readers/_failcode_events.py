@@ -91,8 +91,8 @@ __all__ = ["TRIAGE_PREFIX", "FailcodeEventsReader", "sessions_from_events"]
 TRIAGE_PREFIX: Final = "triage."
 """The prefix of the context keys in which ``failcode triage --store`` records what only
 triage knows (``triage.path``, ``triage.format``, ``triage.evidence``, ``triage.repeats``,
-``triage.masked``, ``triage.timestamp``, the session's ``triage.steps`` and ``triage.ended``, and
-``triage.ends`` on the failure that ended it)."""
+``triage.masked``, ``triage.timestamp``, ``triage.actor``, the session's ``triage.steps`` and
+``triage.ended``, and ``triage.ends`` on the failure that ended it)."""
 
 _DECISIONS: Final = frozenset(DECISION_EVENTS.values())
 _SOURCE_BY_AREA: Final = {"command": "command", "agent": "agent", "task": "agent",
@@ -193,7 +193,7 @@ class _Session:
                 event.step, _source(event, failure), _failure_evidence(failure, extra),
                 failure, _stamp(extra, stamp),
                 repeats if type(repeats) is int and 0 < repeats <= MAX_STEP else 1,
-                masked=extra.get("masked") is True))
+                masked=extra.get("masked") is True, actor=_actor(extra)))
         elif event.outcome is not None:
             outcome = event.outcome
             extra, context = _split_context(outcome.context)
@@ -204,7 +204,7 @@ class _Session:
                 event.event, "agent")
             self.events.append(RecordedOutcome(
                 event.step, source or "agent", _outcome_evidence(outcome, extra), outcome,
-                _stamp(extra, stamp)))
+                _stamp(extra, stamp), _actor(extra)))
 
     def _session_facts(self, extra: dict[str, Any]) -> None:
         steps = extra.get("steps")
@@ -229,6 +229,12 @@ class _Session:
         yield from self.events
         yield SessionEnd(self.steps, self.ended, self.name or default,
                          failure=self.ended_failure, verdict=self.verdict, reward=self.reward)
+
+
+def _actor(extra: dict[str, Any]) -> str | None:
+    """``triage.actor``: the agent that took the step, when a string."""
+    actor = extra.get("actor")
+    return actor if isinstance(actor, str) and actor else None
 
 
 def _input_path(event: Event) -> str | None:
