@@ -254,6 +254,18 @@ def test_a_job_folder_prints_one_line_per_trial_with_its_verdict() -> None:
                          re.MULTILINE), trial
 
 
+def test_the_html_report_has_the_trials_table(tmp_path: Path) -> None:
+    """``--html``: a Trials table with a row per trial, its verdict as its result.json says."""
+    expected = {path.parent.name: _graded(path) for path in _trials().rglob("result.json")}
+    html = tmp_path / "report.html"
+    subprocess.run([sys.executable, "-m", "failcode", "triage", "--html", str(html),
+                    str(_trials())], capture_output=True, text=True, check=False, timeout=300)
+    table = html.read_text().split("<h2>Trials</h2>", 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r"<tr><td>([^<]+)</td><td>([a-z]+)</td>", table)
+    assert dict(rows) == expected
+    assert len(rows) == len(expected)
+
+
 def test_a_graded_trial_keeps_its_verdict_through_the_store(tmp_path: Path) -> None:
     """``triage --store`` then ``report``: a trial with failing steps keeps its verdict."""
     url = f"sqlite:///{tmp_path / 'failcode.db'}"

@@ -207,6 +207,21 @@ def _common_folder(paths: list[str]) -> str:
     return prefix.rstrip("/") + "/" if prefix and prefix != "/" else ""
 
 
+def _trials(summary: Summary) -> str:
+    """One row per graded trial (a Harbor job), failed first: the terminal's table."""
+    if not summary.trials:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(t.session)}</td><td>{escape(t.verdict)}</td>"
+        f"<td class=n>{'' if t.reward is None else f'{t.reward:g}'}</td>"
+        f"<td>{escape(t.status)}</td><td class=n>{t.failures:,}</td>"
+        f"<td>{'' if t.code is None else f'<code>{escape(t.code)}</code>'}</td></tr>"
+        for t in summary.trials_in_order())
+    return ("<h2>Trials</h2><p class=muted>Graded by their verifier, failed first.</p>"
+            "<table><thead><tr><th>trial</th><th>verdict</th><th>reward</th><th>ended</th>"
+            f"<th>failing steps</th><th>most</th></tr></thead><tbody>{rows}</tbody></table>")
+
+
 def _fix_first(findings: list[Finding], top: int, folder: str) -> str:
     if not findings:
         return "<h2>What to fix first</h2><p>No failure found.</p>"
@@ -342,7 +357,7 @@ def render_html(result: TriageResult, *, top: int = 10,
         f"{counts.get('no_match', 0):,} probes that found nothing and "
         f"{counts.get('rejected_action', 0):,} rejected actions (outcomes, not failures)</p>"
         + _legend() + _fix_first(ranked, top, _common_folder([i.path for i in result.inputs]))
-        + _comparison(comparison)
+        + _trials(summary) + _comparison(comparison)
         + "<h2>Where the failures are</h2><p class=muted>Click a bar to list its sessions."
         '</p><div class="grid">'
         + _bars("Who acts: failing steps by category and kind", blame)
