@@ -129,11 +129,12 @@ OPENAI_MESSAGES: Final = "openai-messages"
 _ROLES: Final = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 _AUTOGEN_TYPES: Final = frozenset({
     "TextMessage", "MultiModalMessage", "StopMessage", "HandoffMessage",
-    "ToolCallSummaryMessage", "StructuredMessage", "ToolCallRequestEvent",
+    "ToolCallSummaryMessage", "ToolCallRequestEvent",
     "ToolCallExecutionEvent", "CodeGenerationEvent", "CodeExecutionEvent",
     "UserInputRequestedEvent", "MemoryQueryEvent", "ModelClientStreamingChunkEvent",
     "ThoughtEvent", "SelectSpeakerEvent", "SelectorEvent"})
-"""The ``type`` of every message class ``autogen_agentchat.messages`` 0.7.5 declares."""
+"""The ``type`` literal of every message class ``autogen_agentchat.messages`` 0.7.5 declares
+(a ``StructuredMessage``'s ``type`` is its class's name, ``StructuredMessage[...]``)."""
 
 _CODE_BLOCK: Final = re.compile(r"```[ \t]*(\w+)?[ \t]*\r?\n(.*?)\r?\n[ \t]*```", re.DOTALL)
 _AG2_EXIT: Final = re.compile(
@@ -216,7 +217,9 @@ def _first_message(head: bytes) -> tuple[str, dict[str, Any]] | None:
 
 
 def _is_autogen(message: dict[str, Any]) -> bool:
-    return isinstance(message.get("source"), str) and message.get("type") in _AUTOGEN_TYPES
+    kind = message.get("type")
+    return isinstance(message.get("source"), str) and isinstance(kind, str) and (
+        kind in _AUTOGEN_TYPES or kind.startswith("StructuredMessage"))
 
 
 def _is_message(message: dict[str, Any]) -> bool:
