@@ -364,7 +364,7 @@ def test_dash_reads_standard_input_and_a_file_twice_is_read_once() -> None:
 
 # -- models and agent versions ------------------------------------------------------------------
 @pytest.mark.parametrize(("agent", "model", "version"), [
-    ("claude-code", "claude-sonnet-4-5", "2.1.197"),
+    ("claude-code", "claude-sonnet-4-5", "2.1.332"),
     ("codex", "stub-model", "0.171.0"),
     ("gemini-cli", "gemini-2.5-flash", None),
     ("mini-swe-agent", "openai/stub-model", "2.4.6"),

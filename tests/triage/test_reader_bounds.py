@@ -172,7 +172,7 @@ _COMPLETIONS = ("openhands/swebench_verified_claude35_run1/llm_completions/djang
 SITES: dict[str, tuple[str, bool, Callable[[Path, str], Path], str]] = {
     "claude-code Exit code N": (
         "claude-code", False, _from(lambda: _lab("claude-code"), r"Exit code (1)\\n"),
-        r"^line 11: "),
+        r"^line 34: "),
     "codex item_completed exit_code": (
         "codex", True, _from(lambda: _lab("codex"), r'"exit_code":(1)\b'), r"^line \d+: "),
     "codex Process exited with code N": ("codex", False, _codex_text, r"^line \d+: "),
