@@ -8,8 +8,9 @@ new version that renames one fails here. The lab keeps every gemini-cli run's st
 stdout (``tests/lab/test_gemini_stream_fixtures.py`` scores them); the shapes the lab's stream
 runs do not hold are made here: the ``json`` output of real runs of the pinned Gemini CLI
 against the lab's scripted model (a success on stdout, a turn limit and a fatal server error
-printed to stderr among Gemini CLI's warnings and traces), a stream cut in its last line, and
-``error`` events in the shape ``nonInteractiveCli.ts`` writes them, put into a lab stream.
+printed to stderr among Gemini CLI's warnings and traces), a ``--debug`` run's stream (whose
+shell results state every exit status), a stream cut in its last line, and ``error`` events
+in the shape ``nonInteractiveCli.ts`` writes them, put into a lab stream.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import pytest
 
 from failcode import FC
 from failcode.triage import triage
+from failcode.triage._events import Command
+from failcode.triage.readers import detect
 from failcode.triage.readers._gemini_stream import (
     _CANCELLED,
     _DENIED,
@@ -273,6 +276,43 @@ def json_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, 
         stderr.write_text(result.stderr)
         out[name] = (result.exit_code, stdout, stderr)
     return out
+
+
+@dataclasses.dataclass(slots=True)
+class _GeminiDebug(GeminiCli):
+    """The lab's Gemini CLI launched with ``--debug`` (stream-json still)."""
+
+    def launch(self, ctx: RunContext) -> Launch:
+        launch = GeminiCli.launch(self, ctx)
+        return Launch([*launch.argv, "--debug"], launch.env, launch.stdin)
+
+
+def test_under_debug_every_status_is_the_chat_recordings(tmp_path: Path) -> None:
+    """``--debug`` shows the model's own text of a shell call (``Output: ... Exit Code: N``):
+    the stream then gives each step's exit status, the same as the chat recording of the run
+    (``diff``: differences, twice, ``git diff --exit-code``, a missing file)."""
+    base = agents()[AGENT]
+    if not base.installed():
+        missing(f"{AGENT} {base.version} is not installed (python -m tests.lab install)")
+    agent = _GeminiDebug(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
+    scenario = load(SCENARIOS / "diff-differences.toml")
+    result, _ = run(agent, scenario, keep=tmp_path / "run")
+    assert not result.timed_out, result.stderr[-2000:]
+    stream = tmp_path / "stream.jsonl"
+    stream.write_text(result.stdout)
+    (recording,) = result.files
+
+    def steps(path: Path) -> list[tuple[object, ...]]:
+        reader = detect(path.read_bytes()[:65536])
+        assert reader is not None, path
+        with path.open("rb") as handle:
+            return [(e.step, e.command, e.exit_code) for e in reader.read(handle, str(path))
+                    if isinstance(e, Command)]
+
+    found = steps(stream)
+    assert [(command, code) for _, command, code in found] == [
+        (step.command, step.exit) for step in scenario.steps if step.command]
+    assert found == steps(recording)
 
 
 def test_the_json_output_of_a_run_ends_as_its_stream(
