@@ -29,6 +29,9 @@ What each agent needs to run headless against 127.0.0.1 (measured; see
   rule refuses a command. It retries a 429 past ``maxRetries`` (a run that ends on one lasts
   until the lab's timeout), and now and then loses a fast command's output or the chat's
   last records (a run to repeat).
+- OpenCode: an ``@ai-sdk/openai-compatible`` provider in ``opencode.json``; ``opencode run``;
+  a ``permission.bash`` ``deny`` rule refuses a command; its sessions are exported after the
+  run (``opencode export``), its database being binary.
 """
 
 from __future__ import annotations
@@ -522,6 +525,12 @@ class OpenCode(Agent):
 
     refuses_commands = True
 
+    def supports(self, scenario: Scenario) -> str | None:
+        if scenario.max_turns is not None:
+            return ("opencode run has no turn limit (an agent's steps setting left every "
+                    "scripted call to run, and the session keeps no trace of a limit)")
+        return Agent.supports(self, scenario)
+
     def sessions(self, ctx: RunContext) -> list[Path]:
         env = self._env(ctx)
         listed = subprocess.run([str(self.executable), "session", "list", "--format", "json"],
@@ -539,8 +548,9 @@ class OpenCode(Agent):
                                   env=env, capture_output=True, text=True, check=False,
                                   timeout=120)
             if done.returncode == 0 and done.stdout.strip():
-                path = out / f"{session}.json"
-                path.write_text(done.stdout)
+                path = out / f"{session}.json"  # info.path: the project's path without its
+                # leading slash, which the normalizer would not find
+                path.write_text(done.stdout.replace(str(ctx.root).lstrip("/"), "lab"))
                 files.append(path)
         return files
 
@@ -548,7 +558,7 @@ class OpenCode(Agent):
 _CLASSES: Final[dict[str, type[Agent]]] = {
     "claude-code": ClaudeCode, "codex": Codex, "gemini-cli": GeminiCli,
     "mini-swe-agent": MiniSweAgent, "aider": Aider, "openhands": OpenHands,
-    "qwen-code": QwenCode,
+    "qwen-code": QwenCode, "opencode": OpenCode,
 }
 
 

@@ -6,8 +6,9 @@ Every cell is measured on the committed fixtures, never written by hand (a test 
 - **command output**: whether a command's output is in the log (``probes-no-output``: the
   ``2:beta`` that ``grep -n beta notes.txt`` prints);
 - **exit status**: how a failing command's status is written (``missing-program``, exit 127):
-  ``field`` (a JSON number: ``exit_code``, ``returncode``), ``text`` (only inside output
-  text: ``Exit code 127``, ``Exit Code: 127``, ``exited with code 127``), or ``lost``;
+  ``field`` (a JSON number: ``exit_code``, ``returncode``, OpenCode's ``exit``), ``text``
+  (only inside output text: ``Exit code 127``, ``Exit Code: 127``, ``exited with code 127``),
+  or ``lost``;
 - **probe's exit 1**: whether ``grep`` finding nothing (``probes-no-output``, the text from
   its command to the next one) keeps its status 1 in either form;
 - **retried 429** / **retried 500**: whether a fault the agent retried (``provider-retried``)
@@ -42,7 +43,7 @@ END: Final = "<!-- lab-records:end -->"
 
 
 def _field(status: int) -> re.Pattern[str]:
-    return re.compile(r'\\?"(?:exit_code|returncode|exitCode|exit_status|return_code)\\?"'
+    return re.compile(r'\\?"(?:exit_code|returncode|exitCode|exit_status|return_code|exit)\\?"'
                       rf"\s*:\s*{status}(?!\d)")
 
 

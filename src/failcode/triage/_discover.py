@@ -25,6 +25,12 @@ Rules (each agent's documented default location, and the environment variable it
   ``*.traj.json`` (``last_mini_run.traj.json`` is where ``mini`` writes by default).
 - aider writes ``.aider.chat.history.md`` into the project it runs in, not under HOME: the
   current directory's history is read when there is one.
+- OpenCode is not looked for: since 1.2 it keeps sessions in one SQLite database
+  (``$XDG_DATA_HOME/opencode/opencode.db``, write-ahead logged, so the newest rows may be in
+  ``opencode.db-wal``), which triage does not open (a binary input is FC-DATA-002); what it
+  reads is ``opencode export <session id>``'s JSON, which has no default location. The JSON
+  files of the versions before 1.2 (``storage/session``, ``storage/message``,
+  ``storage/part``) split one session over three folders, none of them a session alone.
 
 A location that does not exist is skipped; none existing is an error (FC-DATA-005) naming
 every place looked in. A location that exists but cannot be listed (permission denied) is
