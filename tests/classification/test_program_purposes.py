@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -122,18 +123,19 @@ def test_the_table_still_agrees_with_the_hand_checked_sample() -> None:
 
 
 def test_most_programs_run_in_the_corpora_and_the_lab_get_a_purpose() -> None:
-    """Of the distinct programs the real sessions and the lab run, at least 80% get a purpose
-    from a registry's metadata (``general`` only when the shell or the package says it is a
-    utility). The issue's goal is 90%: the rest are programs no registry reachable here ships
-    under that name (rg, nc, ping, lspci, pacman...), toolchains installed outside any package
-    manager, and PowerShell commands outside its approved verbs (measured: 110 of 134, 82%)."""
+    """Of the distinct programs the real sessions and the lab run, at least 90% (the issue's
+    goal) get a purpose from a registry's metadata (``general`` only when the shell or the
+    package says it is a utility). The rest are programs whose Debian package no metadata
+    here names (rg, nc, lspci, identify), programs no registry here ships (tailscale, hyprctl,
+    ponyc, aider), Windows programs and PowerShell commands outside its approved verbs, and
+    ``python -m`` modules whose distribution says nothing of a purpose (django)."""
     sessions_dir()
     sessions_2_dir()
     script = _script()
     programs = {p for p in script.corpus_programs() if script.is_program(p)}
     covered, total = script.coverage(_table(), programs)
     assert total >= 100
-    assert covered / total >= 0.8, sorted(
+    assert covered / total >= 0.9, sorted(
         p for p in programs if not _table()["programs"].get(p, {}).get("purpose"))
 
 
@@ -149,6 +151,7 @@ def test_what_is_no_program_is_left_out_by_what_the_shell_said() -> None:
     programs = {p for p in script.corpus_programs() if script.is_program(p)}
     assert script.not_programs(table["programs"], programs) == table["not_programs"]
     assert {"The", "You", "1."} <= set(table["not_programs"])  # a reply pasted into bash
+    assert "PowerShell" in table["not_programs"]["API"]  # a here-string's words, Out-File's
     for name in table["not_programs"]:
         assert not table["programs"][name]["purpose"], name
 
@@ -178,3 +181,67 @@ def test_command_programs_peel_as_the_purpose_rules_do() -> None:
     assert command_programs("sudo -u app env CI=1 python -m pytest -q | tee out") == [
         "pytest", "tee"]
     assert command_programs("bash -c 'cd x && ./ci/lint.sh'") == ["cd", "./ci/lint.sh"]
+
+
+def test_a_debian_packages_own_files_say_which_programs_it_ships(tmp_path: Path) -> None:
+    """A package built here with dpkg-deb: the programs in its PATH folders, each with what its
+    manual page's NAME line says (read by man-db's lexgrog, through a page's symlink), and the
+    Python modules it installs; a file elsewhere is no program."""
+    need_tool("dpkg-deb")
+    need_tool("lexgrog")
+    root = tmp_path / "pkg"
+    for folder in ("DEBIAN", "usr/bin", "usr/lib/frob", "usr/share/man/man1",
+                   "usr/lib/python3/dist-packages/frob"):
+        (root / folder).mkdir(parents=True)
+    (root / "DEBIAN" / "control").write_text(
+        "Package: frob\nVersion: 1.0\nArchitecture: all\nMaintainer: A <a@example.org>\n"
+        "Description: frobnicating utilities\n")
+    for program in ("usr/bin/frob", "usr/lib/frob/helper"):
+        (root / program).write_text("#!/bin/sh\n")
+        (root / program).chmod(0o755)
+    (root / "usr/lib/python3/dist-packages/frob/__init__.py").write_text("")
+    page = root / "usr" / "share" / "man" / "man1" / "frob_real.1.gz"
+    page.write_bytes(gzip.compress(b".TH FROB 1\n.SH NAME\nfrob \\- print the frobs of files\n"
+                                   b".SH SYNOPSIS\nfrob\n"))
+    (page.parent / "frob.1.gz").symlink_to("frob_real.1.gz")
+    deb = tmp_path / "frob.deb"
+    subprocess.run(["dpkg-deb", "--root-owner-group", "--build", str(root), str(deb)],
+                   check=True, capture_output=True)
+    found = _script()._deb_programs(deb, tmp_path)
+    assert found == {"programs": ["frob"], "man": {"frob": "print the frobs of files"},
+                     "modules": ["frob/__init__.py"]}
+
+
+@pytest.mark.parametrize(("man", "purpose"), [
+    ("The GNU linker", "build"),
+    ("print the sequences of printable characters in files", "general"),
+])  # fmt: skip
+def test_a_program_of_a_suite_takes_its_own_pages_words_then_the_suites(man: str,
+                                                                         purpose: str) -> None:
+    """binutils' metadata as apt-cache shows it: its description names a suite, so its words
+    decide nothing for each program; the program's own manual page does (ld: a linker), and
+    when the page names nothing, the suite of utilities says the program is one."""
+    script = _script()
+    fields = {"text": [], "suite": ["GNU assembler, linker and binary utilities"],
+              "tag": ["devel::machinecode", "interface::commandline", "role::program",
+                      "scope::utility", "suite::gnu"], "section": ["devel"]}
+    decided = script.decide([("debian", "binutils", script.with_man(fields, man))])
+    assert decided is not None
+    assert decided[0] == purpose
+
+
+def test_a_program_name_as_debian_names_packages() -> None:
+    """Debian package names are lower case and hold no ``_``."""
+    assert _script().deb_name("qemu-system-x86_64") == "qemu-system-x86-64"
+
+
+@pytest.mark.parametrize(("line", "modules"), [
+    ("cd /testbed && python -m django test x", ["django"]),
+    ("python3.11 -u -m pytest -q", ["pytest"]),
+    (".venv/bin/python -m grpc_tools.protoc --python_out=.", ["grpc_tools.protoc"]),
+    ("python -c 'import m'", []),
+])  # fmt: skip
+def test_the_modules_a_line_runs_with_python_m(line: str, modules: list[str]) -> None:
+    """``python -m MODULE`` after any flags and any path to the interpreter."""
+    found = [m.group("module") for m in _script().PYTHON_M.finditer(line)]
+    assert found == modules
