@@ -54,6 +54,8 @@ import re
 from typing import TYPE_CHECKING, Any, Final
 
 from failcode._lazy_re import lazy
+from failcode.classification._command import _CURL_SAID
+from failcode.classification._parsers import RULES
 from failcode.triage._events import (
     Command,
     ErrorText,
@@ -99,9 +101,77 @@ _SHELL_FAILURE: Final = lazy(
     r"(?m)^(?:\S+: )?(?:cannot (?:open|access|stat)|can't open) .{0,300}"
     r"|^\S+: .{0,300}(?:No such file(?: or directory)?|Permission denied|not a directory)\s*$"
     r"|^\S+: (?:-c: )?(?:line )?\d+: [Ss]yntax error\b|^zsh: parse error\b"  # the shell's own
-    r"|^(?:=+ )?.{0,80}\b\d+ (?:failed|errors?)\b.{0,80}(?: in [\d.]+s)?(?: =+)?$"
+    # a count of failures or errors, never a count of none (cargo's "0 failed", "0 errors")
+    r"|^(?:=+ )?.{0,80}\b[1-9]\d* (?:failed|errors?)\b.{0,80}(?: in [\d.]+s)?(?: =+)?$"
     r"|^\S+?:\d+(?::\d+)?: (?:fatal )?error: "
     r"|^(?:error|fatal)(?:\[E\d+\])?: ")
+
+
+def _rules(family: str, gate: str) -> tuple[re.Pattern[str], ...]:
+    """The classification layer's patterns for a tool's message (those read when a status is
+    known), so that a line shape has one copy; picked by the tool family and gate of their
+    rules in :data:`~failcode.classification._parsers.RULES`."""
+    found = tuple(rule.pattern for rule in RULES if rule.family == family and rule.gate == gate)
+    if not found:
+        msg = f"classification has no rule for {family!r} gated by {gate!r}"
+        raise LookupError(msg)
+    return found
+
+
+def _said(gate: str, family: str, status: int) -> tuple[tuple[str, re.Pattern[str], int], ...]:
+    """Rows of :data:`_SAID` for each of the classification layer's rules of ``family`` gated
+    by ``gate``."""
+    return tuple((gate, pattern, status) for pattern in _rules(family, gate))
+
+
+# GNU ld's "<where>: undefined reference to `sym'" (the classification rule's own words), where
+# ld names an object's section (main.c:(.text+0xa)) or a source line (/src/main.c:7), alone or
+# after its own "/usr/bin/ld: " prefix
+_LD_WHERE: Final = r"(?m)^(?:[^\s:]*ld(?:\.[\w.]+)?: )?[^\s:][^\n:]*:(?:\([^\s()]+\)|\d+): "
+_LD_UNDEFINED: Final = lazy(_LD_WHERE + "(?:" + "|".join(
+    pattern.pattern for pattern in _rules("ld", "undefined reference to")) + ")")
+_COMPARER_TROUBLE: Final = (r"(?:[^\n]+: (?:No such file or directory|Permission denied|Is a "
+                             r"directory)|(?:missing|extra) operand\b|(?:unrecognized|invalid) "
+                             r"option\b)")
+_SAID: Final[tuple[tuple[str, re.Pattern[str], int | None], ...]] = (
+    # a missing program, as the shell says it (127): bash's "[/usr/bin/]bash: [line N: ]X:
+    # command not found", dash's "sh: 1: X: not found", zsh's and fish's "command not found: X"
+    *_said("not found", "shell", 127),
+    *_said("command not found: ", "shell", 127),
+    # ... and bash running a script file: "<script>: line N: X: command not found"
+    (": command not found", lazy(r"(?m)^[^\s:]+: line \d+: [^\s:]+: command not found$"), 127),
+    # curl's own "curl: (N) <message>" exits N (its man page's EXIT CODES)
+    ("curl: (", _CURL_SAID, None),
+    # go test: a package that did not build (the go command exits 2), a test that failed: the
+    # testing package's "--- FAIL: TestX (0.00s)" (subtests indented), the go command's
+    # "FAIL\t<pkg>\t<seconds>s" and "FAIL\t<pkg> [setup failed]"
+    ("FAIL\t", lazy(r"(?m)^FAIL\t[^\s]+ \[build failed\]$"), 2),
+    ("--- FAIL: ", lazy(r"(?m)^ *--- FAIL: [^\s]+ \([\d.]+s\)$"), 1),
+    ("FAIL\t", lazy(r"(?m)^FAIL\t[^\s]+(?:\t[\d.]+s| \[[a-z ]+ failed\])$"), 1),
+    # diff and cmp in trouble (a file missing or unreadable, a bad option; named as they were
+    # run) exit 2; differences found (exit 1) are an outcome, not a failure: nothing here
+    ("diff: ", lazy(r"(?m)^(?:[^\s:]*/)?diff: " + _COMPARER_TROUBLE), 2),
+    ("cmp: ", lazy(r"(?m)^(?:[^\s:]*/)?cmp: " + _COMPARER_TROUBLE), 2),
+    # node --test: the TAP reporter's "# fail N" and the spec reporter's "\u2139 fail N" (N > 0),
+    # and the spec reporter's "\u2716 failing tests:"
+    ("fail", lazy(r"(?m)^(?:# |\u2139 )fail [1-9]\d*$|^\u2716 failing tests:$"), 1),
+    # the linker: GNU ld's undefined reference, gcc's "collect2: error: ld returned N exit
+    # status", clang's "linker command failed", lld's "error: undefined symbol: X"
+    ("undefined reference to", _LD_UNDEFINED, 1),
+    ("ld returned", lazy(r"(?m)^collect2: error: ld returned \d+ exit status$"), 1),
+    ("linker command failed", lazy(
+        r"(?m)^clang(?:\+\+)?(?:-\d+)?: error: linker command failed with exit code \d+"), 1),
+    *_said("undefined symbol:", "ld", 1),
+    # pip's resolver found no such package (version)
+    *_said("satisfies the requirement", "pip", 1),
+    *_said("No matching distribution found for", "pip", 1),
+    # tsc's "file.ts(1,5): error TS2322: ..."
+    *_said("error TS", "ts", 1),
+)
+"""What a tool says when it fails, each line shape anchored at a line start with the tool's own
+prefix: (a substring the text must hold for the pattern to run, the pattern, the status the
+tool exits with; None for curl, whose message states it)."""
+
 # info.exit_status -> (ended status, what ended it); "submitted (exit_x)" ends as exit_x
 _LIMITS: Final = {"exit_cost": "cost", "exit_format": "format-error",
                   "exit_total_execution_time": "time"}
@@ -117,11 +187,31 @@ def _program(action: str) -> str:
 
 
 def shell_failed(output: str) -> int | None:
-    """The exit status a shell observation implies (1, or 127 for a missing program), or None
-    when the observation shows no failure."""
+    """The exit status a shell command's output implies when it shows a failure, or None.
+
+    Args:
+        output: what the command printed (its first 64 KiB are read).
+
+    Returns:
+        127 for a missing program (bash's ``bash: line N: X: command not found``, dash's
+        ``sh: 1: X: not found``); curl's own status N for ``curl: (N) ...``; 2 for ``go
+        test``'s ``FAIL <pkg> [build failed]`` and for ``diff`` or ``cmp`` in trouble; 1 for
+        another failure in a tool's own words (``--- FAIL:``, node's ``# fail N``, a linker's
+        undefined reference, pip's "No matching distribution", a compiler's ``file:line:
+        error:``, a Python traceback, a shell's "No such file or directory"); None when the
+        output shows none. ``diff``'s differences are no failure (an outcome, exit 1): None.
+        A line that merely mentions ``FAIL`` or ``error``, or counts none (``0 failed``), is
+        no failure either.
+    """
     head = output[:65536]
     if _NOT_FOUND.search(head):
         return 127
+    for gate, pattern, status in _SAID:
+        if gate in head and (found := pattern.search(head)) is not None:
+            if status is not None:
+                return status
+            said = int(found.group(1))
+            return said if 0 < said < 256 else 1
     if TRACEBACK_START in output or _SHELL_FAILURE.search(head):
         return 1
     return None
