@@ -25,12 +25,15 @@ Rules (each agent's documented default location, and the environment variable it
   ``*.traj.json`` (``last_mini_run.traj.json`` is where ``mini`` writes by default).
 - aider writes ``.aider.chat.history.md`` into the project it runs in, not under HOME: the
   current directory's history is read when there is one.
-- OpenCode is not looked for: since 1.2 it keeps sessions in one SQLite database
-  (``$XDG_DATA_HOME/opencode/opencode.db``, write-ahead logged, so the newest rows may be in
-  ``opencode.db-wal``), which triage does not open (a binary input is FC-DATA-002); what it
-  reads is ``opencode export <session id>``'s JSON, which has no default location. The JSON
-  files of the versions before 1.2 (``storage/session``, ``storage/message``,
-  ``storage/part``) split one session over three folders, none of them a session alone.
+- OpenCode (1.2 and later): its SQLite database, ``$XDG_DATA_HOME/opencode/opencode.db``,
+  else ``~/.local/share/opencode/opencode.db``, on every system (OpenCode takes its data
+  folder from ``xdg-basedir``, which has no macOS or Windows folder), and
+  ``opencode-<channel>.db`` beside it (a build of another channel than ``latest``, ``beta`` or
+  ``prod``); ``$OPENCODE_DB`` (absolute, or relative to that folder) replaces them (OpenCode's
+  ``storage/db.ts``). It is read in place, its write-ahead log too
+  (:mod:`failcode.triage.readers._opencode_db`). The JSON files of the versions before 1.2
+  (``storage/session``, ``storage/message``, ``storage/part``) split one session over three
+  folders, none of them a session alone: not looked for.
 
 A location that does not exist is skipped; none existing is an error (FC-DATA-005) naming
 every place looked in. A location that exists but cannot be listed (permission denied) is
@@ -39,6 +42,7 @@ found as an input of its own, so that triage reports its error (FC-DATA-005), ne
 
 from __future__ import annotations
 
+import glob
 import os
 import sys
 from pathlib import Path
@@ -85,6 +89,17 @@ def _vscode_user(env: Mapping[str, str], home: Path) -> Path:
     return (Path(base) if base else home / ".config") / "Code" / "User"
 
 
+def _opencode(env: Mapping[str, str], home: Path) -> Location:
+    """OpenCode's session database (the module's rules)."""
+    data = (Path(env["XDG_DATA_HOME"]) if env.get("XDG_DATA_HOME")
+            else home / ".local" / "share") / "opencode"
+    chosen = env.get("OPENCODE_DB")
+    if chosen and chosen != ":memory:":
+        path = data / chosen  # an absolute $OPENCODE_DB replaces the folder
+        return Location("opencode", path.parent, glob.escape(path.name))
+    return Location("opencode", data, "opencode.db|opencode-*.db")
+
+
 def default_locations(env: Mapping[str, str] | None = None, home: Path | None = None,
                       cwd: Path | None = None) -> list[Location]:
     """Every agent's documented log location for this user (existing or not), in a fixed
@@ -115,6 +130,7 @@ def default_locations(env: Mapping[str, str] | None = None, home: Path | None = 
         Location("cline", storage / "rooveterinaryinc.roo-cline" / "tasks", _CLINE_TASK),
         Location("openhands", conversations, _CONVERSATION),
         Location("mini-swe-agent", _config_dir(env, home), "*.traj.json"),
+        _opencode(env, home),
         Location("aider", cwd, ".aider.chat.history.md"),
     ]
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
     from typing import BinaryIO
 
     from failcode import Failure, NonErrorOutcome
@@ -31,6 +32,7 @@ __all__ = [
     "ErrorText",
     "Event",
     "InputError",
+    "PathReader",
     "Reader",
     "Recorded",
     "RecordedOutcome",
@@ -240,4 +242,20 @@ class Reader(Protocol):
         as a session name when the format carries none. ``stream.peek()`` returns the
         input's first bytes (those ``sniff`` saw), whatever has been read since.
         """
+        ...
+
+
+class PathReader(Reader, Protocol):
+    """A format read by path, not as a stream (a SQLite database and the write-ahead log
+    beside it): ``reads_path`` is True; detection still sniffs the head (binary data, which
+    triage otherwise refuses as FC-DATA-002)."""
+
+    reads_path: bool
+
+    def owns(self, path: Path) -> bool:
+        """Whether the file at ``path`` is in this format (walking a folder keeps only those)."""
+        ...
+
+    def read_path(self, path: Path, label: str) -> Iterator[Event]:
+        """Yield the events of the file at ``path``, as :meth:`Reader.read` does."""
         ...

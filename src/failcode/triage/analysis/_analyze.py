@@ -33,7 +33,9 @@ Rules (about bad input: one input never costs the others):
   loop is FC-DATA-005 too.
 - A file is binary (FC-DATA-002, not read) when its first 64 KiB hold a NUL byte or more than
   1 in 20 bytes that are not UTF-8; a text file with a few invalid bytes is read, and is
-  FC-DATA-003 at the first of them, keeping what comes before.
+  FC-DATA-003 at the first of them, keeping what comes before. A binary file a by-path reader
+  detects (``reads_path``: OpenCode's SQLite database) is read by that reader from its path;
+  found by walking a folder it is an input only when the reader ``owns`` it.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 from failcode import (
     FC,
@@ -81,7 +83,7 @@ from failcode.triage._result import (
 from failcode.triage.analysis._loops import find_loops
 from failcode.triage.analysis._masking import masked_failure
 from failcode.triage.analysis._provided import listed_apps, modules_of_command, modules_of_file
-from failcode.triage.readers import FORMATS, HEAD_BYTES, detect
+from failcode.triage.readers import FORMATS, HEAD_BYTES, READERS, detect
 from failcode.triage.readers._atif import read_with_trajectory
 from failcode.triage.readers._jsonstream import Position, loads
 from failcode.triage.readers._text import first_line
@@ -89,6 +91,8 @@ from failcode.triage.readers._text import first_line
 if TYPE_CHECKING:
     import io
     from collections.abc import Callable, Iterable, Iterator, Sequence
+
+    from failcode.triage._events import PathReader, Reader
 
 __all__ = ["infer_purpose", "triage"]
 
@@ -293,6 +297,17 @@ class _Counting:
         return self._head
 
 
+def _reads_path(reader: Reader) -> TypeGuard[PathReader]:
+    """A reader of a binary format, read by path (a database and its write-ahead log)."""
+    return bool(getattr(reader, "reads_path", False))
+
+
+def _path_reader(head: bytes) -> PathReader | None:
+    """The by-path reader that detects a binary input's head, or None (FC-DATA-002)."""
+    return next((reader for reader in READERS if _reads_path(reader) and reader.sniff(head)),
+                None)
+
+
 def _is_binary(head: bytes) -> bool:
     """A NUL byte, or more than 1 in 20 bytes that are not UTF-8 (a text file with a few bad
     bytes is text: reading it reports the first one)."""
@@ -469,16 +484,19 @@ def _triage_file(path: Path, label: str, progress: Callable[[int], None] | None,
                 code, problem = ("FC-DATA-004", "") if not head else (
                     "FC-DATA-002", "only white space")
                 return _failed(label, None, code, problem, size=size)
-            if _is_binary(head):
+            binary = _is_binary(head)
+            reader = _path_reader(head) if binary else detect(head)
+            if binary and reader is None:
                 return _failed(label, None, "FC-DATA-002", "binary data, not a session log",
                                size=size)
-            reader = detect(head)
             if reader is None:
                 problem = "no reader recognises its content; supported: " + ", ".join(FORMATS)
                 return _failed(label, None, "FC-DATA-002", problem, size=size)
             try:
-                _read(reader.read(_Counting(raw, progress, head, position),  # type: ignore[arg-type]
-                                  label), label, reader.name, sessions, position)
+                events = (reader.read_path(path, label) if _reads_path(reader) else
+                          reader.read(_Counting(raw, progress, head, position),  # type: ignore[arg-type]
+                                      label))
+                _read(events, label, reader.name, sessions, position)
             except InputError as exc:
                 if exc.message is not None:
                     return InputResult(label, reader.name, len(sessions), exc.code,
@@ -724,7 +742,10 @@ def _is_log(path: Path) -> bool | None:
     except OSError:
         return None
     try:
-        return bool(head.strip()) and not _is_binary(head) and detect(head) is not None
+        if _is_binary(head):
+            reader = _path_reader(head)
+            return reader is not None and reader.owns(path)
+        return bool(head.strip()) and detect(head) is not None
     except Exception:  # noqa: BLE001 - a detection that fails: triage reports it
         return None
 

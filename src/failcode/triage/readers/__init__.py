@@ -26,6 +26,7 @@ from failcode.triage.readers._gemini import GeminiCliReader
 from failcode.triage.readers._gemini_stream import GeminiStreamReader
 from failcode.triage.readers._mini_swe_agent import MiniSweAgentReader
 from failcode.triage.readers._opencode import OpenCodeReader
+from failcode.triage.readers._opencode_db import OpenCodeDbReader
 from failcode.triage.readers._openhands import OpenHandsReader
 from failcode.triage.readers._qwen import QwenCodeReader
 from failcode.triage.readers._swe_agent import SweAgentReader
@@ -56,6 +57,7 @@ READERS: Final[tuple[Reader, ...]] = (
     AiderReader(),
     ClineReader(),
     OpenCodeReader(),  # opencode export: {"info": {"id": "ses_..."}, "messages"}
+    OpenCodeDbReader(),  # opencode.db, read by path (a SQLite database is binary)
     # multi-agent chats and plain message lists, last: their messages are the chat-completion
     # shape other formats' records also have (mini-swe-agent's, OpenHands' llm_completions)
     ChatReader(AUTOGEN_MESSAGES),

@@ -77,7 +77,7 @@ if TYPE_CHECKING:
 
     from failcode.triage._events import Event
 
-__all__ = ["OpenCodeReader"]
+__all__ = ["OpenCodeReader", "Session"]
 
 _HEAD: Final = lazy(r'^\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_[^"]*"')
 _TIMED_OUT: Final = "shell tool terminated command after exceeding timeout"
@@ -161,8 +161,11 @@ def _failed(step: int, tool: str, state: dict[str, Any], stamp: float | None) ->
     return Rejected(step, action, first_line(error) or "the tool failed", stamp)
 
 
-class _Session:
-    """One session being read: its steps and how its last assistant message stands."""
+class Session:
+    """One session being read, whatever it is read from (``opencode export``'s JSON or the
+    database's rows, :mod:`._opencode_db`): :meth:`start` with the session's info,
+    :meth:`message` with each message (``{"info": ..., "parts": [...]}``) in order, then
+    :meth:`end`. It keeps the steps and how the last assistant message stands."""
 
     def __init__(self, name: str | None) -> None:
         self.name = name
@@ -170,6 +173,13 @@ class _Session:
         self.last: dict[str, Any] | None = None
         self.last_tools = False
         self.said = False
+
+    @classmethod
+    def start(cls, info: dict[str, Any]) -> tuple[Session, list[Event]]:
+        """The session of ``info`` (its ``id`` and ``version``) and the events that open it."""
+        session = cls(as_str(info.get("id")) or None)
+        return session, [SessionStart(session.name),
+                         About(None, as_str(info.get("version")) or None)]
 
     def message(self, message: dict[str, Any], index: int) -> Iterator[Event]:
         info = as_dict(message.get("info"))
@@ -243,13 +253,11 @@ class OpenCodeReader:
     def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
         """The session's info, then its messages one at a time."""
         doc = JsonStream(stream)
-        session: _Session | None = None
+        session: Session | None = None
         for key in doc.members():
             if key == "info" and session is None:
-                info = as_dict(doc.value())
-                session = _Session(as_str(info.get("id")) or None)
-                yield SessionStart(session.name)
-                yield About(None, as_str(info.get("version")) or None)
+                session, opening = Session.start(as_dict(doc.value()))
+                yield from opening
             elif key == "messages" and session is not None:
                 for index, message in enumerate(doc.items()):
                     if isinstance(message, dict):
