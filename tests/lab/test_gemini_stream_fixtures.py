@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 
 FLOOR = 1.0
 """The share of checks triage must pass on the streams (raise it, never lower it)."""
+LOST_FLOOR = 0.97
+"""The share of checks of steps whose status the stream lost that triage must still pass,
+from the output alone (raise it, never lower it): 130 of 133, the misses being ``diff``'s and
+``cmp``'s differences (exit 1, an outcome whose output shows no failure)."""
 AGENT = "gemini-cli"
 _STATED = re.compile(r"(?m)^(?:Command exited with code|Exit Code|Signal|Command terminated by "
                      r"signal): -?\d+\s*$")
@@ -143,9 +147,12 @@ def test_triage_passes_every_check_on_the_streams() -> None:
     from_output = sum(c.passed for c in lost)
     SCORES.append(f"{'gemini stream':15} {passed:4}/{len(kept):<4} "
                   f"{passed / len(kept):6.1%}  (floor {FLOOR:.1%}; "
-                  f"{from_output}/{len(lost)} more where the stream lost the exit status)")
+                  f"{from_output}/{len(lost)} more where the stream lost the exit status, "
+                  f"floor {LOST_FLOOR:.1%})")
     failed = [f"{c.scenario} step {c.step} {c.name}: {c.detail}" for c in kept if not c.passed]
     assert passed / len(kept) >= FLOOR, failed
+    blind = [f"{c.scenario} step {c.step} {c.name}: {c.detail}" for c in lost if not c.passed]
+    assert from_output / len(lost) >= LOST_FLOOR, blind
 
 
 def test_the_stream_and_the_chat_recording_of_a_run_give_the_same_steps() -> None:
