@@ -12,12 +12,14 @@ as an object, ``query``, ``extra_info``; the retry agent of 1.x writes ``attempt
   attempt, named ``<stem>/attempt_<i>`` as SWE-agent names their folders; the copy is not
   read again.
 - SWE-agent records no exit status. A step's command failed when its observation shows what
-  a shell shows for a failure: a Python traceback, ``command not found`` (exit 127), a
-  program's ``No such file (or directory)`` / ``cannot open``, a pytest summary with failures,
-  or compiler ``error:`` lines; the reader then passes exit status 1 (127 for a missing
-  program) with the observation as output. A number in the observation (``exit code 3``) is
-  output, never read as a status. SWE-agent records no time of a step either: the store's
-  event ids of its failures hold none (``_record``).
+  a shell shows for a failure (``shell_failed``): a Python traceback, ``command not found``
+  (exit 127), a program's ``No such file (or directory)`` / ``cannot open``, a test run's
+  failures (pytest's summary, ``go test``'s ``FAIL``, node's ``# fail N``), compiler ``error:``
+  lines, a linker's undefined reference, pip's "No matching distribution", curl's ``curl:
+  (N)``; the reader then passes the status the tool exits with (1; 127 for a missing program,
+  N for curl, 2 for ``diff`` in trouble) with the observation as output. A number in the
+  observation (``exit code 3``) is output, never read as a status. SWE-agent records no
+  time of a step either: the store's event ids of its failures hold none (``_record``).
 - A command stopped at SWE-agent's time limit is a timeout: 1.x replaces the observation with
   "The command '...' was cancelled because it took more than N seconds", 0.x appends
   ``EXECUTION TIMED OUT``. 0.x's "COMMAND FAILED TO EXECUTE", "BROKEN PIPE ERROR" (then
