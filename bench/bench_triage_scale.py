@@ -6,7 +6,8 @@
    aider's history on its own (its peer: splitting the bytes into lines), and a generated
    mini-swe-agent trajectory (``--big-mb``, default 100). Ratio = json.loads time / triage
    time (goal >= 0.3x). ``corpus2``: the same on ../shared/data/agent-sessions-2 (issue 32's
-   formats: headless streams, ATIF trials, Cline, Qwen Code...).
+   formats: headless streams, ATIF trials, Cline, Qwen Code...). ``formats``: per format, on
+   the lab's fixtures, the multi-agent transcripts and the Harbor trials (issue 33).
 2. ``failcode triage --json`` with ``--jobs 2`` beside ``--jobs 1`` on a generated folder (the
    real sessions copied ``--copies`` times, default 4), fresh processes, interleaved; speedup
    = jobs-1 wall / jobs-2 wall.
@@ -27,6 +28,7 @@ run the same commands again). Everything generated goes to a temp dir.
     python bench/bench_triage_scale.py --profile   # add a cProfile of the real sessions
     python bench/bench_triage_scale.py --only memory --rss-mb 1024   # the issue's 1 GB file
     python bench/bench_triage_scale.py --only corpus2   # the second corpus's formats
+    python bench/bench_triage_scale.py --only formats   # each format of the lab (issue 33)
 """
 
 from __future__ import annotations
@@ -165,6 +167,28 @@ def throughput_second(rounds: int) -> None:
     print("1b. throughput per core, second corpus (../shared/data/agent-sessions-2)")
     _measure("JSON sessions", json_files, _json_floor, rounds)
     _measure("text logs (aider; peer: lines)", text_files, _lines_floor, rounds)
+
+
+def throughput_formats(rounds: int) -> None:
+    """Section 1 per format (issue 33): every JSON file triage reads among the lab's fixtures
+    (tests/lab/fixtures: each agent's session files and kept headless stdout), the multi-agent
+    transcripts (tests/fixtures/multiagent) and the second corpus's Harbor trials, grouped by
+    the format detected, each group beside ``json.loads`` of the same bytes."""
+    repo = Path(__file__).parents[1]
+    roots = [repo / "tests" / "lab" / "fixtures", repo / "tests" / "fixtures" / "multiagent",
+             DATA_2 / "harbor-atif"]
+    groups: dict[str, list[Path]] = {}
+    for root in roots:
+        for path in sorted(root.rglob("*")) if root.is_dir() else []:
+            if not path.is_file() or path.name in {"meta.json", "SOURCES.md"}:
+                continue
+            row = triage_file(path, str(path))[0]
+            if row.format is not None and row.error_code is None and _is_json(path.read_bytes()):
+                groups.setdefault(row.format, []).append(path)
+    print("1c. throughput per core, per format (lab fixtures, multi-agent transcripts, Harbor "
+          "trials)")
+    for name, paths in sorted(groups.items()):
+        _measure(name, paths, _json_floor, rounds)
 
 
 _LAUNCH = """
@@ -374,7 +398,8 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
-    parser.add_argument("--only", default="throughput,corpus2,jobs,memory,startup,changes",
+    parser.add_argument("--only",
+                        default="throughput,corpus2,formats,jobs,memory,startup,changes",
                         help="the sections to run, comma-separated")
     args = parser.parse_args()
     only = set(args.only.split(","))
@@ -386,6 +411,8 @@ def main() -> None:
             throughput(args.big_mb, args.rounds, tmp)
         if "corpus2" in only and DATA_2.is_dir():
             throughput_second(args.rounds)
+        if "formats" in only:
+            throughput_formats(args.rounds)
         if "jobs" in only:
             jobs(args.copies, args.rounds, tmp)
         if "memory" in only:
