@@ -31,7 +31,7 @@ What each agent needs to run headless against 127.0.0.1 (measured; see
   last records (a run to repeat).
 - OpenCode: an ``@ai-sdk/openai-compatible`` provider in ``opencode.json``; ``opencode run``;
   a ``permission.bash`` ``deny`` rule refuses a command; its sessions are exported after the
-  run (``opencode export``), its database being binary.
+  run (``opencode export``), and its database kept beside them (a normalized copy).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ import os
 import re
 import shlex
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tomllib
@@ -165,6 +166,11 @@ class Agent:
     def stdout_file(self) -> str | None:
         """The name under which the fixture keeps the agent's stdout (None: not kept)."""
         return None
+
+    def databases(self, ctx: RunContext) -> list[Path]:
+        """The SQLite session databases of this run the fixture keeps (normalized copies)."""
+        del ctx
+        return []
 
 
 def _run_install(argv: list[str]) -> None:
@@ -494,7 +500,8 @@ class OpenCode(Agent):
     rule ``deny``); models.dev, updates and sharing off. Since 1.2 it keeps sessions in a
     SQLite database (``~/.local/share/opencode/opencode.db``), so after the run the lab keeps
     what ``opencode export <session id>`` prints for each session (its own JSON: the session,
-    and each message with its parts, the shapes the database holds)."""
+    and each message with its parts, the shapes the database holds) and the database itself
+    (:meth:`databases`)."""
 
     def launch(self, ctx: RunContext) -> Launch:
         config = ctx.home / ".config" / "opencode"
@@ -554,11 +561,82 @@ class OpenCode(Agent):
                 files.append(path)
         return files
 
+    def databases(self, ctx: RunContext) -> list[Path]:
+        """The run's ``opencode.db`` (its WAL folded in), reduced to the tables sessions
+        live in (``session``, ``message``, ``part``: OpenCode's own schema) and with
+        ``session.path`` (the project's path without its leading slash) as the export has
+        it; the runner keeps a normalized copy beside the export."""
+        from failcode.triage.readers._opencode_db import open_read_only
+
+        source = ctx.home / ".local" / "share" / "opencode" / "opencode.db"
+        if not source.is_file():
+            return []
+        folder = ctx.home / "opencode-db"
+        folder.mkdir(exist_ok=True)
+        copy = folder / "opencode.db"
+        with open_read_only(source) as connection:
+            schema = connection.execute(
+                "SELECT name, sql FROM sqlite_master WHERE tbl_name IN "
+                "('session', 'message', 'part') AND sql IS NOT NULL "
+                "ORDER BY type = 'index', rowid").fetchall()
+            rows = {name: connection.execute(f'SELECT * FROM "{name}" ORDER BY rowid').fetchall()
+                    for name in ("session", "message", "part")}
+        out = sqlite3.connect(copy)
+        try:
+            for _, sql in schema:
+                out.execute(sql)
+            for name, found in rows.items():
+                if found:
+                    marks = ", ".join("?" * len(found[0]))
+                    out.executemany(f'INSERT INTO "{name}" VALUES ({marks})', found)
+            out.execute("UPDATE session SET path = replace(path, ?, 'lab')",
+                        (str(ctx.root).lstrip("/"),))
+            out.commit()
+        finally:
+            out.close()
+        return [copy]
+
+
+# -- Cline -----------------------------------------------------------------------------------
+class Cline(Agent):
+    """Cline's CLI (3.x, a native binary in the npm package): ``cline auth -p openai -k KEY
+    -m MODEL -b URL`` saves an OpenAI-compatible provider without a login; ``cline --yolo
+    --json PROMPT`` runs one task headless with every tool approved; ``--data-dir`` keeps its
+    state (sessions, settings) in the run's home, sandboxed (no hub daemon outlives the run);
+    telemetry and update checks are off through the environment."""
+
+    def _data(self, ctx: RunContext) -> Path:
+        return ctx.home / ".cline" / "data"
+
+    def _env(self, ctx: RunContext) -> dict[str, str]:
+        return base_env(self, ctx) | {
+            "CLINE_DATA_DIR": str(self._data(ctx)), "CLINE_SANDBOX": "1",
+            "CLINE_SANDBOX_DATA_DIR": str(self._data(ctx)),
+            "CLINE_TELEMETRY_DISABLED": "1", "CLINE_NO_AUTO_UPDATE": "1",
+            "CLINE_LOG_ENABLED": "0", "OPENAI_API_KEY": "sk-lab-stub"}
+
+    def launch(self, ctx: RunContext) -> Launch:
+        env = self._env(ctx)
+        data = str(self._data(ctx))
+        done = subprocess.run([str(self.executable), "auth", "-p", "openai", "-k", "sk-lab-stub",
+                               "-m", "stub-model", "-b", f"{ctx.url}/v1", "--data-dir", data],
+                              cwd=ctx.project, env=env, capture_output=True, text=True,
+                              check=False, timeout=120, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            raise AgentUnavailableError(f"cline auth exited {done.returncode}: "
+                                        + (done.stderr or done.stdout)[-500:])
+        argv = [str(self.executable), "--yolo", "--json", "--data-dir", data,
+                "-P", "openai", "-m", "stub-model", "--retries", "3", PROMPT]
+        return Launch(argv, env, stdin="")
+
+    def sessions(self, ctx: RunContext) -> list[Path]:
+        return sorted(self._data(ctx).glob("**/*.json"))
+
 
 _CLASSES: Final[dict[str, type[Agent]]] = {
     "claude-code": ClaudeCode, "codex": Codex, "gemini-cli": GeminiCli,
     "mini-swe-agent": MiniSweAgent, "aider": Aider, "openhands": OpenHands,
-    "qwen-code": QwenCode, "opencode": OpenCode,
+    "qwen-code": QwenCode, "opencode": OpenCode, "cline": Cline,
 }
 
 

@@ -13,7 +13,9 @@ answered to each request (the ground truth of faults and retries). The agent's s
 stderr go to ``<cache>/logs/<agent>-<scenario>.log``, outside the repository (they name the
 machine); an agent whose stdout is a log format of its own (Claude Code's ``-p
 --output-format stream-json``) also keeps it, normalized like the session files, beside
-``meta.json`` (``meta.json``'s ``stdout`` names it).
+``meta.json`` (``meta.json``'s ``stdout`` names it); an agent that keeps its sessions in a
+SQLite database (OpenCode) also keeps a normalized copy of it there (``meta.json``'s
+``databases``).
 """
 
 from __future__ import annotations
@@ -33,10 +35,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from tests.lab.agents import PROMPT, REPO, AgentUnavailableError, RunContext, cache_dir
+from tests.lab.databases import keep_database
 from tests.lab.normalize import Normalizer
 from tests.lab.stub import serve
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from tests.lab.agents import Agent
     from tests.lab.scenario import Scenario
 
@@ -136,10 +141,12 @@ def run(agent: Agent, scenario: Scenario, *,
 
 
 def save(result: RunResult, ctx: RunContext, out: Path, agent_dir: Path,
-         stdout_file: str | None = None) -> Path:
+         stdout_file: str | None = None, *, databases: Sequence[Path] = ()) -> Path:
     """Normalize the run's session files into ``out/<agent>/<scenario>/`` with ``meta.json``;
     ``stdout_file`` names the file beside them that keeps the agent's stdout (normalized with
-    the session files), for the agents whose stdout is a log format of its own."""
+    the session files), for the agents whose stdout is a log format of its own; each of
+    ``databases`` (an agent's SQLite session database) is kept beside them under its own name
+    (:mod:`tests.lab.databases`; ``meta.json``'s ``databases`` names them)."""
     target = out / result.agent / result.scenario
     if target.exists():
         shutil.rmtree(target)
@@ -173,11 +180,14 @@ def save(result: RunResult, ctx: RunContext, out: Path, agent_dir: Path,
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, errors="surrogateescape")
         written.append(str(path.relative_to(target)))
+    for database in databases:
+        keep_database(database, target / database.name, normalizer)
     meta = {
         "agent": result.agent, "version": result.version, "scenario": result.scenario,
         "exit_code": result.exit_code, "timed_out": result.timed_out,
         "files": written, "prompt": PROMPT,
         **({"stdout": stdout_file} if stdout_file is not None else {}),
+        **({"databases": [d.name for d in databases]} if databases else {}),
         "requests": [{k: v for k, v in entry.items() if k != "text"} for entry in result.log],
     }
     (target / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
@@ -195,7 +205,8 @@ def run_and_save(agent: Agent, scenario: Scenario, out: Path, *,
                          skipped=str(exc)), None
     if ctx is None:
         return result, None
-    target = save(result, ctx, out, agent.install_dir, agent.stdout_file())
+    target = save(result, ctx, out, agent.install_dir, agent.stdout_file(),
+                  databases=agent.databases(ctx))
     logs = cache_dir() / "logs"  # the agent's own output, for a person debugging a run
     logs.mkdir(parents=True, exist_ok=True)
     (logs / f"{result.agent}-{result.scenario}.log").write_text(

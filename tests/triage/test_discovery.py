@@ -107,7 +107,7 @@ def test_home_logs_reads_every_agents_default_location(tmp_path: Path) -> None:
     shutil.move(home / ".codex", moved)
     env = {"MSWEA_GLOBAL_CONFIG_DIR": str(mini), "CODEX_HOME": str(moved)}
     found, looked = home_logs(default_locations(env=env, home=home, cwd=home / "project"))
-    assert len(looked) == 11  # Qwen Code's and Cline's locations are looked in too (empty)
+    assert len(looked) == 12  # Qwen Code's, Cline's and OpenCode's are looked in too (empty)
     result = triage(found)
     assert sorted(item.format or "" for item in result.inputs) == [
         "aider", "claude-code", "codex", "copilot-cli", "gemini-cli", "mini-swe-agent",
@@ -225,3 +225,37 @@ def test_cline_tasks_are_found_where_cline_and_roo_code_keep_them(tmp_path: Path
                                                     "1770000000003"]
     walked = triage([home])
     assert [Path(i.path).parent.name for i in walked.inputs] == ["1770000000001"]
+
+
+def _opencode_database(path: Path) -> Path:
+    """An OpenCode database: the lab's kept ``opencode.db`` of a run (OpenCode's schema)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIXTURES / "opencode" / "pytest-failure" / "opencode.db", path)
+    return path
+
+
+def test_opencodes_database_is_found_where_opencode_keeps_it(tmp_path: Path) -> None:
+    """OpenCode: ``~/.local/share/opencode/opencode.db`` (and a channel's
+    ``opencode-<channel>.db`` beside it), ``$XDG_DATA_HOME/opencode/`` when set, and
+    ``$OPENCODE_DB`` in their place; found and read as OpenCode sessions."""
+    from failcode.triage._discover import default_locations, home_logs
+
+    home = tmp_path / "home"
+    share = home / ".local" / "share" / "opencode"
+    default = [_opencode_database(share / "opencode.db"),
+               _opencode_database(share / "opencode-dev.db")]
+    (share / "opencode.db-wal").write_bytes(b"")
+    found, _ = home_logs(default_locations(env={}, home=home, cwd=tmp_path))
+    assert found == sorted(default)
+    result = triage(found)
+    assert {(i.format, i.error_code) for i in result.inputs} == {("opencode-db", None)}
+    assert {s.agent_version for s in result.sessions} == {"1.18.33"}
+
+    data = _opencode_database(tmp_path / "xdg" / "opencode" / "opencode.db")
+    found, _ = home_logs(default_locations(env={"XDG_DATA_HOME": str(tmp_path / "xdg")},
+                                           home=home, cwd=tmp_path))
+    assert found == [data]
+    chosen = _opencode_database(tmp_path / "elsewhere" / "sessions.db")
+    found, _ = home_logs(default_locations(env={"OPENCODE_DB": str(chosen)}, home=home,
+                                           cwd=tmp_path))
+    assert found == [chosen]

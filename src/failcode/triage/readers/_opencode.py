@@ -9,7 +9,8 @@ session, messages and parts, the shell tool and the session processor; the lab's
   JSON, ``{"info": <session>, "messages": [{"info": <message>, "parts": [<part>, ...]}]}``,
   the same shapes the database's ``message`` and ``part`` rows (and the JSON files of the
   versions before 1.2, ``storage/message/`` and ``storage/part/``) hold. That export is what
-  this reader reads.
+  this reader reads; the database itself is :mod:`._opencode_db`'s, which feeds its rows to
+  the same :class:`Session`.
 - Detection: a JSON object whose first member is ``info``, an object whose first member is an
   ``id`` starting ``ses_``.
 - One file is one session, named by ``info.id``; the agent's version is ``info.version``, the
