@@ -9,8 +9,8 @@ Rules (what :func:`keep_database` writes):
   JSON); a 13-digit integer in a column named ``time_*`` (epoch milliseconds) becomes
   2026-01-01 plus one second per distinct instant, in the same order, so ordering by time
   survives and the values do not.
-- The copy is one file (no write-ahead log) of 512-byte pages, vacuumed; the source is opened read-only (its
-  write-ahead log read too) and never written.
+- The copy is one file (no write-ahead log) of 512-byte pages, vacuumed; the source is opened
+  read-only (its write-ahead log read too) and never written.
 """
 
 from __future__ import annotations

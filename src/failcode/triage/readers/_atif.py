@@ -42,7 +42,9 @@ underlying agent's):
   exceeded is ``limit``; any other exception is the harness failing (its type, message and
   traceback, source ``harness``). A result without an exception whose ``agent_execution`` has
   a ``finished_at`` is the agent's run returning on its own (Harbor waits for the agent to
-  exit): ``submitted``.
+  exit): ``submitted``. Without the file: the last main-chain agent step that answers with no
+  tool call (text, or ``extra.stop_reason`` ``end_turn``) is the final answer (``submitted``),
+  else ``unknown``.
 - The verifier's grade (the session's ``verdict`` and ``reward``, never a failure of a step),
   by Harbor's own rules (``harbor.models.trial``, 0.25.0): the primary reward is
   ``verifier_result.rewards["reward"]``, else the only reward; it measures the agent only when
@@ -50,9 +52,7 @@ underlying agent's):
   policy grades after (the agent's budget ran out, or it refused the task). A valid reward of
   1 or more is ``passed``, 0 or less ``failed``, between ``partial``; no valid reward is
   ``ungraded``; no verifier result and no exception, no verdict. A task the verifier failed
-  is a failed ending even when every step succeeded. Without the file: the last main-chain agent step that
-  answers with no tool call (text, or ``extra.stop_reason`` ``end_turn``) is the final answer
-  (``submitted``), else ``unknown``.
+  is a failed ending even when every step succeeded.
 - A ``result.json`` with no ``agent/trajectory.json`` beside it is the trial's session of
   its own, of no step, ending as above (its exception; else ``submitted`` when the agent's run
   finished, ``unknown`` when it never did). With a trajectory beside it, it is read with the
