@@ -92,9 +92,10 @@ __all__ = ["report_command", "triage_command"]
 @click.option("--home", "home", is_flag=True,
               help="Also read the logs every supported agent keeps for you, where each "
                    "documents them (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, "
-                   "~/.copilot/session-state, ~/.openhands/conversations, mini-swe-agent's "
-                   "config folder, ./.aider.chat.history.md; CODEX_HOME and the like "
-                   "honoured).")
+                   "~/.copilot/session-state, ~/.qwen/projects, Cline's and Roo Code's "
+                   "task folders, ~/.local/share/opencode/opencode.db, "
+                   "~/.openhands/conversations, mini-swe-agent's config folder, "
+                   "./.aider.chat.history.md; CODEX_HOME and the like honoured).")
 def triage_command(  # noqa: PLR0917 - click passes each option by name
         paths: tuple[Path, ...], as_json: bool, output_format: str, html_file: Path | None,
         top: int, verbose: bool, finding_rank: int | None, signature: str | None,
