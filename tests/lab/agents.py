@@ -597,46 +597,10 @@ class OpenCode(Agent):
         return [copy]
 
 
-# -- Cline -----------------------------------------------------------------------------------
-class Cline(Agent):
-    """Cline's CLI (3.x, a native binary in the npm package): ``cline auth -p openai -k KEY
-    -m MODEL -b URL`` saves an OpenAI-compatible provider without a login; ``cline --yolo
-    --json PROMPT`` runs one task headless with every tool approved; ``--data-dir`` keeps its
-    state (sessions, settings) in the run's home, sandboxed (no hub daemon outlives the run);
-    telemetry and update checks are off through the environment."""
-
-    def _data(self, ctx: RunContext) -> Path:
-        return ctx.home / ".cline" / "data"
-
-    def _env(self, ctx: RunContext) -> dict[str, str]:
-        return base_env(self, ctx) | {
-            "CLINE_DATA_DIR": str(self._data(ctx)), "CLINE_SANDBOX": "1",
-            "CLINE_SANDBOX_DATA_DIR": str(self._data(ctx)),
-            "CLINE_TELEMETRY_DISABLED": "1", "CLINE_NO_AUTO_UPDATE": "1",
-            "CLINE_LOG_ENABLED": "0", "OPENAI_API_KEY": "sk-lab-stub"}
-
-    def launch(self, ctx: RunContext) -> Launch:
-        env = self._env(ctx)
-        data = str(self._data(ctx))
-        done = subprocess.run([str(self.executable), "auth", "-p", "openai", "-k", "sk-lab-stub",
-                               "-m", "stub-model", "-b", f"{ctx.url}/v1", "--data-dir", data],
-                              cwd=ctx.project, env=env, capture_output=True, text=True,
-                              check=False, timeout=120, stdin=subprocess.DEVNULL)
-        if done.returncode != 0:
-            raise AgentUnavailableError(f"cline auth exited {done.returncode}: "
-                                        + (done.stderr or done.stdout)[-500:])
-        argv = [str(self.executable), "--yolo", "--json", "--data-dir", data,
-                "-P", "openai", "-m", "stub-model", "--retries", "3", PROMPT]
-        return Launch(argv, env, stdin="")
-
-    def sessions(self, ctx: RunContext) -> list[Path]:
-        return sorted(self._data(ctx).glob("**/*.json"))
-
-
 _CLASSES: Final[dict[str, type[Agent]]] = {
     "claude-code": ClaudeCode, "codex": Codex, "gemini-cli": GeminiCli,
     "mini-swe-agent": MiniSweAgent, "aider": Aider, "openhands": OpenHands,
-    "qwen-code": QwenCode, "opencode": OpenCode, "cline": Cline,
+    "qwen-code": QwenCode, "opencode": OpenCode,
 }
 
 
