@@ -597,10 +597,49 @@ class OpenCode(Agent):
         return [copy]
 
 
+# -- Cline -----------------------------------------------------------------------------------
+class Cline(Agent):
+    """Cline's CLI (3.x, a native binary inside the npm package): ``cline auth -p openai``
+    with a key, model and base URL saves an OpenAI-compatible provider with no login; ``cline
+    --json PROMPT`` runs one task headless, every tool approved (its default; ``--yolo``
+    would add a ``submit_and_exit`` tool and ask for it after every answer without it);
+    ``--data-dir`` keeps its state in the run's home, sandboxed (no hub daemon outlives the
+    run). Sessions land in ``<data>/sessions/<id>/<id>.messages.json``."""
+
+    def _data(self, ctx: RunContext) -> Path:
+        return ctx.home / ".cline" / "data"
+
+    def _env(self, ctx: RunContext) -> dict[str, str]:
+        return base_env(self, ctx) | {"CLINE_DATA_DIR": str(self._data(ctx)),
+                                      "CLINE_DIR": str(ctx.home / ".cline"),
+                                      "CLINE_LOG_ENABLED": "0"}
+
+    def launch(self, ctx: RunContext) -> Launch:
+        env, data = self._env(ctx), str(self._data(ctx))
+        done = subprocess.run([str(self.executable), "auth", "-p", "openai", "-k", "sk-lab-stub",
+                               "-m", "stub-model", "-b", f"{ctx.url}/v1", "--data-dir", data],
+                              cwd=ctx.project, env=env, capture_output=True, text=True,
+                              check=False, timeout=120, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            raise AgentUnavailableError(f"cline auth exited {done.returncode}: "
+                                        + (done.stderr or done.stdout)[-500:])
+        argv = [str(self.executable), "--json", "--data-dir", data, "-P", "openai",
+                "-m", "stub-model", PROMPT]
+        return Launch(argv, env, stdin="")
+
+    def supports(self, scenario: Scenario) -> str | None:
+        if scenario.max_turns is not None:
+            return "Cline's CLI has no turn limit option"
+        return Agent.supports(self, scenario)
+
+    def sessions(self, ctx: RunContext) -> list[Path]:
+        return sorted((self._data(ctx) / "sessions").glob("*/*.messages.json"))
+
+
 _CLASSES: Final[dict[str, type[Agent]]] = {
     "claude-code": ClaudeCode, "codex": Codex, "gemini-cli": GeminiCli,
     "mini-swe-agent": MiniSweAgent, "aider": Aider, "openhands": OpenHands,
-    "qwen-code": QwenCode, "opencode": OpenCode,
+    "qwen-code": QwenCode, "opencode": OpenCode, "cline": Cline,
 }
 
 

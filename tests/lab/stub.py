@@ -20,8 +20,9 @@ Rules:
   or with a JSON object filled from its schema when it asks for JSON (Gemini
   ``responseMimeType: application/json``), and never advances anything.
 - The shell tool is found by name (``Bash``, ``exec_command``, ``shell``, ``run_shell_command``,
-  ``bash``, ``terminal``, ``execute_bash``) or by a ``command``/``cmd`` property; edit and read
-  tools by name; arguments are filled from the tool's JSON schema.
+  ``bash``, ``terminal``, ``execute_bash``, ``run_commands``) or by a ``command``/``cmd``
+  property; edit and read tools by name; arguments are filled from the tool's JSON schema
+  (Cline's ``run_commands`` and ``read_files`` take one-item arrays: ``commands``, ``files``).
 - Faults have each provider's own error shape (Anthropic ``rate_limit_error``, ``api_error``,
   ``overloaded_error``; OpenAI ``rate_limit_exceeded``, ``server_error``; Gemini
   ``RESOURCE_EXHAUSTED``, ``INTERNAL``, ``UNAVAILABLE``), with ``Retry-After`` when the
@@ -53,11 +54,11 @@ SUBMIT: Final = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 """mini-swe-agent ends a run when the model runs ``echo`` of this word."""
 
 SHELL_TOOLS: Final = ("Bash", "exec_command", "shell", "run_shell_command", "bash", "terminal",
-                      "execute_bash")
+                      "execute_bash", "run_commands")
 EDIT_TOOLS: Final = ("Edit", "replace", "str_replace_based_edit_tool", "file_editor",
-                     "str_replace_editor", "edit_file", "edit")
+                     "str_replace_editor", "edit_file", "edit", "editor")
 READ_TOOLS: Final = ("Read", "read_file", "file_editor", "str_replace_editor",
-                     "str_replace_based_edit_tool", "view")
+                     "str_replace_based_edit_tool", "view", "read_files")
 HANG_S: Final = 120.0
 
 
@@ -256,6 +257,8 @@ def _timeout_value(name: str, prop: dict[str, Any], seconds: float) -> float | i
 def shell_arguments(tool: Tool, step: Step, index: int) -> dict[str, Any]:
     """Arguments of the shell tool that run ``step.command`` (other fields from the schema)."""
     props = tool.schema.get("properties") or {}
+    if set(props) == {"commands"}:  # Cline's run_commands: an array of command strings
+        return {"commands": [step.command]}
     args = fill_object(tool.schema)
     key = "command" if "command" in props else "cmd" if "cmd" in props else "command"
     prop = props.get(key) or {}
@@ -284,6 +287,8 @@ def _path_key(props: dict[str, Any]) -> str:
 def file_arguments(tool: Tool, step: Step, workdir: Path) -> dict[str, Any]:
     """Arguments of an edit or read tool for ``step`` (paths absolute in ``workdir``)."""
     props = tool.schema.get("properties") or {}
+    if set(props) == {"files"}:  # Cline's read_files: an array of {path} objects
+        return {"files": [{"path": str(workdir / step.path)}]}
     args = fill_object(tool.schema)
     args[_path_key(props)] = str(workdir / step.path)
     if "command" in props:  # file_editor / str_replace_editor: one tool, several commands
