@@ -1,6 +1,7 @@
-"""The Cline reader (``ui_messages.json``): the real tasks of the second corpus, and messages
-in the shapes Cline writes with the texts its ``formatResponse`` feeds back (Cline is a VS
-Code extension: the lab cannot drive it)."""
+"""The Cline readers. ``ui_messages.json`` (the VS Code extension's tasks): the real tasks of
+the second corpus, and messages in the shapes Cline writes with the texts its
+``formatResponse`` feeds back. ``<id>.messages.json`` (Cline's CLI 3.x): the sessions the
+lab's runs of the pinned CLI wrote (``tests/lab/fixtures/cline``), and one in its shapes."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from failcode.triage import triage
 from failcode.triage._events import Command, Recorded
-from failcode.triage.readers._cline import ClineReader
+from failcode.triage.readers import detect
+from failcode.triage.readers._cline import ClineReader, ClineSessionReader
+from tests.lab.runner import FIXTURES
 from tests.triage._data import sessions_2_dir
 
 if TYPE_CHECKING:
@@ -135,3 +138,80 @@ def test_a_request_without_an_answer_is_read_by_nodes_error_code(tmp_path: Path)
         assert session.ended_failure is not None
         codes.append(session.ended_failure.code)
     assert codes == ["FC-PROV-011", "FC-PROV-012", "FC-PROV-010"]
+
+
+# -- Cline's CLI 3.x ------------------------------------------------------------------------
+def _cli_sessions() -> list[Path]:
+    return sorted((FIXTURES / "cline").glob("*/session/**/*.messages.json"))
+
+
+def test_every_session_the_cli_wrote_is_read_as_its_own_format() -> None:
+    """Each lab session of Cline's CLI is detected as ``cline-cli`` (not the extension's
+    format, not a plain chat) and read as one session named by its ``sessionId``."""
+    paths = _cli_sessions()
+    assert paths
+    for path in paths:
+        reader = detect(path.read_bytes()[:65536])
+        assert reader is not None
+        assert reader.name == "cline-cli"
+        result = triage([path])
+        assert [i.format for i in result.inputs] == ["cline-cli"]
+        (session,) = result.sessions
+        assert session.session == json.loads(path.read_text())["sessionId"]
+        assert session.model == "stub-model"
+
+
+def test_a_cli_session_has_a_step_per_command_the_cli_ran() -> None:
+    """Every command of every ``run_commands`` call the CLI recorded is a step, with the
+    status its result opens with (``[Command exited with code N]``), else 0."""
+    for path in _cli_sessions():
+        document = json.loads(path.read_text())
+        ran = [c for m in document["messages"] for b in m["content"]
+               if b.get("type") == "tool_use" and b["name"] == "run_commands"
+               for c in b["input"]["commands"]]
+        with path.open("rb") as stream:
+            events = list(ClineSessionReader().read(stream, str(path)))
+        commands = [e for e in events if isinstance(e, Command)]
+        assert [c.command for c in commands] == ran[:len(commands)]
+        results = [e for m in document["messages"] for b in m["content"]
+                   if b.get("type") == "tool_result" and b["name"] == "run_commands"
+                   for e in b["content"]]
+        for command, entry in zip(commands, results, strict=False):
+            failed = entry["result"].startswith("[Command exited with code ")
+            assert (command.exit_code != 0) == failed, (path, command.command)
+
+
+def test_a_cli_sessions_failed_request_ends_it_on_the_provider(tmp_path: Path) -> None:
+    """The CLI's error message (``displayRole`` error) last: a provider error, the end; a
+    failed command's code is its status; the manifest beside it is not a session."""
+    folder = tmp_path / "sessions" / "1770000000000_abcde"
+    folder.mkdir(parents=True)
+    (folder / "1770000000000_abcde.json").write_text(json.dumps(
+        {"version": 1, "session_id": "1770000000000_abcde", "status": "failed"}))
+    path = folder / "1770000000000_abcde.messages.json"
+    path.write_text(json.dumps({
+        "version": 1, "agent": "lead", "sessionId": "1770000000000_abcde",
+        "origin": {"source": "cli", "version": "3.0.65"}, "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "go"}], "ts": 1770000000000},
+            {"role": "assistant", "ts": 1770000001000, "content": [
+                {"type": "tool_use", "id": "t1", "name": "run_commands",
+                 "input": {"commands": ["ls", "missing-tool --x"]}}]},
+            {"role": "user", "ts": 1770000002000, "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "name": "run_commands",
+                 "content": [{"query": "ls", "result": "a.py\n", "success": True},
+                             {"query": "missing-tool --x",
+                              "result": "[Command exited with code 127]\nbash: missing-tool:"
+                                        " command not found\n",
+                              "error": "Command exited with code 127", "success": False}]}]},
+            {"role": "assistant", "ts": 1770000003000, "content": [
+                {"type": "text", "text": "Rate limit exceeded (status 429)"}],
+             "metadata": {"displayOnly": True, "displayRole": "error"}}]}))
+    result = triage([folder])
+    assert [i.format for i in result.inputs] == ["cline-cli"]
+    (session,) = result.sessions
+    assert session.steps == 2
+    assert {e.step: e.failure.code for e in session.failures if e.step is not None} == {
+        1: "FC-CMD-001"}
+    assert session.status == "provider_error"
+    assert session.ended_failure is not None
+    assert session.ended_failure.code.startswith("FC-PROV-")

@@ -17,7 +17,7 @@ from failcode.triage.readers._atif import AtifReader
 from failcode.triage.readers._chat import AG2_CHAT, AUTOGEN_MESSAGES, OPENAI_MESSAGES, ChatReader
 from failcode.triage.readers._claude_code import ClaudeCodeReader
 from failcode.triage.readers._claude_stream import ClaudeStreamReader
-from failcode.triage.readers._cline import ClineReader
+from failcode.triage.readers._cline import ClineReader, ClineSessionReader
 from failcode.triage.readers._codex import CodexReader
 from failcode.triage.readers._codex_exec import CodexExecReader
 from failcode.triage.readers._copilot import CopilotCliReader
@@ -56,6 +56,7 @@ READERS: Final[tuple[Reader, ...]] = (
     CodexExecReader(),  # codex exec --json: thread/turn/item events, no session_meta
     AiderReader(),
     ClineReader(),
+    ClineSessionReader(),  # Cline's CLI 3.x: {"sessionId", "origin", "messages"}
     OpenCodeReader(),  # opencode export: {"info": {"id": "ses_..."}, "messages"}
     OpenCodeDbReader(),  # opencode.db, read by path (a SQLite database is binary)
     # multi-agent chats and plain message lists, last: their messages are the chat-completion

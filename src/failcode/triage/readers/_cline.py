@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 
     from failcode.triage._events import Event
 
-__all__ = ["ClineReader"]
+__all__ = ["ClineReader", "ClineSessionReader"]
 
 _RESULT: Final = re.compile(r"\[(?P<tool>\w+)(?: for '(?P<target>[^\n]*?)')?\] Result:\n")
 _NEW_PROBLEMS: Final = "New problems detected after saving the file:"
@@ -282,3 +282,147 @@ def _stamp(value: object) -> float | None:
     if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 253402300800000:
         return value / 1000
     return None
+
+
+# -- Cline's CLI (3.x): sessions/<id>/<id>.messages.json ---------------------------------------
+_EXITED: Final = re.compile(r"\A\[Command exited with code (-?\d+)\]\n?")
+"""How the CLI's ``run_commands`` opens a failed command's ``result`` (its ``error`` is
+``Command exited with code N``)."""
+_COMMANDS: Final = frozenset({"run_commands", "bash"})
+
+
+class ClineSessionReader:
+    """Reader for a session of Cline's CLI 3.x (``<id>.messages.json``).
+
+    Rules (from the CLI's own strings: its session store writes ``<sessionId>.messages.json``
+    beside a manifest ``<sessionId>.json`` in ``sessions/<sessionId>/``):
+
+    - Detection: a JSON object with ``sessionId``, ``origin`` and ``messages`` (the manifest
+      has ``session_id`` and no messages: not read).
+    - The messages are Anthropic-shaped (``tool_use`` blocks in the assistant's, its
+      ``tool_result`` blocks in the next user message, by ``tool_use_id``). A step is one
+      command of a ``run_commands`` call (its ``commands`` array, one result entry each:
+      ``{"query", "result", "success", "error"}``) or one other tool call, numbered from 0.
+    - A command's status: ``[Command exited with code N]`` opening its ``result`` (the
+      output follows), else 0 when ``success`` is true; a failed entry without a code is the
+      tool's error (its ``error`` text). Another tool's entry with ``success`` false (or a
+      ``tool_result`` marked ``is_error``) is a failure of that tool.
+    - A failed model request is an assistant message with ``metadata.displayRole`` ``"error"``
+      (its text the provider's message): a provider error of no step; one nothing followed
+      ends the session ``provider_error``.
+    - How the session ended: an assistant answer with no tool call last is ``submitted``; a
+      provider error last is ``provider_error``; anything else is ``unknown``.
+    """
+
+    name = "cline-cli"
+
+    def sniff(self, head: bytes) -> bool:
+        """A JSON object naming its ``sessionId`` and ``origin`` before its ``messages``."""
+        text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        start = text[:600]
+        return (text.startswith(b"{") and b'"sessionId"' in start and b'"origin"' in start
+                and b'"messages"' in head)
+
+    def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
+        """The session's messages in order; each call's result from its ``tool_result``."""
+        del label
+        try:
+            document = json.loads(stream.read())
+        except ValueError as exc:
+            from failcode.triage._events import InputError  # noqa: PLC0415
+
+            raise InputError("FC-DATA-003", f"not valid JSON: {exc}") from exc
+        session = as_dict(document)
+        name = as_str(session.get("sessionId")) or None
+        yield SessionStart(name)
+        steps, pending = 0, {}
+        end, ended_by, model = "unknown", None, None
+        said = False
+        for raw in session.get("messages") or []:
+            message = as_dict(raw)
+            stamp = _stamp(message.get("ts"))
+            role = as_str(message.get("role"))
+            found = as_str(as_dict(message.get("modelInfo")).get("id"))
+            if found and found != model:
+                model = found
+                yield About(model)
+            blocks = [as_dict(b) for b in message.get("content") or []
+                      if isinstance(b, dict)]
+            if role == "assistant" and as_dict(message.get("metadata")).get(
+                    "displayRole") == "error":
+                text = "\n".join(as_str(b.get("text")) for b in blocks).strip()
+                ended_by = _provider(None, text, stamp)
+                end = "provider_error"
+                yield ended_by
+                continue
+            if role == "assistant":
+                said = True
+                calls = [b for b in blocks if b.get("type") == "tool_use"]
+                for call in calls:
+                    first, steps = steps, steps + _width(call)
+                    pending[as_str(call.get("id"))] = (first, call, stamp)
+                end, ended_by = ("unknown" if calls else "submitted"), None
+            elif role == "user":
+                for block in blocks:
+                    if block.get("type") == "tool_result":
+                        entry = pending.pop(as_str(block.get("tool_use_id")), None)
+                        if entry is not None:
+                            yield from _cli_result(*entry, block)
+        yield SessionEnd(steps, end, name, ended_by, said=said)
+
+
+def _width(call: dict[str, Any]) -> int:
+    """How many steps a call is: one per command of a ``run_commands`` call, else one."""
+    if as_str(call.get("name")) in _COMMANDS:
+        commands = as_dict(call.get("input")).get("commands")
+        if isinstance(commands, list) and commands:
+            return len(commands)
+    return 1
+
+
+def _cli_action(call: dict[str, Any]) -> str:
+    """A tool call as a report names it: the tool and its path(s)."""
+    args = as_dict(call.get("input"))
+    paths = [as_str(as_dict(f).get("path")) for f in args.get("files") or []
+             if isinstance(f, dict)]
+    target = as_str(args.get("path")) or ", ".join(p for p in paths if p)
+    return f"{as_str(call.get('name')) or 'tool'} {target}".strip()
+
+
+def _cli_result(first: int, call: dict[str, Any], stamp: float | None,
+                block: dict[str, Any]) -> Iterator[Event]:
+    content = block.get("content")
+    entries = [as_dict(e) for e in content] if isinstance(content, list) else []
+    name = as_str(call.get("name"))
+    if name in _COMMANDS:
+        commands = [as_str(c) for c in as_dict(call.get("input")).get("commands") or []]
+        for offset, asked in enumerate(commands or [""]):
+            entry = entries[offset] if offset < len(entries) else {}
+            command = asked or as_str(entry.get("query"))
+            output = as_str(entry.get("result"))
+            exited = _EXITED.match(output)
+            if exited is not None:
+                yield Command(first + offset, command, int(exited.group(1)),
+                              output[exited.end():], stamp)
+            elif entry.get("success") is True:
+                yield Command(first + offset, command, 0, output, stamp)
+            elif entry:
+                error = as_str(entry.get("error")) or output
+                yield ErrorText(first + offset, "tool", "ClineToolError", error,
+                                evidence=first_line(error), timestamp=stamp, tool=name)
+        return
+    failed = [e for e in entries if e.get("success") is False]
+    if failed or block.get("is_error") is True:
+        error = (as_str(failed[0].get("error")) or as_str(failed[0].get("result"))
+                 if failed else _text_of(content))
+        yield ErrorText(first, "tool", "ClineToolError", error or "the tool failed",
+                        evidence=first_line(error or "the tool failed"), timestamp=stamp,
+                        tool=_cli_action(call))
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(as_str(as_dict(b).get("text")) for b in content)
+    return ""
