@@ -32,6 +32,10 @@ What each agent needs to run headless against 127.0.0.1 (measured; see
 - OpenCode: an ``@ai-sdk/openai-compatible`` provider in ``opencode.json``; ``opencode run``;
   a ``permission.bash`` ``deny`` rule refuses a command; its sessions are exported after the
   run (``opencode export``), and its database kept beside them (a normalized copy).
+- Cline's CLI: ``cline auth -p openai`` with the stub's base URL, then ``cline --json`` (tools
+  approved by default; ``--yolo`` would demand a ``submit_and_exit`` call after every answer);
+  ``--data-dir`` in the run's home; the stub fills its array arguments (``run_commands``'
+  ``commands``, ``read_files``' ``files``).
 """
 
 from __future__ import annotations
