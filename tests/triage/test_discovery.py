@@ -107,7 +107,7 @@ def test_home_logs_reads_every_agents_default_location(tmp_path: Path) -> None:
     shutil.move(home / ".codex", moved)
     env = {"MSWEA_GLOBAL_CONFIG_DIR": str(mini), "CODEX_HOME": str(moved)}
     found, looked = home_logs(default_locations(env=env, home=home, cwd=home / "project"))
-    assert len(looked) == 12  # Qwen Code's, Cline's and OpenCode's are looked in too (empty)
+    assert len(looked) == 13  # Qwen Code's, Cline's and OpenCode's are looked in too (empty)
     result = triage(found)
     assert sorted(item.format or "" for item in result.inputs) == [
         "aider", "claude-code", "codex", "copilot-cli", "gemini-cli", "mini-swe-agent",
@@ -225,6 +225,27 @@ def test_cline_tasks_are_found_where_cline_and_roo_code_keep_them(tmp_path: Path
                                                     "1770000000003"]
     walked = triage([home])
     assert [Path(i.path).parent.name for i in walked.inputs] == ["1770000000001"]
+
+
+def test_the_cline_clis_sessions_are_found_in_its_data_folder(tmp_path: Path) -> None:
+    """Cline's 3.x CLI keeps ``sessions/<id>/<id>.messages.json`` in its data folder
+    (``~/.cline/data``, ``$CLINE_DIR/data``, ``$CLINE_DATA_DIR``): found and read as its
+    format (a session of the lab's kept runs of the pinned CLI)."""
+    from failcode.triage._discover import default_locations, home_logs
+
+    kept = next((FIXTURES / "cline" / "pytest-failure").rglob("*.messages.json"))
+    for env, data in (({}, tmp_path / "home" / ".cline" / "data"),
+                      ({"CLINE_DIR": str(tmp_path / "dir")}, tmp_path / "dir" / "data"),
+                      ({"CLINE_DATA_DIR": str(tmp_path / "own")}, tmp_path / "own")):
+        session = data / "sessions" / kept.parent.name / kept.name
+        session.parent.mkdir(parents=True)
+        shutil.copy(kept, session)
+        found, _ = home_logs(default_locations(env=env, home=tmp_path / "home", cwd=tmp_path))
+        assert found == [session], (env, found)
+        assert [i.format for i in triage(found).inputs] == ["cline-cli"]
+    (tmp_path / "home" / ".cline" / "data" / "settings.json").write_text("{}")
+    walked = triage([tmp_path / "home"])  # a hidden .cline folder: its sessions only
+    assert [(Path(i.path).name, i.format) for i in walked.inputs] == [(kept.name, "cline-cli")]
 
 
 def _opencode_database(path: Path) -> Path:

@@ -16,7 +16,8 @@ Rules (each agent's documented default location, and the environment variable it
   fork, ``rooveterinaryinc.roo-cline``) under VS Code's user folder (``$XDG_CONFIG_HOME/Code``,
   else ``~/.config/Code``; ``~/Library/Application Support/Code`` on macOS), and the Cline
   CLI's ``$CLINE_DATA_DIR``, else ``$CLINE_DIR/data``, else ``~/.cline/data``:
-  ``tasks/<task id>/ui_messages.json``.
+  ``tasks/<task id>/ui_messages.json``; the 3.x CLI's sessions in the same data folder:
+  ``sessions/<id>/<id>.messages.json``.
 - OpenHands CLI: ``$OPENHANDS_CONVERSATIONS_DIR``, else
   ``$OPENHANDS_PERSISTENCE_DIR/conversations``, else ``~/.openhands/conversations``: one
   conversation folder each.
@@ -126,6 +127,7 @@ def default_locations(env: Mapping[str, str] | None = None, home: Path | None = 
                  "*/events.jsonl|*.jsonl"),
         Location("qwen-code", qwen / "projects", "*/chats/*.jsonl"),
         Location("cline", cline / "tasks", _CLINE_TASK),
+        Location("cline-cli", cline / "sessions", "*/*.messages.json"),
         Location("cline", storage / "saoudrizwan.claude-dev" / "tasks", _CLINE_TASK),
         Location("cline", storage / "rooveterinaryinc.roo-cline" / "tasks", _CLINE_TASK),
         Location("openhands", conversations, _CONVERSATION),

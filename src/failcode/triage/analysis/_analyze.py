@@ -604,7 +604,7 @@ AGENT_LOGS: Final = {
     ".openhands": "conversations/*",
     ".copilot": "session-state/*/events.jsonl|session-state/*.jsonl",
     ".qwen": "projects/*/chats/*.jsonl",
-    ".cline": "data/tasks/*/ui_messages.json",
+    ".cline": "data/tasks/*/ui_messages.json|data/sessions/*/*.messages.json",
 }
 """The hidden folders agents keep their logs in (under a project or HOME), and where in each
 the session logs are (``|`` between alternatives): walking a folder looks there and nowhere
