@@ -47,8 +47,7 @@ the lab's runs of it, ``tests/lab/fixtures/gemini-cli/*/stream.jsonl``):
   triage classifies it from its output alone, so ``diff``'s missing file is not read as
   ``diff`` finding differences), else its status is 0 (triage's masking rules still read the
   output of a command that hides a status); a nonzero status whose output shows no failure
-  those words name (``diff``'s differences, ``go test``'s ``FAIL``) is lost, as it is on the
-  terminal.
+  those words name (``diff``'s and ``cmp``'s differences) is lost, as it is on the terminal.
 - A ``tool_result`` with ``status`` ``error``: ``policy_violation`` (``Tool execution denied by
   policy.``: a deny rule, ``--yolo`` or not) is a rejected action, as is any other error of a
   call that never ran (invalid parameters, a path outside the workspace); a shell's
