@@ -61,8 +61,8 @@ def _copilot_file(tmp_path: Path) -> Path:
 
 
 def test_every_session_of_every_format_is_detected_as_that_format(tmp_path: Path) -> None:
-    """The lab's sessions of every agent it drives, the labelled real sessions of five formats and a
-    Copilot CLI session: each detected as its own format."""
+    """The lab's sessions of every agent it drives, the labelled real sessions of five formats
+    and a Copilot CLI session: each detected as its own format."""
     root = sessions_dir()
     samples = [*_lab_files(),
                *((REAL_FORMATS[p.split("/")[0]], root / p) for p in labels()),
