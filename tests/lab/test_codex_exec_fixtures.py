@@ -13,14 +13,14 @@ compared with the rollout's without the refused call.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from failcode.triage._events import Command, RecordedOutcome, Rejected
 from failcode.triage.readers import detect
 from tests.lab.conftest import SCORES
+from tests.lab.kept import kept_logs, log_steps, session_steps
 from tests.lab.report import agent_records
 from tests.lab.scenario import SCENARIOS, load
-from tests.lab.score import check_fixture, fixtures, triage_fixture
+from tests.lab.score import check_fixture, triage_fixture
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,36 +32,13 @@ FLOOR = 1.0
 
 
 def _streams() -> list[tuple[Fixture, Path]]:
-    found = [(f, f.path / f.meta["stdout"]) for f in fixtures()
-             if f.agent == "codex" and f.meta.get("stdout")]
-    assert found, "no codex fixture keeps its stdout: python -m tests.lab run -a codex"
-    return found
-
-
-def _steps(path: Path) -> list[tuple[Any, ...]]:
-    reader = detect(path.read_bytes()[:65536])
-    assert reader is not None, path
-    out: list[tuple[Any, ...]] = []
-    with path.open("rb") as stream:
-        for event in reader.read(stream, str(path)):
-            if isinstance(event, Command):
-                out.append((event.step, "command", event.command, event.exit_code,
-                            event.timed_out))
-            elif isinstance(event, Rejected):
-                out.append((event.step, "rejected", event.action))
-            elif isinstance(event, RecordedOutcome):
-                out.append((event.step, type(event.outcome).__name__))
-    return out
-
-
-def _rollout_steps(fixture: Fixture) -> list[tuple[Any, ...]]:
-    return [step for name in fixture.meta["files"] for step in _steps(fixture.path / name)]
+    return kept_logs("codex")
 
 
 def _refused_unprinted(fixture: Fixture, path: Path) -> list[int]:
     """The rollout's steps refused by an execpolicy rule that the stream holds no item of."""
     printed = path.read_text()
-    return [step[0] for step in _rollout_steps(fixture)
+    return [step[0] for step in session_steps(fixture)
             if step[1] == "rejected" and f"'{step[2]}'" not in printed
             and f'"{step[2]}"' not in printed]
 
@@ -103,11 +80,11 @@ def test_the_stream_and_the_rollout_of_a_run_give_the_same_steps() -> None:
     differ = []
     for fixture, path in _streams():
         unprinted = _refused_unprinted(fixture, path)
-        from_rollout = [step for step in _rollout_steps(fixture) if step[0] not in unprinted]
+        from_rollout = [step for step in session_steps(fixture) if step[0] not in unprinted]
         from_rollout = [(step[0] - sum(s < step[0] for s in unprinted), *step[1:])
                         for step in from_rollout]
-        if _steps(path) != from_rollout:
-            differ.append((fixture.scenario, _steps(path), from_rollout))
+        if log_steps(path) != from_rollout:
+            differ.append((fixture.scenario, log_steps(path), from_rollout))
     assert differ == []
 
 

@@ -19,12 +19,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from failcode.triage._events import Command, RecordedOutcome, Rejected
 from failcode.triage.readers import detect
 from tests.lab.conftest import SCORES
+from tests.lab.kept import kept_logs, log_steps, session_steps
 from tests.lab.report import COLUMNS, row
 from tests.lab.scenario import SCENARIOS, load
-from tests.lab.score import Fixture, check_fixture, fixtures, triage_fixture
+from tests.lab.score import Fixture, check_fixture, triage_fixture
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -56,31 +56,7 @@ class _Stream(Fixture):
 
 
 def _streams() -> list[_Stream]:
-    found = [_Stream(f.path, f.meta) for f in fixtures()
-             if f.agent == AGENT and f.meta.get("stdout")]
-    assert found, f"no {AGENT} fixture keeps its stdout: python -m tests.lab run -a {AGENT}"
-    return found
-
-
-def _steps(path: Path) -> list[tuple[Any, ...]]:
-    """``(step, kind, ...)`` of each command, rejection and outcome a log gives."""
-    reader = detect(path.read_bytes()[:65536])
-    assert reader is not None, path
-    out: list[tuple[Any, ...]] = []
-    with path.open("rb") as stream:
-        for event in reader.read(stream, str(path)):
-            if isinstance(event, Command):
-                out.append((event.step, "command", event.command, event.exit_code,
-                            event.timed_out))
-            elif isinstance(event, Rejected):
-                out.append((event.step, "rejected", event.action))
-            elif isinstance(event, RecordedOutcome):
-                out.append((event.step, type(event.outcome).__name__))
-    return out
-
-
-def _recording(fixture: Fixture) -> list[tuple[Any, ...]]:
-    return [step for name in fixture.meta["files"] for step in _steps(fixture.path / name)]
+    return [_Stream(f.path, f.meta) for f, _ in kept_logs(AGENT)]
 
 
 def _shown(stream: Path) -> list[str]:
@@ -101,14 +77,14 @@ def _shown(stream: Path) -> list[str]:
 def _unstated(fixture: _Stream) -> set[int]:
     """The command steps whose text in the stream states no exit status."""
     shown = _shown(fixture.stream)
-    return {step[0] for step in _recording(fixture) if step[1] == "command" and not (
+    return {step[0] for step in session_steps(fixture) if step[1] == "command" and not (
         step[0] < len(shown) and _STATED.search(shown[step[0]]))}
 
 
 def _status_lost(fixture: _Stream) -> set[int]:
     """The steps whose nonzero exit status (the chat recording's) the stream does not state."""
     unstated = _unstated(fixture)
-    return {step[0] for step in _recording(fixture)
+    return {step[0] for step in session_steps(fixture)
             if step[1] == "command" and step[3] not in (0, None) and step[0] in unstated}
 
 
@@ -161,8 +137,8 @@ def test_the_stream_and_the_chat_recording_of_a_run_give_the_same_steps() -> Non
     differ = []
     for fixture in _streams():
         gone = _unstated(fixture)
-        from_stream = _steps(fixture.stream)
-        from_recording = _recording(fixture)
+        from_stream = log_steps(fixture.stream)
+        from_recording = session_steps(fixture)
 
         def same(step: tuple[Any, ...], gone: set[int] = gone) -> tuple[Any, ...]:
             return step[:3] if step[1] == "command" and step[0] in gone else step
@@ -177,6 +153,6 @@ def test_a_status_the_stream_does_not_state_is_0_or_none() -> None:
     for a command whose output shows a failure."""
     for fixture in _streams():
         gone = _unstated(fixture)
-        for step in _steps(fixture.stream):
+        for step in log_steps(fixture.stream):
             if step[1] == "command" and step[0] in gone:
                 assert step[3] in (0, None), (fixture.scenario, step)

@@ -5,20 +5,18 @@ step by step it says what ``opencode export`` of the same run says."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from failcode.triage._events import Command, RecordedOutcome, Rejected
 from failcode.triage.readers import detect
 from tests.lab.conftest import SCORES
+from tests.lab.kept import kept_logs, log_steps, session_steps
 from tests.lab.report import agent_records
 from tests.lab.scenario import SCENARIOS, load
 from tests.lab.score import check_fixture, fixtures, triage_fixture
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
-    from failcode.triage._events import Event
     from tests.lab.score import Fixture
 
 FLOOR = 1.0
@@ -26,10 +24,7 @@ FLOOR = 1.0
 
 
 def _databases() -> list[tuple[Fixture, Path]]:
-    found = [(f, f.path / name) for f in fixtures() if f.agent == "opencode"
-             for name in f.meta.get("databases", [])]
-    assert found, "no opencode fixture keeps its database: python -m tests.lab run -a opencode"
-    return found
+    return kept_logs("opencode", "databases")
 
 
 def test_every_opencode_fixture_keeps_its_database() -> None:
@@ -65,36 +60,11 @@ def test_triage_passes_every_check_on_the_databases() -> None:
     assert passed / len(observable) >= FLOOR, failed
 
 
-def _events(path: Path) -> Iterator[Event]:
-    reader = detect(path.read_bytes()[:65536])
-    assert reader is not None, path
-    read_path = getattr(reader, "read_path", None)
-    if read_path is not None:
-        yield from read_path(path, str(path))
-        return
-    with path.open("rb") as stream:
-        yield from reader.read(stream, str(path))
-
-
-def _steps(path: Path) -> list[tuple[Any, ...]]:
-    out: list[tuple[Any, ...]] = []
-    for event in _events(path):
-        if isinstance(event, Command):
-            out.append((event.step, "command", event.command, event.exit_code,
-                        event.timed_out))
-        elif isinstance(event, Rejected):
-            out.append((event.step, "rejected", event.action))
-        elif isinstance(event, RecordedOutcome):
-            out.append((event.step, type(event.outcome).__name__))
-    return out
-
-
 def test_the_database_and_the_export_of_a_run_give_the_same_steps() -> None:
     """Steps, commands, exit statuses and outcomes agree between the two logs of a run."""
     differ = []
     for fixture, path in _databases():
-        exports = [fixture.path / name for name in fixture.meta["files"]]
-        from_export = [step for export in exports for step in _steps(export)]
-        if _steps(path) != from_export:
-            differ.append((fixture.scenario, _steps(path), from_export))
+        from_export = session_steps(fixture)
+        if log_steps(path) != from_export:
+            differ.append((fixture.scenario, log_steps(path), from_export))
     assert differ == []

@@ -5,14 +5,14 @@ and step by step it says what the transcript of the same run says."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from failcode.triage._events import Command, RecordedOutcome, Rejected
 from failcode.triage.readers import detect
 from tests.lab.conftest import SCORES
+from tests.lab.kept import kept_logs, log_steps, session_steps
 from tests.lab.report import agent_records
 from tests.lab.scenario import SCENARIOS, load
-from tests.lab.score import check_fixture, fixtures, triage_fixture
+from tests.lab.score import check_fixture, triage_fixture
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -24,10 +24,7 @@ FLOOR = 1.0
 
 
 def _streams() -> list[tuple[Fixture, Path]]:
-    found = [(f, f.path / f.meta["stdout"]) for f in fixtures()
-             if f.agent == "claude-code" and f.meta.get("stdout")]
-    assert found, "no claude-code fixture keeps its stdout: python -m tests.lab run -a claude-code"
-    return found
+    return kept_logs("claude-code")
 
 
 def test_every_kept_stream_is_read_as_claude_stream_json() -> None:
@@ -54,28 +51,11 @@ def test_triage_passes_every_check_on_the_streams() -> None:
     assert passed / len(observable) >= FLOOR, failed
 
 
-def _steps(path: Path) -> list[tuple[Any, ...]]:
-    reader = detect(path.read_bytes()[:65536])
-    assert reader is not None, path
-    out: list[tuple[Any, ...]] = []
-    with path.open("rb") as stream:
-        for event in reader.read(stream, str(path)):
-            if isinstance(event, Command):
-                out.append((event.step, "command", event.command, event.exit_code,
-                            event.timed_out))
-            elif isinstance(event, Rejected):
-                out.append((event.step, "rejected", event.action))
-            elif isinstance(event, RecordedOutcome):
-                out.append((event.step, type(event.outcome).__name__))
-    return out
-
-
 def test_the_stream_and_the_transcript_of_a_run_give_the_same_steps() -> None:
     """Steps, commands, exit statuses and outcomes agree between the two logs of a run."""
     differ = []
     for fixture, path in _streams():
-        transcripts = [fixture.path / name for name in fixture.meta["files"]]
-        from_transcript = [step for t in transcripts for step in _steps(t)]
-        if _steps(path) != from_transcript:
-            differ.append((fixture.scenario, _steps(path), from_transcript))
+        from_transcript = session_steps(fixture)
+        if log_steps(path) != from_transcript:
+            differ.append((fixture.scenario, log_steps(path), from_transcript))
     assert differ == []
