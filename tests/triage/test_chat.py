@@ -25,6 +25,7 @@ from failcode.triage.readers import HEAD_BYTES, detect
 from failcode.triage.report._html import render_html
 from tests._needs import need_tool
 from tests._paths import REPO
+from tests.triage.test_lookalikes import _OTHER_VALUES, _places  # the same damage
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -253,23 +254,6 @@ def test_html_report_has_an_agent_column_only_for_a_team() -> None:
     single = render_html(triage([REPO / "tests" / "lab" / "fixtures" / "qwen-code" /
                                  "missing-module"]))
     assert "<th>agent</th>" not in single
-
-
-_OTHER_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
-                          st.floats(allow_nan=False), st.text(max_size=20),
-                          st.lists(st.integers(), max_size=3),
-                          st.dictionaries(st.text(max_size=5), st.integers(), max_size=2))
-
-
-def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every place in a JSON value (paths of keys and indexes), the root excluded."""
-    out: list[tuple[Any, ...]] = []
-    items = (value.items() if isinstance(value, dict)
-             else enumerate(value) if isinstance(value, list) else ())
-    for key, inner in items:
-        out.append((*path, key))
-        out.extend(_places(inner, (*path, key)))
-    return out
 
 
 @pytest.mark.parametrize("name", ["ag2-group-chat.json", "ag2-tool-calls.json",
