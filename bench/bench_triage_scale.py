@@ -29,6 +29,7 @@ run the same commands again). Everything generated goes to a temp dir.
     python bench/bench_triage_scale.py --only memory --rss-mb 1024   # the issue's 1 GB file
     python bench/bench_triage_scale.py --only corpus2   # the second corpus's formats
     python bench/bench_triage_scale.py --only formats   # each format of the lab (issue 33)
+    python bench/bench_triage_scale.py --only harbor    # a Harbor job of 494 trials
 """
 
 from __future__ import annotations
@@ -189,6 +190,30 @@ def throughput_formats(rounds: int) -> None:
           "trials)")
     for name, paths in sorted(groups.items()):
         _measure(name, paths, _json_floor, rounds)
+
+
+def harbor_job(copies: int, tmp: Path) -> None:
+    """A Harbor job folder of many trials (issue 33): the second corpus's trials copied
+    ``copies`` times into a temp folder; ``failcode triage JOB`` beside ``python -c pass``
+    (wall and peak RSS of a fresh process), and the summary's Trials table checked to list
+    every trial once."""
+    trials = sorted({p.parent for p in (DATA_2 / "harbor-atif").rglob("result.json")})
+    job = tmp / "job"
+    for copy in range(copies):
+        for trial in trials:
+            shutil.copytree(trial, job / f"{trial.name}-{copy}")
+    count = copies * len(trials)
+    with tempfile.TemporaryFile("w+") as out:
+        wall, rss = _measured([sys.executable, "-m", "failcode", "triage", str(job)],
+                              stdout=out)
+        out.seek(0)
+        rows = sum(1 for line in out if line.startswith("  ") and (
+            " failed " in line or " passed " in line or " partial " in line
+            or " ungraded " in line))
+    floor, _ = _measured([sys.executable, "-c", "pass"])
+    print(f"5. a Harbor job of {count} trials: triage {wall:.1f} s ({wall / floor:.0f}x "
+          f"python -c pass), peak RSS {rss / 1e6:.0f} MB, {rows} trial lines "
+          f"({'one per trial' if rows == count else 'MISMATCH'})")
 
 
 _LAUNCH = """
@@ -396,10 +421,12 @@ def main() -> None:
     parser.add_argument("--big-mb", type=int, default=100)
     parser.add_argument("--rss-mb", type=int, default=256)
     parser.add_argument("--copies", type=int, default=4)
+    parser.add_argument("--trial-copies", type=int, default=26,
+                        help="copies of the corpus's Harbor trials in the job (--only harbor)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--only",
-                        default="throughput,corpus2,formats,jobs,memory,startup,changes",
+                        default="throughput,corpus2,formats,harbor,jobs,memory,startup,changes",
                         help="the sections to run, comma-separated")
     args = parser.parse_args()
     only = set(args.only.split(","))
@@ -413,6 +440,8 @@ def main() -> None:
             throughput_second(args.rounds)
         if "formats" in only:
             throughput_formats(args.rounds)
+        if "harbor" in only and DATA_2.is_dir():
+            harbor_job(args.trial_copies, tmp)
         if "jobs" in only:
             jobs(args.copies, args.rounds, tmp)
         if "memory" in only:
