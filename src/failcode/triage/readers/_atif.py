@@ -106,13 +106,10 @@ _TIMEOUT_TYPES: Final = frozenset({"AgentTimeoutError"})
 # Harbor's own policy (harbor.models.trial.error_policy, 0.25.0): the exceptions after which
 # the agent "produced the trajectory on its own, so its reward is a valid measurement" (its
 # budget ran out, or it refused the task); after any other the reward measures nothing.
-_REWARD_VALID_TYPES: Final = frozenset({
-    "AgentTimeoutError", "ContextWindowExceededError", "OutputTokenExceededError",
-    "ContextLengthExceededError", "OutputLengthExceededError",  # the agent's budget
-    "AgentSafetyRefusalError", "ContentPolicyViolationError",  # the agent refused
-})
 _LIMIT_TYPES: Final = frozenset({"ContextWindowExceededError", "OutputTokenExceededError",
                                  "ContextLengthExceededError", "OutputLengthExceededError"})
+_REWARD_VALID_TYPES: Final = _TIMEOUT_TYPES | _LIMIT_TYPES | {  # the agent's budget, and
+    "AgentSafetyRefusalError", "ContentPolicyViolationError"}  # the agent refusing the task
 _RESULT_MAX: Final = 4 * 1024 * 1024
 _RESULT_KEYS: Final = frozenset({"trial_name", "exception_info", "agent_info", "config",
                                  "agent_execution", "verifier_result", "step_results"})
