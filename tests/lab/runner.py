@@ -40,9 +40,9 @@ from tests.lab.normalize import Normalizer
 from tests.lab.stub import serve
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
-    from tests.lab.agents import Agent
+    from tests.lab.agents import Agent, Launch
     from tests.lab.scenario import Scenario
 
 FIXTURES: Final = Path(__file__).parent / "fixtures"
@@ -99,10 +99,13 @@ def _git_identity(home: Path) -> None:
         "[advice]\n\tdetachedHead = false\n")
 
 
-def run(agent: Agent, scenario: Scenario, *,
-        keep: Path | None = None) -> tuple[RunResult, RunContext | None]:
+def run(agent: Agent, scenario: Scenario, *, keep: Path | None = None,
+        prepare: Callable[[RunContext, Launch], None] | None = None, heed: bool = False,
+        ) -> tuple[RunResult, RunContext | None]:
     """Run ``scenario`` through ``agent`` (a skipped run has no context); ``keep`` puts the
-    temporary root under that folder."""
+    temporary root under that folder; ``prepare`` is called once the agent's own settings are
+    written, just before it starts (to install hooks in its HOME or project, or change its
+    environment); ``heed`` makes the scripted model stop when told (:func:`serve`)."""
     reason = agent.supports(scenario)
     if reason is not None:
         return RunResult(agent.name, agent.version, scenario.name, None, False, 0.0, [], [],
@@ -115,10 +118,12 @@ def run(agent: Agent, scenario: Scenario, *,
         folder.mkdir()
     _git_identity(home)
     prepare_project(scenario, project)
-    with serve(scenario, project) as server:
+    with serve(scenario, project, heed=heed) as server:
         ctx = RunContext(root=root, home=home, tmp=tmp, project=project, url=server.url,
                          scenario=scenario, proxy=f"http://127.0.0.1:{closed_port()}")
         launch = agent.launch(ctx)
+        if prepare is not None:
+            prepare(ctx, launch)
         started = time.monotonic()
         process = subprocess.Popen(
             launch.argv, cwd=project, env=launch.env, stdin=subprocess.PIPE,

@@ -60,6 +60,9 @@ EDIT_TOOLS: Final = ("Edit", "replace", "str_replace_based_edit_tool", "file_edi
 READ_TOOLS: Final = ("Read", "read_file", "file_editor", "str_replace_editor",
                      "str_replace_based_edit_tool", "view", "read_files")
 HANG_S: Final = 120.0
+TOLD: Final = "[failcode]"
+"""What starts every message failcode's hooks give the model: the log counts it in each
+request (``told``), so a run shows at which step the model was first told."""
 
 
 @dataclass(slots=True)
@@ -312,9 +315,12 @@ def file_arguments(tool: Tool, step: Step, workdir: Path) -> dict[str, Any]:
 class ScriptedModel:
     """Decides each answer of one run of one scenario (thread-safe)."""
 
-    def __init__(self, scenario: Scenario, workdir: Path) -> None:
+    def __init__(self, scenario: Scenario, workdir: Path, *, heed: bool = False) -> None:
         self.scenario = scenario
         self.workdir = workdir
+        self.heed = heed
+        """Stop (answer the final text) once a request carries a message of failcode's hooks,
+        as a model that heeds the advice would: the steps not taken are the steps saved."""
         self._lock = threading.Lock()
         self._faults_used: dict[tuple[int, int], int] = {}
         self.log: list[dict[str, Any]] = []
@@ -344,6 +350,8 @@ class ScriptedModel:
         if fault is not None:
             return Answer(fault=fault, fault_step=index)
         marker = f"{MARKER} {index}]"
+        if self.heed and TOLD in request.text and index < len(steps):
+            return Answer(text=f"{marker} Stopping as failcode advised: {self.scenario.final}")
         if index >= len(steps):
             if shell is not None and SUBMIT in request.text:
                 call = Call(shell.name, shell_arguments(shell, _submit_step(), index),
@@ -646,7 +654,7 @@ class _Handler(BaseHTTPRequestHandler):
                             "tools": [t.name for t in request.tools],
                             "fault": None if answer.fault is None else answer.fault.status,
                             "calls": [c.tool for c in answer.calls], "plays": answer.plays,
-                            "text": answer.text[:60]})
+                            "told": request.text.count(TOLD), "text": answer.text[:60]})
         if answer.fault is not None:
             self._fault(request, answer)
             return
@@ -735,6 +743,7 @@ class StubServer(ThreadingHTTPServer):
         self.server_close()
 
 
-def serve(scenario: Scenario, workdir: Path, port: int = 0) -> StubServer:
-    """A stub server for one run (use as a context manager: it serves while inside)."""
-    return StubServer(ScriptedModel(scenario, workdir), port)
+def serve(scenario: Scenario, workdir: Path, port: int = 0, *, heed: bool = False) -> StubServer:
+    """A stub server for one run (use as a context manager: it serves while inside); ``heed``
+    makes the model stop when failcode's hooks tell it something (:class:`ScriptedModel`)."""
+    return StubServer(ScriptedModel(scenario, workdir, heed=heed), port)
