@@ -47,6 +47,7 @@ COMMANDS: dict[str, str] = {
     # name -> "module:attribute" of a click command in its own module, imported on first use.
     # One line per command; keep the block sorted.
     "classify": "failcode.cli._classify:classify",
+    "mcp": "failcode.mcp._cli:mcp_command",
     "pipeline": "failcode.cli._pipeline:pipeline",
     "project": "failcode.service._cli:project",
     "report": "failcode.triage._cli:report_command",
