@@ -16,7 +16,7 @@ import pytest
 
 from failcode import FC
 from failcode.triage._events import ErrorText
-from failcode.triage.analysis._analyze import classify_error
+from failcode.triage.analysis._step import classify_error
 from tests.triage.oracles.test_agent_strings import source
 from tests.triage.test_copilot import START, _event, _one, _prompt, _write
 

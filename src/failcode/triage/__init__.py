@@ -21,19 +21,45 @@ It may use the events and store layers and everything below them, never the CLI.
 
 from __future__ import annotations
 
-from failcode.triage._events import InputError, Reader
-from failcode.triage._result import (
-    FORMAT_VERSION,
-    FailureEntry,
-    InputResult,
-    Loop,
-    OutcomeEntry,
-    SessionResult,
-    TriageResult,
-)
-from failcode.triage.analysis._analyze import infer_purpose, triage
-from failcode.triage.readers import FORMATS, READERS, detect
-from failcode.triage.report._terminal import sample_paths
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from failcode.triage._events import InputError, Reader
+    from failcode.triage._result import (
+        FORMAT_VERSION,
+        FailureEntry,
+        InputResult,
+        Loop,
+        OutcomeEntry,
+        SessionResult,
+        TriageResult,
+    )
+    from failcode.triage.analysis._analyze import infer_purpose, triage
+    from failcode.triage.readers import FORMATS, READERS, detect
+    from failcode.triage.report._terminal import sample_paths
+
+_WHERE = {
+    "InputError": "_events", "Reader": "_events",
+    **dict.fromkeys(("FORMAT_VERSION", "FailureEntry", "InputResult", "Loop", "OutcomeEntry",
+                     "SessionResult", "TriageResult"), "_result"),
+    "infer_purpose": "analysis._analyze", "triage": "analysis._analyze",
+    "FORMATS": "readers", "READERS": "readers", "detect": "readers",
+    "sample_paths": "report._terminal",
+}
+"""Where each public name lives: imported on first use, so that one reader (the live hooks
+read one tool result with the Claude Code reader's rules) does not import every reader."""
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'failcode.triage' has no attribute {name!r}")
+    import importlib  # noqa: PLC0415 - only on first use of a name
+
+    value = getattr(importlib.import_module(f"failcode.triage.{where}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FORMATS",

@@ -54,8 +54,6 @@ from failcode import (
     Failure,
     Kind,
     RejectedAction,
-    classify_text,
-    from_command,
     redact,
 )
 from failcode.classification._command import as_local_module
@@ -81,8 +79,8 @@ from failcode.triage._result import (
     TriageResult,
 )
 from failcode.triage.analysis._loops import find_loops
-from failcode.triage.analysis._masking import masked_failure
 from failcode.triage.analysis._provided import listed_apps, modules_of_command, modules_of_file
+from failcode.triage.analysis._step import classify_command, classify_error, harness_failure
 from failcode.triage.readers import FORMATS, HEAD_BYTES, READERS, detect
 from failcode.triage.readers._atif import read_with_trajectory
 from failcode.triage.readers._jsonstream import Position, loads
@@ -103,53 +101,6 @@ _SYSTEM_KINDS: Final = frozenset({Kind.SYSTEM_ERROR, Kind.ENV_ERROR, Kind.PERMIS
 
 def _evidence(text: str) -> str:
     return redact(first_line(text, 1000))[:EVIDENCE_CHARS]
-
-
-def _harness(event: ErrorText) -> Failure:
-    found = classify_text(event.type_name, event.message, traceback=event.traceback,
-                          surface="harness")
-    if isinstance(found, Failure) and found.kind in _SYSTEM_KINDS \
-            and not found.code.startswith(("FC-PROV-", "FC-SYS-")):
-        return found
-    # a line that ends in a colon announces a detail the log did not keep ("Image build
-    # failed:"): the sentence ends without it
-    problem = (first_line(event.message or event.type_name, 150).rstrip(" :")
-               or event.type_name)
-    return FC.SYS_HARNESS_FAILED.failure(surface="harness", params={"problem": problem},
-                                         detail=f"{event.type_name}: {event.message[:1000]}")
-
-
-def classify_error(event: ErrorText) -> Failure | None:
-    """The Failure an :class:`ErrorText` describes (None for a cancellation)."""
-    if event.limit is not None:
-        return FC.LIFE_AGENT_LIMIT.failure(surface="agent", params={"limit": event.limit})
-    if event.context_window:
-        return FC.PROV_CONTEXT_TOO_LARGE.failure(
-            surface="llm", params={"model": "the model"},
-            detail=f"{event.type_name}: {event.message[:1000]}")
-    if event.source == "harness":
-        return _harness(event)
-    surface = {"provider": "llm", "agent": "agent", "tool": "tool"}.get(event.source, "agent")
-    found = classify_text(event.type_name, event.message, traceback=event.traceback,
-                          surface=surface)
-    if (event.tool and isinstance(found, Failure)
-            and found.code == FC.SYS_UNKNOWN.value):
-        # an exception no rule knows, raised by the tool's own code: the tool's defect
-        params = {"function": event.tool, "exception": event.type_name}
-        if event.message:
-            params["error"] = first_line(event.message, 200)
-        return FC.SYS_DEFECT.failure(surface="tool", params=params,
-                                     detail=(event.traceback or event.message)[-2000:])
-    if (event.source == "provider" and isinstance(found, Failure)
-            and found.code == FC.SYS_UNKNOWN.value):
-        # the reader saw the provider answer with an error, but neither its type, a status nor
-        # its wording names the cause (Copilot CLI's "Failed to get response from the AI model;
-        # retried 5 times" after "Last error: Unknown error"): the closest row is the
-        # provider's server error, what the HTTP rule gives a status-less answer too, since the
-        # agents retry only what is transient (5xx, 429, a dropped connection) before they say so
-        return FC.PROV_SERVER_ERROR.failure(surface="llm",
-                                            detail=f"{event.type_name}: {event.message[:1000]}")
-    return found if isinstance(found, Failure) else None
 
 
 class _Session:
@@ -187,43 +138,23 @@ class _Session:
     def command(self, event: Command) -> None:
         if "INSTALLED_APPS" in event.command or ".py" in event.command:
             self.provided |= modules_of_command(event.command)
-        if event.running:
+        if event.source == "harness" and not event.running and (
+                event.exit_code != 0 or event.timed_out):
+            failure = harness_failure(ErrorText(event.step, "harness", "HarnessError",
+                                                event.output))
+            self.add_failure(event.step, "harness", _evidence(event.command or "(no command)"),
+                             failure, repeats=1, timestamp=event.timestamp, actor=event.actor)
             return
-        if event.exit_code == 0 and not event.timed_out:
-            self._masked(event)
-            return
-        evidence = _evidence(event.command or "(no command)")
-        if event.source == "harness":
-            failure = _harness(ErrorText(event.step, "harness", "HarnessError", event.output))
-            self.add_failure(event.step, "harness", evidence, failure, repeats=1,
-                             timestamp=event.timestamp, actor=event.actor)
-            return
-        # no purpose from the format: from_command infers it (the API's rule, the same here)
-        result = from_command(event.command or "sh", event.exit_code, event.output,
-                              purpose=event.purpose, timed_out=event.timed_out)
+        result, masked = classify_command(event)
         if result is None:
             return
+        evidence = _evidence(event.command or "(no command)")
         if isinstance(result, Failure):
             self.add_failure(event.step, event.source, evidence, result, repeats=1,
-                             timestamp=event.timestamp, actor=event.actor)
+                             timestamp=event.timestamp, masked=masked, actor=event.actor)
         else:
             self.outcomes.append(OutcomeEntry(event.step, event.source, evidence, result,
                                               _clean(event.actor)))
-
-    def _masked(self, event: Command) -> None:
-        """A command that exited 0 but hid a failure its output shows (``_masking``)."""
-        found = masked_failure(event.command, event.output) if event.output else None
-        if found is None:
-            return
-        inner, status = found
-        purpose = event.purpose or infer_purpose(inner, event.output)
-        # the command that failed is the one the filter hid (`pytest`, not `tail`)
-        result = from_command(inner or event.command or "sh", status, event.output,
-                              purpose=purpose)
-        if isinstance(result, Failure):
-            self.add_failure(event.step, event.source, _evidence(event.command), result,
-                             repeats=1, timestamp=event.timestamp, masked=True,
-                             actor=event.actor)
 
     def error(self, event: ErrorText) -> Failure | None:
         failure = classify_error(event)
