@@ -414,13 +414,16 @@ class ClassifyResponse(_Model):
 # -- the door ---------------------------------------------------------------------------------
 
 
-def classify_payload(request: ClassifyRequest, *, locale: str | None = None) -> ClassifyResponse:
+def classify_payload(request: ClassifyRequest, *, locale: str | None = None,
+                     purpose: str | None = None) -> ClassifyResponse:
     """Classify the request's one subject and say what failcode makes of it.
 
     Args:
         request: the validated request.
         locale: the reader's language (``de``, ``de-AT``, ``de_DE.UTF-8``); English when None or
             when no catalog for it is shipped.
+        purpose: a command's purpose (one of :data:`failcode.PURPOSES`), for a
+            caller that knows it (``failcode mcp``); None infers it, as the door does.
 
     Returns:
         The answer (see the module's rules). Pure but for the decision's jitter, drawn from
@@ -428,7 +431,7 @@ def classify_payload(request: ClassifyRequest, *, locale: str | None = None) -> 
         valid request.
     """
     language = _resolve_locale(locale)
-    result = _classify(request)
+    result = _classify(request, purpose)
     if result is None:
         return ClassifyResponse(kind="none", locale=language)
     context = _context(request)
@@ -469,7 +472,8 @@ def _resolve_locale(locale: str | None) -> str:
     return SOURCE_LANGUAGE
 
 
-def _classify(request: ClassifyRequest) -> Failure | NonErrorOutcome | None:
+def _classify(request: ClassifyRequest,
+              purpose: str | None = None) -> Failure | NonErrorOutcome | None:
     if request.exception is not None:
         exc = request.exception
         name = exc.type if exc.module is None or "." in exc.type else f"{exc.module}.{exc.type}"
@@ -479,7 +483,7 @@ def _classify(request: ClassifyRequest) -> Failure | NonErrorOutcome | None:
         argv = cmd.argv if cmd.argv is not None else cmd.command
         assert argv is not None  # the model's validator: exactly one of the two
         return from_command(argv, cmd.exit_code, cmd.stdout, cmd.stderr,
-                            timed_out=cmd.timed_out)
+                            timed_out=cmd.timed_out, purpose=purpose)
     if request.http is not None:
         http = request.http
         if not 400 <= http.status <= 599:
