@@ -1,0 +1,132 @@
+"""Loop scenarios through real agents with failcode's hooks installed, and what the model saw.
+
+``python -m tests.live.lab [--agent A] [--scenario S]`` runs each live scenario
+(``tests/live/scenarios/``) through each agent failcode has hooks for, three ways: without the
+hooks, with them, and with them and a scripted model that stops when told (``heed``). The
+hooks are installed the way a person installs them: ``failcode hooks install AGENT`` with the
+run's HOME, after the agent's own settings are written. The stub counts failcode's messages
+(``[failcode]``) in every request it receives, so a run shows the step at which the model was
+first told, and the steps a heeding model did not take.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from tests.lab.agents import agents
+from tests.lab.runner import run
+from tests.lab.scenario import load_all
+
+if TYPE_CHECKING:
+    from tests.lab.agents import Launch, RunContext
+    from tests.lab.scenario import Scenario
+
+SCENARIOS: Final = Path(__file__).parent / "scenarios"
+HOOKED: Final = ("claude-code", "gemini-cli")
+"""The lab agents failcode installs hooks in."""
+TELL_AFTER: Final = 2
+"""``[live] tell_after``'s default: the loop step at which the model is told."""
+
+
+@dataclass(slots=True)
+class LiveRun:
+    """What one run showed: the steps the model asked for, where it was told, the hook log."""
+
+    agent: str
+    scenario: str
+    hooks: bool
+    heed: bool
+    requests: list[dict[str, Any]]
+    hook_log: str
+    exit_code: int | None
+    timed_out: bool
+    stdout: str
+
+    @property
+    def played(self) -> list[int]:
+        """The scenario steps the stub played, in order (each once)."""
+        return sorted({r["plays"] for r in self.requests if r.get("plays") is not None})
+
+    @property
+    def told_at(self) -> list[int]:
+        """The steps of the requests that carried a message of failcode's."""
+        return sorted({r["step"] for r in self.requests if r.get("told")})
+
+    @property
+    def first_told(self) -> int | None:
+        told = self.told_at
+        return told[0] if told else None
+
+
+def expected_tell_step(scenario: Scenario, tell_after: int = TELL_AFTER) -> int:
+    """The request step at which the model must first read failcode's message: the one after
+    the scenario's first loop reaches ``tell_after`` failing steps (the ground truth's own
+    loop, not failcode's)."""
+    return scenario.loops[0][tell_after - 1] + 1
+
+
+def install_hooks(agent: str, home: Path, project: Path) -> str:
+    """``failcode hooks install AGENT`` as a person runs it, with ``home`` as HOME."""
+    env = {**os.environ, "HOME": str(home)}
+    done = subprocess.run([sys.executable, "-m", "failcode", "hooks", "install", agent],
+                          cwd=project, env=env, capture_output=True, text=True, check=True,
+                          timeout=60)
+    return done.stdout
+
+
+def run_live(agent_name: str, scenario: Scenario, *, hooks: bool = True, heed: bool = False,
+             keep: Path | None = None) -> LiveRun:
+    """One run of ``scenario`` through the agent, with failcode's hooks or without."""
+    agent = agents()[agent_name]
+    agent.install()
+    state: dict[str, Path] = {}
+
+    def prepare(ctx: RunContext, launch: Launch) -> None:
+        state["dir"] = ctx.root / "failcode-state"
+        launch.env["FAILCODE_STATE_DIR"] = str(state["dir"])
+        if hooks:
+            install_hooks(agent_name, ctx.home, ctx.project)
+
+    result, ctx = run(agent, scenario, keep=keep, prepare=prepare, heed=heed)
+    if ctx is None:
+        raise RuntimeError(f"{agent_name} does not run {scenario.name}: {result.skipped}")
+    log_path = state["dir"] / "hook.log"
+    hook_log = log_path.read_text() if log_path.exists() else ""
+    requests = [r for r in result.log if r.get("api") and r.get("fault") is None]
+    return LiveRun(agent_name, scenario.name, hooks, heed, requests, hook_log, result.exit_code,
+                   result.timed_out, result.stdout)
+
+
+def _summary(runs: list[LiveRun]) -> dict[str, Any]:
+    plain, hooked, heeded = runs
+    return {"agent": plain.agent, "scenario": plain.scenario,
+            "steps without hooks": len(plain.played), "first told (hooks)": hooked.first_told,
+            "told without hooks": plain.told_at, "steps with hooks": len(hooked.played),
+            "steps when the model heeds": len(heeded.played),
+            "steps saved": len(plain.played) - len(heeded.played)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agent", action="append", choices=HOOKED)
+    parser.add_argument("--scenario", action="append")
+    args = parser.parse_args(argv)
+    scenarios = [s for s in load_all(SCENARIOS) if not args.scenario or s.name in args.scenario]
+    for agent in args.agent or HOOKED:
+        for scenario in scenarios:
+            runs = [run_live(agent, scenario, hooks=False),
+                    run_live(agent, scenario),
+                    run_live(agent, scenario, heed=True)]
+            print(json.dumps(_summary(runs)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
