@@ -1,5 +1,5 @@
 """``python -m failcode`` runs the command line."""
 
-from failcode.cli._main import main
+from failcode._entry import main
 
 main()

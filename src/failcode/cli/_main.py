@@ -47,6 +47,8 @@ COMMANDS: dict[str, str] = {
     # name -> "module:attribute" of a click command in its own module, imported on first use.
     # One line per command; keep the block sorted.
     "classify": "failcode.cli._classify:classify",
+    "hook": "failcode.live._cli:hook_command",
+    "hooks": "failcode.live._cli:hooks_group",
     "mcp": "failcode.mcp._cli:mcp_command",
     "pipeline": "failcode.cli._pipeline:pipeline",
     "project": "failcode.service._cli:project",

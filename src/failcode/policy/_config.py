@@ -193,6 +193,21 @@ FAILCODE_SCHEMA: Final = Section({
                               help="No-match probes (a grep that found nothing) without "
                                    "progress that make the session stuck"),
     }, help="When the no-progress monitor calls a session stuck (any threshold reached)"),
+    "live": Section({
+        "tell_after": Setting("int", 2, 2, 1000,
+                              help="Steps failing of one root cause, in a loop as triage finds "
+                                   "loops, before the agent's hook tells the model (2: at the "
+                                   "second of two consecutive failures)"),
+        "stop_for_person": Setting("bool", True,
+                                   help="Stop the agent when only a person can fix the failure "
+                                        "(false: tell the model to stop retrying and ask)"),
+        "timeout_s": Setting("float", 2.0, 0.1, 60.0,
+                             help="The longest one hook call may take; past it the hook "
+                                  "answers nothing"),
+        "report": Setting("bool", True,
+                          help="Send each failure to the service named by FAILCODE_URL and "
+                               "FAILCODE_KEY, when both are set (never waiting for it)"),
+    }, help="`failcode hook`: what the hooks installed in an agent tell it while it runs"),
     "store": Section({
         "url": Setting("str", "", help="The event store URL; empty: the embedded SQLite store "
                                        "at the platform's user data path"),

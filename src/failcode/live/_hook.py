@@ -1,0 +1,246 @@
+"""``failcode hook AGENT EVENT``: one hook call, from the agent's JSON on stdin to its answer.
+
+Rules:
+
+- A hook never breaks the agent. Whatever goes wrong inside (an input that is not the
+  agent's JSON, a history file that is locked, full or damaged, a configuration that does not
+  load, a bug), the answer is nothing and exit status 0; what went wrong is one line of
+  failcode's own log (``hook.log`` beside the history, :func:`failcode.live._history.state_dir`,
+  at most 1 MiB: it starts again when full). The whole call is bounded by ``[live]
+  timeout_s`` (default 2 s; a timer interrupts it), under every agent's own hook timeout.
+- The input is at most :data:`MAX_INPUT` bytes (a longer one is answered with nothing).
+- A step is classified as triage classifies it (:func:`classify_command`, the reader's own
+  rules for the tool result); it is recorded in the session's history; a failed step is then
+  placed in the session's loops by triage's loop rule, :func:`failcode.decide` decides with
+  that history (the loop's earlier steps are the signature's earlier failures), and
+  :func:`failcode.live._advice.advise` picks the answer.
+- The configuration is the project's (``failcode.toml`` or ``[tool.failcode]`` in the
+  working directory the agent reports), else failcode's defaults.
+- With ``FAILCODE_URL`` and ``FAILCODE_KEY`` set (and ``[live] report``), each failure is
+  also sent to that service, by a process of its own started without waiting for it
+  (:mod:`failcode.live._send`): the hook never waits for the network.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from failcode.live._advice import Advice, Verdict, advise
+from failcode.live._agents import AGENTS
+from failcode.live._history import History, state_dir
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from typing import BinaryIO
+
+    from failcode.live._agents import AgentHooks, ToolCall
+    from failcode.live._history import Step
+    from failcode.policy._decide import Decision, Policy
+    from failcode.record._failure import Failure
+
+__all__ = ["MAX_INPUT", "HookTimeoutError", "hook_answer", "hook_main", "run_hook"]
+
+MAX_INPUT: Final = 32 * 1024 * 1024
+LOG_MAX: Final = 1024 * 1024
+_DEFAULTS: Final = {"tell_after": 2, "stop_for_person": True, "timeout_s": 2.0, "report": True}
+
+
+class HookTimeoutError(Exception):
+    """The hook call ran past its time bound."""
+
+
+@contextlib.contextmanager
+def _bounded(seconds: float) -> Iterator[None]:
+    """Interrupt the block after ``seconds`` (a real-time timer; nothing where there is
+    none)."""
+    if not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expired(_signum: int, _frame: object) -> None:
+        raise HookTimeoutError(f"the hook ran past {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _log(line: str) -> None:
+    """One line of failcode's own hook log (never raising)."""
+    with contextlib.suppress(OSError):
+        path = state_dir() / "hook.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = "w" if path.exists() and path.stat().st_size > LOG_MAX else "a"
+        with path.open(mode, encoding="utf-8") as out:
+            out.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n")
+
+
+def _settings(cwd: str | None) -> tuple[dict[str, Any], Policy]:
+    """The ``[live]`` settings and the decision policy of the project at ``cwd``."""
+    from failcode.policy._config import find_config, load_config  # noqa: PLC0415
+    from failcode.policy._decide import Policy  # noqa: PLC0415
+
+    settings = dict(_DEFAULTS)
+    if not cwd or not any((Path(cwd) / name).is_file()
+                          for name in ("failcode.toml", "pyproject.toml")):
+        return settings, Policy()
+    try:
+        path = find_config(cwd)
+        config = load_config(path) if path is not None else None
+    except Exception as exc:  # noqa: BLE001 - a bad config costs the hook nothing
+        _log(f"config: {type(exc).__name__}: {str(exc)[:300]}")
+        return settings, Policy()
+    if config is None:
+        return settings, Policy()
+    settings.update(config.values.get("live") or {})
+    return settings, config.policy
+
+
+def _failure(found: ToolCall) -> tuple[Failure | None, str]:
+    """The step's failure, if it failed, and where it came from."""
+    from failcode.record._failure import Failure  # noqa: PLC0415
+    from failcode.triage._events import Command, ErrorText  # noqa: PLC0415
+
+    event = found.event
+    if isinstance(event, Command):
+        from failcode.triage.analysis._step import classify_command  # noqa: PLC0415
+
+        result, _masked = classify_command(event)
+        return (result, "command") if isinstance(result, Failure) else (None, "command")
+    if isinstance(event, ErrorText):
+        from failcode.triage.analysis._step import classify_error  # noqa: PLC0415
+
+        return classify_error(event), event.source
+    return None, "tool"
+
+
+def _loop_count(step: int, failed: list[Step]) -> tuple[bool, int]:
+    """Whether ``step`` is in a loop by triage's rule, and how many of the loop's steps are
+    at or before it."""
+    from failcode.triage._result import FailureEntry  # noqa: PLC0415
+    from failcode.triage.analysis._loops import find_loops  # noqa: PLC0415
+
+    entries = [FailureEntry(s.step, "command", "", s.failure, 1, None) for s in failed]
+    for loop in find_loops(entries):
+        if step in loop.steps:
+            return True, sum(1 for s in loop.steps if s <= step)
+    return False, 1
+
+
+def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
+                history: History, settings: Mapping[str, Any], policy: Policy,
+                env: Mapping[str, str]) -> tuple[Advice, ToolCall]:
+    """The advice for one hook input (raising on any problem: :func:`run_hook` answers
+    nothing then)."""
+    from failcode.policy._decide import History as Seen  # noqa: PLC0415
+    from failcode.policy._decide import decide  # noqa: PLC0415
+
+    found = hooks.read(event, data)
+    if found.phase == "before":
+        held = history.release(hooks.name, found.session)
+        return (Advice(Verdict.SILENT, "before") if held is None
+                else Advice(Verdict.STOP, "person", held)), found
+    if found.phase != "after":
+        if found.phase == "start":
+            history.prune()
+        return Advice(Verdict.SILENT, "session"), found
+    failure, source = _failure(found)
+    recorded = history.record(hooks.name, found.session, found.call, failure)
+    if failure is None or recorded is None:
+        return Advice(Verdict.SILENT, "success" if failure is None else "seen"), found
+    step, failed = recorded
+    looping, count = _loop_count(step, failed)
+    seen = Seen(signatures={failure.signature: count - 1}) if looping else Seen()
+    decision = decide(failure, seen, policy)
+    advice = advise(failure, decision, action=found.action, count=count, looping=looping,
+                    tell_after=int(settings["tell_after"]),
+                    stop_for_person=bool(settings["stop_for_person"]))
+    if settings["report"] and env.get("FAILCODE_URL") and env.get("FAILCODE_KEY"):
+        _report(failure, decision, found, step, source=source, agent=hooks.name, env=env)
+    if advice.verdict is Verdict.STOP and event not in hooks.can_stop:
+        history.hold(hooks.name, found.session, advice.text)
+        advice = Advice(Verdict.TELL, advice.row, advice.text, advice.count)
+    return advice, found
+
+
+def _report(failure: Failure, decision: Decision, found: ToolCall, step: int, *, source: str,
+            agent: str, env: Mapping[str, str]) -> None:
+    """Put the failure's event in the outbox and start a sender for it, without waiting."""
+    from failcode.events._event import failure_event  # noqa: PLC0415
+    from failcode.live._send import outbox  # noqa: PLC0415
+
+    name = "command.failed" if source == "command" else "tool.failed"
+    event = failure_event(failure, event=name, session=found.session, step=step,
+                          source=f"{agent} hook", decision=decision)
+    box = outbox()
+    box.mkdir(parents=True, exist_ok=True)
+    staged = box / f".{event.event_id}.tmp"
+    staged.write_bytes(event.to_json() + b"\n")
+    staged.replace(box / f"{event.event_id}.json")
+    # our own interpreter and module, never waited for
+    subprocess.Popen(
+        [sys.executable, "-m", "failcode.live._send"], stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env=dict(env))
+
+
+def run_hook(agent: str, event: str, stdin: BinaryIO, *,
+             env: Mapping[str, str] | None = None) -> str:
+    """Run one hook call: read the input, answer (what to print on stdout; empty: nothing).
+    Never raises (see the module's rules)."""
+    started = time.monotonic()
+    env = os.environ if env is None else env
+    hooks = AGENTS.get(agent)
+    if hooks is None:
+        _log(f"{agent} {event}: not an agent failcode has hooks for")
+        return ""
+    try:
+        with _bounded(float(_DEFAULTS["timeout_s"])):
+            raw = stdin.read(MAX_INPUT + 1)
+            if len(raw) > MAX_INPUT:
+                _log(f"{agent} {event}: input over {MAX_INPUT} bytes, answered nothing")
+                return ""
+            data = json.loads(raw)
+            if not isinstance(data, dict):
+                _log(f"{agent} {event}: input is not a JSON object")
+                return ""
+            cwd = data.get("cwd")
+            settings, policy = _settings(cwd if isinstance(cwd, str) else None)
+            left = float(settings["timeout_s"]) - (time.monotonic() - started)
+            if left <= 0:
+                raise HookTimeoutError("no time left after reading the configuration")
+            if hasattr(signal, "setitimer"):  # the project's own bound from here on
+                signal.setitimer(signal.ITIMER_REAL, left)
+            with History(state_dir() / "live.db", timeout_s=min(left, 1.0)) as history:
+                advice, found = hook_answer(hooks, event, data, history=history,
+                                            settings=settings, policy=policy, env=env)
+            answer = hooks.answer(event, advice)
+    except Exception as exc:  # noqa: BLE001 - never break the agent
+        _log(f"{agent} {event}: {type(exc).__name__}: {str(exc)[:300]}")
+        return ""
+    elapsed = (time.monotonic() - started) * 1000
+    if advice.verdict is not Verdict.SILENT or advice.row not in ("success", "session", "before"):
+        _log(f"{agent} {event} session={found.session} row={advice.row} "
+             f"verdict={advice.verdict.value} count={advice.count} {elapsed:.0f} ms")
+    return answer
+
+
+def hook_main(agent: str, event: str) -> int:
+    """``failcode hook AGENT EVENT``: answer on stdout; the exit status is always 0."""
+    answer = run_hook(agent, event, sys.stdin.buffer)
+    if answer:
+        sys.stdout.write(answer + "\n")
+        sys.stdout.flush()
+    return 0
