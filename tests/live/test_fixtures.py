@@ -6,8 +6,9 @@ replayed, in order, through the hook's own reading and classification; the oracl
 scenario's ground truth (``tests/lab/scenarios/``: the command's true exit status and the
 failure a careful triage reports), never the hook's own output:
 
-- every tool call the agent ran and reported is one step, failed or not, as the ground truth
-  says; a failed step's kind, category and class are the ground truth's;
+- every step that failed (the ground truth's) reaches the hook, and no step the agent never
+  ran (refused, or after a provider fault it gave up on); a failed step's kind, category and
+  class are the ground truth's;
 - a step the ground truth calls an outcome (a refused command, a string to replace that is not
   there) is no failure;
 - the hook's answer for every payload is valid JSON of the agent's output format, or nothing.
@@ -29,9 +30,9 @@ from tests.lab.scenario import SCENARIOS, load
 
 if TYPE_CHECKING:
     from failcode.live._agents import ToolCall
+    from tests.lab.scenario import Scenario
 
 FIXTURES = Path(__file__).parent / "fixtures"
-_STUB_CALL = re.compile(r"call_stub_(\d+)$")
 
 
 def _runs() -> list[Path]:
@@ -45,19 +46,28 @@ def _payloads(run: Path) -> list[tuple[str, dict[str, Any]]]:
             for event, name in zip(meta["events"], meta["payloads"], strict=True)]
 
 
-def _steps(agent: str, payloads: list[tuple[str, dict[str, Any]]]) -> list[tuple[int, ToolCall]]:
-    """The after-call payloads with the scenario step each reports: the stub's call id names
-    it (``call_stub_N``) where the agent passes the id on, else the calls' order."""
+def _steps(agent: str, scenario: Scenario,
+           payloads: list[tuple[str, dict[str, Any]]]) -> list[tuple[int, ToolCall]]:
+    """The after-call payloads with the scenario step each reports: the scripted model names
+    the step in a shell call's ``description`` (``stub step N``) and in the call's id
+    (``call_stub_N``) where the agent passes the id on; a file tool's call without either is
+    the next scenario step acting on its file."""
     hooks = AGENTS[agent]
-    found = []
+    steps: list[tuple[int, ToolCall]] = []
     for event, data in payloads:
         call = hooks.read(event, data)
-        if call.phase == "after":
-            found.append(call)
-    steps = []
-    for order, call in enumerate(found):
-        named = _STUB_CALL.search(call.call or "")
-        steps.append((int(named.group(1)) if named else order, call))
+        if call.phase != "after":
+            continue
+        described = str((data.get("tool_input") or {}).get("description", ""))
+        named = (re.fullmatch(r"stub step (\d+)", described)
+                 or re.search(r"call_stub_(\d+)$", call.call or ""))
+        if named is not None:
+            steps.append((int(named.group(1)), call))
+            continue
+        after = steps[-1][0] + 1 if steps else 0
+        match = next(n for n in range(after, len(scenario.steps))
+                     if scenario.steps[n].path and call.action.endswith(scenario.steps[n].path))
+        steps.append((match, call))
     return steps
 
 
@@ -70,10 +80,13 @@ def test_there_are_recorded_payloads_for_every_agent_with_hooks() -> None:
 def test_each_step_is_classified_as_the_ground_truth_says(run: Path) -> None:
     scenario = load(SCENARIOS / f"{run.name}.toml")
     agent = run.parent.name
-    steps = _steps(agent, _payloads(run))
-    ran = [n for n, step in enumerate(scenario.steps) if not step.refused]
-    assert [n for n, _ in steps] == ran, f"{agent}/{run.name}: the hook saw steps " \
-        f"{[n for n, _ in steps]}, the agent ran {ran}"
+    steps = _steps(agent, scenario, _payloads(run))
+    seen = [n for n, _ in steps]
+    end = len(scenario.steps) if scenario.fatal_step is None else scenario.fatal_step
+    ran = [n for n in range(end) if not scenario.steps[n].refused]
+    failed = [n for n in ran if scenario.steps[n].expect.failure]
+    assert set(seen) <= set(ran), f"{agent}/{run.name}: steps {seen}, the agent ran {ran}"
+    assert set(failed) <= set(seen), f"{agent}/{run.name}: failed steps {failed}, seen {seen}"
     for step, call in steps:
         truth = scenario.steps[step]
         failure, _source = step_failure(call)

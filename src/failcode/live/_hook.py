@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from failcode.policy._decide import Decision, Policy
     from failcode.record._failure import Failure
 
-__all__ = ["MAX_INPUT", "HookTimeoutError", "hook_answer", "hook_main", "run_hook"]
+__all__ = ["MAX_INPUT", "HookTimeoutError", "hook_answer", "hook_main", "run_hook", "step_failure"]
 
 MAX_INPUT: Final = 32 * 1024 * 1024
 LOG_MAX: Final = 1024 * 1024
@@ -108,7 +108,7 @@ def _settings(cwd: str | None) -> tuple[dict[str, Any], Policy]:
     return settings, config.policy
 
 
-def _failure(found: ToolCall) -> tuple[Failure | None, str]:
+def step_failure(found: ToolCall) -> tuple[Failure | None, str]:
     """The step's failure, if it failed, and where it came from."""
     from failcode.record._failure import Failure  # noqa: PLC0415
     from failcode.triage._events import Command, ErrorText  # noqa: PLC0415
@@ -156,7 +156,7 @@ def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
         if found.phase == "start":
             history.prune()
         return Advice(Verdict.SILENT, "session"), found
-    failure, source = _failure(found)
+    failure, source = step_failure(found)
     recorded = history.record(hooks.name, found.session, found.call, failure)
     if failure is None or recorded is None:
         return Advice(Verdict.SILENT, "success" if failure is None else "seen"), found
