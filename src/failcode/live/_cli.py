@@ -75,7 +75,7 @@ def install_command(agent: str, project: bool, directory: Path | None,
     try:
         changed = install(hooks, path, command=command)
     except SettingsError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"{path}: cannot be written ({exc})") from None
     events = ", ".join(hooks.events)
@@ -95,7 +95,7 @@ def uninstall_command(agent: str, project: bool, directory: Path | None) -> None
     try:
         changed = uninstall(hooks, path)
     except SettingsError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"{path}: cannot be written ({exc})") from None
     if changed:

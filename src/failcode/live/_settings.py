@@ -13,9 +13,11 @@ Rules:
 - A settings file that is not a JSON object (broken JSON, a ``hooks`` that is not a table, an
   event that is not a list) is a :class:`SettingsError` naming the file, the line and column
   or the key, and what was expected; nothing is written.
-- Uninstall removes failcode's entries, and the lists and tables that only held them, so a
-  file failcode created or extended reads as it did before (a ``hooks`` table that was empty
-  before install is removed with the last entry: the one difference uninstall can leave).
+- Uninstall removes failcode's entries, and the lists and tables that only held them; when
+  what is left reads as the backup, the backup's text is written back byte for byte (its
+  formatting, key order and escapes), so install then uninstall leaves the file as it was.
+  A file written in between keeps its new content (a ``hooks`` table that was empty before
+  install is then removed with the last entry). The file's own indentation is kept.
 - An entry is failcode's when its command runs ``failcode hook`` (the ``failcode`` program,
   or ``python -m failcode``).
 """
@@ -120,8 +122,25 @@ def _ours(entry: object) -> bool:
     return isinstance(entry, dict) and bool(_OURS.search(f" {entry.get('command', '')}"))
 
 
-def _write(path: Path, data: dict[str, Any], before: str | None) -> None:
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+def _indent(text: str | None) -> int | str:
+    """The file's own indentation (its first indented line's), else two spaces."""
+    for line in (text or "").splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and stripped != line:
+            lead = line[:len(line) - len(stripped)]
+            return lead if "\t" in lead else len(lead)
+    return 2
+
+
+def _dumps(data: dict[str, Any], like: str | None) -> str:
+    return json.dumps(data, indent=_indent(like), ensure_ascii=False) + "\n"
+
+
+def _write(path: Path, data: dict[str, Any], before: str | None, *,
+           restore: str | None = None) -> None:
+    """Write ``data`` (or the text ``restore`` when it reads as ``data``: the file as it was
+    before failcode changed it, byte for byte)."""
+    text = restore if restore is not None else _dumps(data, before)
     if text == before:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -160,7 +179,7 @@ def install(hooks: AgentHooks, path: Path, *, command: str | None = None) -> boo
         if event != "SessionStart":
             group = {"matcher": "*", **group}
         table[event] = [*groups, group]
-    changed = json.dumps(data, indent=2, ensure_ascii=False) + "\n" != before
+    changed = _dumps(data, before) != before
     _write(path, data, before)
     return changed
 
@@ -194,8 +213,18 @@ def uninstall(hooks: AgentHooks, path: Path) -> bool:
         return False
     if not table:
         del data["hooks"]
-    _write(path, data, before)
+    _write(path, data, before, restore=_backup_of(path, data))
     return True
+
+
+def _backup_of(path: Path, data: dict[str, Any]) -> str | None:
+    """The backup's text when it reads as ``data`` (the file is back to what it was)."""
+    backup = path.parent / (path.name + BACKUP)
+    try:
+        text = backup.read_text(encoding="utf-8")
+        return text if json.loads(text) == data else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
 
 
 def installed(hooks: AgentHooks, path: Path) -> Installed:

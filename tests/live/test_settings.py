@@ -1,0 +1,161 @@
+"""``failcode hooks install|uninstall|status``: merged into the agent's settings, nothing else
+touched, idempotent, a backup first, a broken file refused with nothing written.
+
+The commands run as a person runs them (the real program, HOME pointed at a temporary
+folder); the settings files start as what the lab's agents write for themselves, plus hooks of
+someone else's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from failcode.live import AGENTS, install, installed, uninstall
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# what the lab's Gemini CLI launch writes, and a hook of the user's own
+GEMINI = {"security": {"auth": {"selectedType": "gemini-api-key"},
+                       "folderTrust": {"enabled": False}},
+          "general": {"maxAttempts": 3},
+          "hooks": {"AfterTool": [{"matcher": "write_file",
+                                   "hooks": [{"type": "command", "command": "prettier -w",
+                                              "timeout": 5000}]}]}}
+CLAUDE = {"permissions": {"allow": ["Bash(npm test)"]}, "model": "sonnet",
+          "hooks": {"PreToolUse": [{"matcher": "Bash",
+                                    "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}
+
+
+def failcode_cli(*args: str, home: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(home)}
+    return subprocess.run([sys.executable, "-m", "failcode", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, check=False, timeout=60)
+
+
+def _write(path: Path, data: dict[str, Any]) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, indent=2) + "\n"
+    path.write_text(text)
+    return text
+
+
+@pytest.mark.parametrize(("agent", "before"), [("claude-code", CLAUDE), ("gemini-cli", GEMINI)])
+def test_install_adds_only_failcodes_entries_and_uninstall_restores_the_file(
+        agent: str, before: dict[str, Any], tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    hooks = AGENTS[agent]
+    path = home / hooks.user_settings
+    original = _write(path, before)
+
+    done = failcode_cli("hooks", "install", agent, home=home, cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert str(path) in done.stdout
+    after = json.loads(path.read_text())
+    # every key of the file is still there with its value; only hooks grew
+    assert {k: v for k, v in after.items() if k != "hooks"} == \
+        {k: v for k, v in before.items() if k != "hooks"}
+    for event, groups in before["hooks"].items():
+        assert after["hooks"][event][:len(groups)] == groups
+    assert set(installed(hooks, path).commands) == set(hooks.events)
+    assert (path.parent / (path.name + ".failcode-backup")).read_text() == original
+
+    again = failcode_cli("hooks", "install", agent, home=home, cwd=project)
+    assert again.returncode == 0
+    assert "already installed" in again.stdout
+    assert json.loads(path.read_text()) == after
+
+    status = failcode_cli("hooks", "status", agent, home=home, cwd=project)
+    assert status.returncode == 0
+    assert f"({'user'}): installed in {path}" in status.stdout
+
+    gone = failcode_cli("hooks", "uninstall", agent, home=home, cwd=project)
+    assert gone.returncode == 0, gone.stderr
+    assert path.read_text() == original
+
+
+def test_project_scope_writes_the_projects_file(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    done = failcode_cli("hooks", "install", "claude-code", "--project", home=home, cwd=project)
+    assert done.returncode == 0, done.stderr
+    path = project / ".claude" / "settings.json"
+    assert set(installed(AGENTS["claude-code"], path).commands) == set(
+        AGENTS["claude-code"].events)
+    assert not (home / ".claude").exists()
+    gone = failcode_cli("hooks", "uninstall", "claude-code", "--project", home=home, cwd=project)
+    assert gone.returncode == 0
+    assert json.loads(path.read_text()) == {}
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ('{"model": "sonnet",\n  "hooks": {,}\n}\n', "line 2, column 13"),
+    ("[1, 2]\n", "a JSON object is expected"),
+    ('{"hooks": []}\n', "key 'hooks' must be an object"),
+    ('{"hooks": {"PostToolUse": {"matcher": "*"}}}\n', "key 'hooks.PostToolUse' must be a list"),
+])
+def test_a_settings_file_failcode_cannot_merge_is_refused_and_left_alone(
+        text: str, where: str, tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    done = failcode_cli("hooks", "install", "claude-code", home=home, cwd=project)
+    assert done.returncode == 1
+    assert str(path) in done.stderr
+    assert where in done.stderr
+    assert "nothing was written" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert path.read_text() == text
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+def test_an_entry_failcode_wrote_before_is_updated_not_added_twice(tmp_path: Path) -> None:
+    hooks = AGENTS["gemini-cli"]
+    path = tmp_path / "settings.json"
+    install(hooks, path, command="/old/venv/bin/failcode")
+    install(hooks, path)
+    data = json.loads(path.read_text())
+    commands = [h["command"] for groups in data["hooks"].values() for g in groups
+                for h in g["hooks"]]
+    assert len(commands) == len(hooks.events)
+    assert all("/old/venv" not in c and c.startswith(sys.executable) for c in commands)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                 max_size=3),
+    max_leaves=12)
+_hooks_table = st.dictionaries(
+    st.sampled_from(["PreToolUse", "PostToolUse", "AfterTool", "Stop", "Custom"]),
+    st.lists(st.fixed_dictionaries({"matcher": st.text(max_size=5), "hooks": st.lists(
+        st.fixed_dictionaries({"type": st.just("command"), "command": st.text(max_size=12)}),
+        min_size=1, max_size=2)}), min_size=1, max_size=2),
+    max_size=3)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rest=st.dictionaries(st.text(max_size=6).filter(lambda k: k != "hooks"), _json,
+                            max_size=4),
+       table=_hooks_table, agent=st.sampled_from(sorted(AGENTS)))
+def test_uninstall_after_install_gives_back_any_settings_file(
+        rest: dict[str, Any], table: dict[str, Any], agent: str,
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    path = tmp_path_factory.mktemp("settings") / "settings.json"
+    original = {**rest, **({"hooks": table} if table else {})}
+    text = _write(path, original)
+    install(AGENTS[agent], path)
+    assert installed(AGENTS[agent], path).commands
+    uninstall(AGENTS[agent], path)
+    assert path.read_text() == text
