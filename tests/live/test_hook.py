@@ -1,0 +1,227 @@
+"""``failcode hook AGENT EVENT``, the real program, fed the payloads real agents sent.
+
+What it answers (the decision table of docs/live.md, on the lab's recorded payloads), that it
+never breaks the agent (exit 0 and no answer for any input or state it cannot use, a line in
+its own log), that parallel calls of one session are all counted, and that a failure reaches
+a failcode service when one is configured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from failcode.live import MARK
+from tests.service.conftest import running
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def hook(agent: str, event: str, payload: bytes | dict[str, Any], *, state: Path,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return subprocess.run(
+        [sys.executable, "-m", "failcode", "hook", agent, event], input=data,
+        capture_output=True, timeout=60, check=False,
+        env={**os.environ, "FAILCODE_STATE_DIR": str(state), **(env or {})})
+
+
+def recorded(agent: str, scenario: str) -> list[tuple[str, dict[str, Any]]]:
+    run = FIXTURES / agent / scenario
+    meta = json.loads((run / "meta.json").read_text())
+    return [(event, json.loads((run / name).read_text()))
+            for event, name in zip(meta["events"], meta["payloads"], strict=True)]
+
+
+def failed_calls(agent: str, scenario: str, project: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The scenario's failed-call payloads, run from ``project`` (its configuration)."""
+    return [(event, {**data, "cwd": str(project)}) for event, data in recorded(agent, scenario)
+            if event in ("PostToolUseFailure", "AfterTool")]
+
+
+def log_of(state: Path) -> str:
+    path = state / "hook.log"
+    return path.read_text() if path.exists() else ""
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "gemini-cli"])
+def test_a_loop_is_told_to_the_model_at_its_second_step(agent: str, tmp_path: Path) -> None:
+    """loop-same-failure: the same failing test run three times; the first failure gets no
+    answer, the second and third a message in the agent's own format naming the command, the
+    count, who must act and what to do instead."""
+    answers = []
+    for event, data in failed_calls(agent, "loop-same-failure", tmp_path):
+        done = hook(agent, event, data, state=tmp_path / "state")
+        assert done.returncode == 0
+        answers.append(json.loads(done.stdout) if done.stdout.strip() else None)
+    assert answers[0] is None
+    for answer, times in zip(answers[1:], ("twice", "three times"), strict=True):
+        assert answer is not None
+        context = answer["hookSpecificOutput"]["additionalContext"]
+        assert context.startswith(MARK)
+        assert "`python -m pytest -q -p no:cacheprovider test_calc.py`" in context
+        assert times in context
+        assert "FC-TEST-003" in context
+        assert "Who must act: you, the agent" in context
+
+
+def test_the_threshold_is_the_projects_tell_after(tmp_path: Path) -> None:
+    (tmp_path / "failcode.toml").write_text("[live]\ntell_after = 3\n")
+    told = [hook("claude-code", event, data, state=tmp_path / "state").stdout.strip() != b""
+            for event, data in failed_calls("claude-code", "loop-same-failure", tmp_path)]
+    assert told == [False, False, True]
+
+
+def _missing_modules(project: Path) -> list[dict[str, Any]]:
+    """Three failed runs, each of a script that imports another module nobody installed."""
+    template = recorded("claude-code", "missing-module")
+    base = next(d for e, d in template if e == "PostToolUseFailure")
+    calls = []
+    for n, name in enumerate(("alpha", "beta", "gamma")):
+        error = (f"Exit code 1\nTraceback (most recent call last):\n  File \"/lab/project/"
+                 f"{name}.py\", line 1, in <module>\n    import fc_{name}\n"
+                 f"ModuleNotFoundError: No module named 'fc_{name}'")
+        calls.append({**base, "cwd": str(project), "tool_use_id": f"toolu_{n}",
+                      "tool_input": {"command": f"python {name}.py"}, "error": error})
+    return calls
+
+
+def test_only_a_person_can_fix_it_stops_the_agent_at_its_next_call(tmp_path: Path) -> None:
+    """Claude Code ignores a stop answered to PostToolUseFailure: the model is told at once,
+    and the session's next PreToolUse is answered with the stop (the call denied), once."""
+    state = tmp_path / "state"
+    answers = [hook("claude-code", "PostToolUseFailure", call, state=state).stdout
+               for call in _missing_modules(tmp_path)]
+    assert answers[0] == b""
+    told = json.loads(answers[2])["hookSpecificOutput"]["additionalContext"]
+    assert "Only a person can fix this" in told
+    assert "fc_gamma" in told
+    before = {**_missing_modules(tmp_path)[0], "hook_event_name": "PreToolUse",
+              "tool_use_id": "toolu_next"}
+    stop = json.loads(hook("claude-code", "PreToolUse", before, state=state).stdout)
+    assert stop["continue"] is False
+    assert stop["stopReason"] == told
+    assert stop["hookSpecificOutput"]["permissionDecision"] == "deny"
+    again = hook("claude-code", "PreToolUse", before, state=state)
+    assert again.stdout == b""  # a person who resumed the session is not stopped again
+
+
+def test_stop_for_person_false_tells_the_model_instead(tmp_path: Path) -> None:
+    (tmp_path / "failcode.toml").write_text("[live]\nstop_for_person = false\n")
+    state = tmp_path / "state"
+    last = [hook("claude-code", "PostToolUseFailure", call, state=state).stdout
+            for call in _missing_modules(tmp_path)][-1]
+    assert "Do not retry it" in json.loads(last)["hookSpecificOutput"]["additionalContext"]
+    before = {**_missing_modules(tmp_path)[0], "tool_use_id": "toolu_next"}
+    assert hook("claude-code", "PreToolUse", before, state=state).stdout == b""
+
+
+@pytest.mark.parametrize(("payload", "logged"), [
+    (b"", "JSONDecodeError"),
+    (b"\xff\xfe not json", "Error"),
+    (b"[1, 2, 3]", "not a JSON object"),
+    (b'{"session_id": 7, "tool_name": ["x"], "tool_input": "no", "error": {}}', ""),
+])
+def test_input_it_cannot_use_is_answered_with_nothing(payload: bytes, logged: str,
+                                                      tmp_path: Path) -> None:
+    done = hook("claude-code", "PostToolUseFailure", payload, state=tmp_path)
+    assert done.returncode == 0
+    assert done.stdout == b""
+    assert done.stderr == b""
+    assert logged in log_of(tmp_path)
+
+
+def test_an_agent_it_has_no_hooks_for_is_answered_with_nothing(tmp_path: Path) -> None:
+    done = hook("no-such-agent", "PostToolUse", b"{}", state=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert "not an agent failcode has hooks for" in log_of(tmp_path)
+
+
+def test_a_locked_history_costs_the_hook_its_answer_not_the_agent(tmp_path: Path) -> None:
+    """Another process holds the history's write lock past the hook's time bound."""
+    (tmp_path / "failcode.toml").write_text("[live]\ntimeout_s = 0.5\n")
+    state = tmp_path / "state"
+    calls = failed_calls("claude-code", "loop-same-failure", tmp_path)
+    hook("claude-code", *calls[0], state=state)  # creates the history
+    holder = sqlite3.connect(state / "live.db", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        done = hook("claude-code", *calls[1], state=state)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert "locked" in log_of(state) or "ran past" in log_of(state)
+
+
+@pytest.mark.parametrize("damage", ["a file where the folder goes", "a damaged history"])
+def test_a_state_folder_it_cannot_use_is_answered_with_nothing(damage: str,
+                                                               tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    if damage == "a file where the folder goes":
+        state.write_text("not a folder")
+    else:
+        state.mkdir()
+        (state / "live.db").write_bytes(b"SQLite format 3\x00" + b"\x13" * 4096)
+    event, data = failed_calls("claude-code", "loop-same-failure", tmp_path)[0]
+    done = hook("claude-code", event, data, state=state)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    if damage == "a damaged history":
+        assert "DatabaseError" in log_of(state)
+
+
+def test_a_broken_configuration_is_logged_and_the_defaults_apply(tmp_path: Path) -> None:
+    (tmp_path / "failcode.toml").write_text("[live]\ntell_after = 'soon'\n")
+    state = tmp_path / "state"
+    answers = [hook("claude-code", e, d, state=state).stdout
+               for e, d in failed_calls("claude-code", "loop-same-failure", tmp_path)]
+    assert [a != b"" for a in answers] == [False, True, True]
+    assert "config: ConfigError" in log_of(state)
+
+
+def test_parallel_calls_of_one_session_are_each_counted_once(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    event, data = failed_calls("claude-code", "loop-same-failure", tmp_path)[0]
+    calls = [{**data, "tool_use_id": f"toolu_parallel_{n}"} for n in range(8)]
+    with ThreadPoolExecutor(4) as pool:
+        done = list(pool.map(lambda c: hook("claude-code", event, c, state=state), calls))
+    assert all(d.returncode == 0 for d in done)
+    again = hook("claude-code", event, calls[0], state=state)  # the same call id: not again
+    assert again.stdout == b""
+    with sqlite3.connect(state / "live.db") as db:
+        steps = [row[0] for row in db.execute("SELECT step FROM steps ORDER BY step")]
+    assert steps == list(range(8))
+    told = sum(1 for d in done if d.stdout)
+    assert told == 7  # every failure after the first of the loop
+
+
+def test_a_failure_reaches_the_service_without_the_hook_waiting(tmp_path: Path) -> None:
+    with running("sqlite", tmp_path) as served:
+        env = {"FAILCODE_URL": served.url, "FAILCODE_KEY": served.keys["ingest"]}
+        state = tmp_path / "state"
+        for event, data in failed_calls("gemini-cli", "missing-module", tmp_path):
+            assert hook("gemini-cli", event, data, state=state, env=env).returncode == 0
+        deadline = time.monotonic() + 60
+        findings: list[Any] = []
+        while time.monotonic() < deadline:  # the sender delivers on its own
+            status, body = served.json("GET", "/v1/findings", key=served.keys["read"])
+            assert status == 200
+            findings = body["findings"]
+            if findings:
+                break
+            time.sleep(0.2)
+        assert findings, log_of(state)
+        assert findings[0]["code"] == "FC-CMD-002"
+        deadline = time.monotonic() + 60
+        while any((state / "outbox").glob("*")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any((state / "outbox").glob("*"))
