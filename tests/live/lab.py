@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 SCENARIOS: Final = Path(__file__).parent / "scenarios"
 HOOKED: Final = ("claude-code", "gemini-cli")
 """The lab agents failcode installs hooks in."""
+_SETTINGS: Final = {"claude-code": ".claude/settings.json", "gemini-cli": ".gemini/settings.json"}
+"""The user settings file each agent's hooks go in (Gemini CLI's launch writes its own)."""
 TELL_AFTER: Final = 2
 """``[live] tell_after``'s default: the loop step at which the model is told."""
 
@@ -45,6 +48,9 @@ class LiveRun:
     heed: bool
     requests: list[dict[str, Any]]
     hook_log: str
+    settings_restored: bool | None
+    """Whether ``failcode hooks uninstall`` after the run gave back the agent's own settings
+    file byte for byte (None: no hooks were installed)."""
     exit_code: int | None
     timed_out: bool
     stdout: str
@@ -83,25 +89,38 @@ def install_hooks(agent: str, home: Path, project: Path) -> str:
 
 def run_live(agent_name: str, scenario: Scenario, *, hooks: bool = True, heed: bool = False,
              keep: Path | None = None) -> LiveRun:
-    """One run of ``scenario`` through the agent, with failcode's hooks or without."""
+    """One run of ``scenario`` through the agent, with failcode's hooks or without; with them,
+    ``failcode hooks uninstall`` afterwards, checked against the settings file before."""
     agent = agents()[agent_name]
     agent.install()
-    state: dict[str, Path] = {}
+    state: dict[str, Any] = {}
+    settings_file = _SETTINGS[agent_name]
 
     def prepare(ctx: RunContext, launch: Launch) -> None:
         state["dir"] = ctx.root / "failcode-state"
         launch.env["FAILCODE_STATE_DIR"] = str(state["dir"])
         if hooks:
+            path = ctx.home / settings_file
+            state["before"] = path.read_bytes() if path.exists() else None
             install_hooks(agent_name, ctx.home, ctx.project)
 
-    result, ctx = run(agent, scenario, keep=keep, prepare=prepare, heed=heed)
-    if ctx is None:
-        raise RuntimeError(f"{agent_name} does not run {scenario.name}: {result.skipped}")
-    log_path = state["dir"] / "hook.log"
-    hook_log = log_path.read_text() if log_path.exists() else ""
+    with tempfile.TemporaryDirectory(prefix="failcode-live-", dir=keep) as folder:
+        result, ctx = run(agent, scenario, keep=Path(folder), prepare=prepare, heed=heed)
+        if ctx is None:
+            raise RuntimeError(f"{agent_name} does not run {scenario.name}: {result.skipped}")
+        log_path = state["dir"] / "hook.log"
+        hook_log = log_path.read_text() if log_path.exists() else ""
+        restored = None
+        if hooks:
+            env = {**os.environ, "HOME": str(ctx.home)}
+            subprocess.run([sys.executable, "-m", "failcode", "hooks", "uninstall", agent_name],
+                           cwd=ctx.project, env=env, capture_output=True, check=True,
+                           timeout=60)
+            path = ctx.home / settings_file
+            restored = (path.read_bytes() if path.exists() else None) == state["before"]
     requests = [r for r in result.log if r.get("api") and r.get("fault") is None]
-    return LiveRun(agent_name, scenario.name, hooks, heed, requests, hook_log, result.exit_code,
-                   result.timed_out, result.stdout)
+    return LiveRun(agent_name, scenario.name, hooks, heed, requests, hook_log, restored,
+                   result.exit_code, result.timed_out, result.stdout)
 
 
 def _summary(runs: list[LiveRun]) -> dict[str, Any]:
