@@ -12,8 +12,10 @@ first told, and the steps a heeding model did not take.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -54,6 +56,8 @@ class LiveRun:
     exit_code: int | None
     timed_out: bool
     stdout: str
+    ran_commands: int = 0
+    """The tool calls that ran, as the hooks' history counted them (0 without hooks)."""
 
     @property
     def played(self) -> list[int]:
@@ -110,6 +114,11 @@ def run_live(agent_name: str, scenario: Scenario, *, hooks: bool = True, heed: b
             raise RuntimeError(f"{agent_name} does not run {scenario.name}: {result.skipped}")
         log_path = state["dir"] / "hook.log"
         hook_log = log_path.read_text() if log_path.exists() else ""
+        history = state["dir"] / "live.db"
+        ran = 0
+        if history.exists():
+            with contextlib.closing(sqlite3.connect(history)) as db:
+                ran = int(db.execute("SELECT COUNT(*) FROM steps").fetchone()[0])
         restored = None
         if hooks:
             env = {**os.environ, "HOME": str(ctx.home)}
@@ -120,7 +129,7 @@ def run_live(agent_name: str, scenario: Scenario, *, hooks: bool = True, heed: b
             restored = (path.read_bytes() if path.exists() else None) == state["before"]
     requests = [r for r in result.log if r.get("api") and r.get("fault") is None]
     return LiveRun(agent_name, scenario.name, hooks, heed, requests, hook_log, restored,
-                   result.exit_code, result.timed_out, result.stdout)
+                   result.exit_code, result.timed_out, result.stdout, ran)
 
 
 def _summary(runs: list[LiveRun]) -> dict[str, Any]:
@@ -128,6 +137,7 @@ def _summary(runs: list[LiveRun]) -> dict[str, Any]:
     return {"agent": plain.agent, "scenario": plain.scenario,
             "steps without hooks": len(plain.played), "first told (hooks)": hooked.first_told,
             "told without hooks": plain.told_at, "steps with hooks": len(hooked.played),
+            "commands run with hooks": hooked.ran_commands,
             "steps when the model heeds": len(heeded.played),
             "steps saved": len(plain.played) - len(heeded.played)}
 

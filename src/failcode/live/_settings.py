@@ -15,7 +15,8 @@ Rules:
   or the key, and what was expected; nothing is written.
 - Uninstall removes failcode's entries, and the lists and tables that only held them; when
   what is left reads as the backup, the backup's text is written back byte for byte (its
-  formatting, key order and escapes), so install then uninstall leaves the file as it was.
+  formatting, key order and escapes), and a file install created (no backup) that is left
+  empty is removed, so install then uninstall leaves the settings as they were.
   A file written in between keeps its new content (a ``hooks`` table that was empty before
   install is then removed with the last entry). The file's own indentation is kept.
 - An entry is failcode's when its command runs ``failcode hook`` (the ``failcode`` program,
@@ -213,6 +214,10 @@ def uninstall(hooks: AgentHooks, path: Path) -> bool:
         return False
     if not table:
         del data["hooks"]
+    backup = path.parent / (path.name + BACKUP)
+    if not data and not backup.exists():  # failcode created the file: it goes again
+        path.unlink()
+        return True
     _write(path, data, before, restore=_backup_of(path, data))
     return True
 
