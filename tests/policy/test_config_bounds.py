@@ -33,6 +33,8 @@ BOUNDS: dict[str, tuple[str, float, float]] = {
     "monitor.signature_repeats": ("int", 1, 1000),
     "monitor.rejected_actions": ("int", 1, 1000),
     "monitor.no_matches": ("int", 1, 1000),
+    "live.tell_after": ("int", 2, 1000),
+    "live.timeout_s": ("float", 0.1, 60.0),
     "store.promote_after": ("int", 1, 1000),
     "store.demote_after": ("int", 1, 1000),
 }
