@@ -24,6 +24,7 @@ How each agent is given the hook (read from the pinned agents' own code):
   only once trusted, else).
 - Qwen Code: ``hooks`` in ``~/.qwen/settings.json``.
 - Cline: one executable file per event, named after it, in ``$CLINE_DIR/hooks/``.
+- OpenHands: ``~/.openhands/hooks.json`` (Claude Code's shape).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ EVENTS: Final[dict[str, tuple[str, ...]]] = {
                   "Stop", "StopFailure", "SessionEnd"),
     "cline": ("TaskStart", "PostToolUse", "TaskComplete", "TaskError", "TaskCancel",
               "SessionShutdown"),
+    "openhands": ("SessionStart", "PostToolUse", "Stop", "SessionEnd"),
 }
 """Per agent with command hooks, the events recorded, in the order a run meets them."""
 HOOK_TIMEOUT_S: Final = 30
@@ -124,6 +126,9 @@ def install_hooks(agent: str, ctx: RunContext, launch: Launch, folder: Path) -> 
         merge_hooks(codex_home / "hooks.json", _groups(folder, events, HOOK_TIMEOUT_S))
         if "--dangerously-bypass-hook-trust" not in launch.argv:
             launch.argv.insert(launch.argv.index("exec") + 1, "--dangerously-bypass-hook-trust")
+    elif agent == "openhands":  # the CLI loads it (HookConfig.load) when no project file is
+        merge_hooks(ctx.home / ".openhands" / "hooks.json",
+                    _groups(folder, events, HOOK_TIMEOUT_S))
     elif agent == "cline":
         hooks = Path(launch.env.get("CLINE_DIR", ctx.home / ".cline")) / "hooks"
         hooks.mkdir(parents=True, exist_ok=True)
