@@ -148,7 +148,8 @@ _hooks_table = st.dictionaries(
 @settings(max_examples=150, deadline=None)
 @given(rest=st.dictionaries(st.text(max_size=6).filter(lambda k: k != "hooks"), _json,
                             max_size=4),
-       table=_hooks_table, agent=st.sampled_from(sorted(AGENTS)))
+       table=_hooks_table,
+       agent=st.sampled_from(sorted(n for n, a in AGENTS.items() if a.kind == "settings")))
 def test_uninstall_after_install_gives_back_any_settings_file(
         rest: dict[str, Any], table: dict[str, Any], agent: str,
         tmp_path_factory: pytest.TempPathFactory) -> None:

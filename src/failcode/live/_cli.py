@@ -44,7 +44,8 @@ def hooks_group() -> None:
     """failcode inside the agent's loop: its hooks classify each failed tool call as it
     happens, tell the model when it loops and stop the agent when only a person can help.
 
-    Agents: claude-code, gemini-cli. See docs/live.md for what the agent is told and why.
+    Agents: claude-code, gemini-cli, qwen-code, codex, cline. See docs/live.md for what the
+    agent is told and why.
     """
 
 
@@ -83,6 +84,8 @@ def install_command(agent: str, project: bool, directory: Path | None,
         click.echo(f"{hooks.title}: failcode's hooks installed in {path} ({events}).")
     else:
         click.echo(f"{hooks.title}: failcode's hooks were already installed in {path}.")
+    if hooks.note:
+        click.echo(hooks.note)
 
 
 @hooks_group.command("uninstall")

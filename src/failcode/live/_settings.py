@@ -21,6 +21,10 @@ Rules:
   install is then removed with the last entry). The file's own indentation is kept.
 - An entry is failcode's when its command runs ``failcode hook`` (the ``failcode`` program,
   or ``python -m failcode``).
+- An agent whose hooks are files (Cline: one executable per event, named after it, in a
+  folder) gets one short shell script per event; one of another's for the same event is a
+  :class:`SettingsError` (the agent runs one file per event: the person merges them), and
+  uninstall removes only failcode's scripts (and the folder, when it is left empty).
 """
 
 from __future__ import annotations
@@ -65,8 +69,11 @@ def default_command(agent: str, event: str) -> str:
 
 def settings_file(hooks: AgentHooks, scope: str, *, home: Path | None = None,
                   project: Path | None = None) -> Path:
-    """The settings file of ``scope`` (``user`` or ``project``)."""
+    """The settings file (or hook folder) of ``scope`` (``user`` or ``project``)."""
     if scope == "user":
+        moved = os.environ.get(hooks.home_env) if hooks.home_env and home is None else None
+        if moved:  # $CODEX_HOME/hooks.json, $CLINE_DIR/hooks
+            return Path(moved) / Path(hooks.user_settings).name
         return (home or Path.home()) / hooks.user_settings
     return (project or Path.cwd()) / hooks.project_settings
 
@@ -152,6 +159,12 @@ def _write(path: Path, data: dict[str, Any], before: str | None, *,
     staged.replace(path)
 
 
+def _run(hooks: AgentHooks, event: str, command: str | None) -> str:
+    if command is None:
+        return default_command(hooks.name, event)
+    return f"{command} hook {shlex.quote(hooks.name)} {shlex.quote(event)}"
+
+
 def install(hooks: AgentHooks, path: Path, *, command: str | None = None) -> bool:
     """Merge failcode's entries into ``path``; whether the file changed.
 
@@ -161,13 +174,14 @@ def install(hooks: AgentHooks, path: Path, *, command: str | None = None) -> boo
         command: the command prefix to run instead of this interpreter's failcode
             (``failcode`` when it is on the agent's PATH); the agent and event are appended.
     """
+    if hooks.kind == "files":
+        return _install_files(hooks, path, command)
     data, before = _load(path)
     table = _hooks_table(path, data, create=True)
     assert table is not None
     timeout = round(HOOK_TIMEOUT_S / hooks.timeout_unit)
     for event in hooks.events:
-        run = (default_command(hooks.name, event) if command is None
-               else f"{command} hook {shlex.quote(hooks.name)} {shlex.quote(event)}")
+        run = _run(hooks, event, command)
         groups = _groups(path, table, event)
         mine = [h for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
                 for h in g["hooks"] if _ours(h)]
@@ -187,6 +201,8 @@ def install(hooks: AgentHooks, path: Path, *, command: str | None = None) -> boo
 
 def uninstall(hooks: AgentHooks, path: Path) -> bool:
     """Remove failcode's entries from ``path``; whether the file changed."""
+    if hooks.kind == "files":
+        return _uninstall_files(hooks, path)
     data, before = _load(path)
     if before is None:
         return False
@@ -234,6 +250,9 @@ def _backup_of(path: Path, data: dict[str, Any]) -> str | None:
 
 def installed(hooks: AgentHooks, path: Path) -> Installed:
     """failcode's entries in ``path`` (none when the file is missing)."""
+    if hooks.kind == "files":
+        return Installed(path, {event: _script_command(path / event) for event in hooks.events
+                                if _script_command(path / event)})
     data, before = _load(path)
     table = _hooks_table(path, data, create=False) if before is not None else None
     found: dict[str, str] = {}
@@ -243,3 +262,69 @@ def installed(hooks: AgentHooks, path: Path) -> Installed:
                 if _ours(entry):
                     found[event] = str(entry.get("command"))
     return Installed(path, found)
+
+
+# -- an agent whose hooks are files (Cline: one executable per event, named after it) --------
+_SCRIPT: Final = ("#!/bin/sh\n# failcode's hook (failcode hooks uninstall {agent} removes it)\n"
+                  "exec {run}\n")
+
+
+def _script_command(path: Path) -> str:
+    """The command of failcode's hook file at ``path`` ("" when there is none of failcode's)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    for line in text.splitlines():
+        if line.startswith("exec ") and _OURS.search(f" {line[5:]}"):
+            return line[5:]
+    return ""
+
+
+def _taken(folder: Path, event: str) -> Path | None:
+    """Another hook file for ``event`` in ``folder`` (the agent matches names without case
+    and with any of its extensions), not failcode's."""
+    if not folder.is_dir():
+        return None
+    for path in folder.iterdir():
+        if path.name.split(".", 1)[0].lower() == event.lower() and not _script_command(path):
+            return path
+    return None
+
+
+def _install_files(hooks: AgentHooks, folder: Path, command: str | None) -> bool:
+    if folder.exists() and not folder.is_dir():
+        raise SettingsError(f"{folder}: a folder of hook files is expected, found a file; "
+                            "nothing was written")
+    for event in hooks.events:
+        other = _taken(folder, event)
+        if other is not None:
+            raise SettingsError(f"{other}: {hooks.title} already has a {event} hook that is not "
+                                "failcode's; it runs one file per event, so add the line "
+                                f"`{_run(hooks, event, command)}` to it yourself; nothing "
+                                "was written")
+    changed = False
+    folder.mkdir(parents=True, exist_ok=True)
+    for event in hooks.events:
+        path = folder / event
+        text = _SCRIPT.format(agent=hooks.name, run=_run(hooks, event, command))
+        if path.exists() and path.read_text(encoding="utf-8") == text:
+            continue
+        staged = folder / f".{event}.failcode-{os.getpid()}"
+        staged.write_text(text, encoding="utf-8")
+        staged.chmod(0o755)
+        staged.replace(path)
+        changed = True
+    return changed
+
+
+def _uninstall_files(hooks: AgentHooks, folder: Path) -> bool:
+    removed = False
+    for event in hooks.events:
+        path = folder / event
+        if _script_command(path):
+            path.unlink()
+            removed = True
+    if removed and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+    return removed

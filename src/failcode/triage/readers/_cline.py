@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 
     from failcode.triage._events import Event
 
-__all__ = ["ClineReader", "ClineSessionReader"]
+__all__ = ["ClineReader", "ClineSessionReader", "cli_result"]
 
 _RESULT: Final = re.compile(r"\[(?P<tool>\w+)(?: for '(?P<target>[^\n]*?)')?\] Result:\n")
 _NEW_PROBLEMS: Final = "New problems detected after saving the file:"
@@ -367,7 +367,7 @@ class ClineSessionReader:
                     if block.get("type") == "tool_result":
                         entry = pending.pop(as_str(block.get("tool_use_id")), None)
                         if entry is not None:
-                            yield from _cli_result(*entry, block)
+                            yield from cli_result(*entry, block)
         yield SessionEnd(steps, end, name, ended_by, said=said)
 
 
@@ -389,8 +389,11 @@ def _cli_action(call: dict[str, Any]) -> str:
     return f"{as_str(call.get('name')) or 'tool'} {target}".strip()
 
 
-def _cli_result(first: int, call: dict[str, Any], stamp: float | None,
-                block: dict[str, Any]) -> Iterator[Event]:
+def cli_result(first: int, call: dict[str, Any], stamp: float | None,
+               block: dict[str, Any]) -> Iterator[Event]:
+    """The events of one tool call's result (``block``'s ``content``: the result entries),
+    its steps numbered from ``first`` (the reader's rules; the live hooks read Cline's hook
+    input with them too)."""
     content = block.get("content")
     entries = [as_dict(e) for e in content] if isinstance(content, list) else []
     name = as_str(call.get("name"))

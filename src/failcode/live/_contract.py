@@ -1,0 +1,103 @@
+"""What every agent's hook contract is made of: :class:`AgentHooks` (where its hooks live, the
+events failcode registers, how an input reads and an answer is written) and :class:`ToolCall`,
+one hook input read. Each agent's module (``_claude``, ``_gemini``, ``_qwen``, ``_codex``,
+``_cline``) fills one in; :mod:`._agents` lists them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from failcode.live._advice import Verdict
+from failcode.triage.readers._text import as_str
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from failcode.live._advice import Advice
+    from failcode.triage._events import Event
+
+__all__ = ["AgentHooks", "ToolCall", "action_of", "common_answer", "not_a_result", "session_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One hook input, read: the session, the call's id, what ran and the step's event (None:
+    a tool call that succeeded, or an input that is not a tool call)."""
+
+    session: str
+    call: str | None
+    cwd: str | None
+    action: str
+    event: Event | None
+    phase: str = "after"
+    """``after`` a tool call, ``before`` one (the agent asks whether to run it), ``start`` of a
+    session, ``other``."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentHooks:
+    """One agent's hook contract."""
+
+    name: str
+    title: str
+    user_settings: str
+    """The user's settings file (a folder of hook files for ``files``), relative to the home
+    folder, or to ``$<home_env>`` when that variable is set."""
+    project_settings: str
+    """The project's settings file (or hook folder), relative to the project's root."""
+    events: tuple[str, ...]
+    """The events failcode registers, in the agent's own names."""
+    read: Callable[[str, Mapping[str, Any]], ToolCall]
+    answer_fields: Callable[[str, Advice], dict[str, Any]]
+    can_stop: frozenset[str]
+    """The events whose answer can stop the agent; a stop decided at another one is told to
+    the model at once and answered at the session's next ``before`` event."""
+    timeout_unit: float = 1.0
+    """The settings' timeout unit in seconds (1 for seconds, 0.001 for milliseconds)."""
+    kind: str = "settings"
+    """``settings``: entries in a JSON settings file's ``hooks`` table; ``files``: one
+    executable file per event in a folder."""
+    home_env: str | None = None
+    """A variable that moves the user's settings folder (Codex's ``CODEX_HOME``)."""
+    note: str = ""
+    """What else the person must do before the agent runs the hooks (said after install)."""
+
+    def answer(self, event: str, advice: Advice) -> str:
+        """What the hook prints on stdout for ``advice`` (empty: nothing)."""
+        fields = self.answer_fields(event, advice)
+        return json.dumps(fields) if fields else ""
+
+
+def session_of(data: Mapping[str, Any]) -> str:
+    return as_str(data.get("session_id")) or "unknown"
+
+
+def action_of(tool: str, tool_input: Mapping[str, Any]) -> str:
+    """The call as the model wrote it: its command, else the tool and its file."""
+    command = as_str(tool_input.get("command"))
+    if command:
+        return command
+    target = as_str(tool_input.get("file_path") or tool_input.get("path"))
+    return f"{tool} {target}".strip()
+
+
+def not_a_result(event: str, data: Mapping[str, Any], *, before: str,
+                 start: str = "SessionStart") -> ToolCall:
+    """An input that reports no tool result: ``before`` a call, a session's ``start``."""
+    phase = "before" if event == before else "start" if event == start else "other"
+    return ToolCall(session_of(data), None, as_str(data.get("cwd")) or None, "", None, phase)
+
+
+def common_answer(event: str, advice: Advice) -> dict[str, Any]:
+    """The answer of the agents that took Claude Code's hook output: context for the model
+    (``hookSpecificOutput.additionalContext``), or a stop (``continue: false`` with
+    ``stopReason``, ``systemMessage`` for the person)."""
+    if advice.verdict is Verdict.TELL:
+        return {"hookSpecificOutput": {"hookEventName": event,
+                                       "additionalContext": advice.text}}
+    if advice.verdict is Verdict.STOP:
+        return {"continue": False, "stopReason": advice.text, "systemMessage": advice.text}
+    return {}
