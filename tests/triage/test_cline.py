@@ -215,3 +215,26 @@ def test_a_cli_sessions_failed_request_ends_it_on_the_provider(tmp_path: Path) -
     assert session.status == "provider_error"
     assert session.ended_failure is not None
     assert session.ended_failure.code.startswith("FC-PROV-")
+
+
+def test_a_command_the_runs_abort_signal_stopped_is_cancelled(tmp_path: Path) -> None:
+    """``Command was aborted`` is the CLI's own error when the run's abort signal stops a
+    command (the person, or Cline's own stop after repeated failing calls, as the live lab's
+    same-failure-five shows at its fifth call): a cancelled outcome, not the tool's defect."""
+    path = tmp_path / "1770000000000_fghij.messages.json"
+    call = {"type": "tool_use", "id": "t1", "name": "run_commands",
+            "input": {"commands": ["python -m pytest -q"]}}
+    path.write_text(json.dumps({
+        "version": 1, "sessionId": "1770000000000_fghij",
+        "origin": {"source": "cli", "version": "3.0.65"}, "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "go"}]},
+            {"role": "assistant", "content": [call]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "name": "run_commands",
+                 "content": [{"query": "python -m pytest -q", "result": "",
+                              "error": "Command failed: Command was aborted",
+                              "success": False}]}]}]}))
+    (session,) = triage([path]).sessions
+    assert session.failures == []
+    assert [(o.step, o.outcome.reason) for o in session.outcomes] == [
+        (0, "the run was aborted")]

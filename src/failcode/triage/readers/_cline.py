@@ -285,6 +285,10 @@ def _stamp(value: object) -> float | None:
 
 
 # -- Cline's CLI (3.x): sessions/<id>/<id>.messages.json ---------------------------------------
+_ABORTED: Final = re.compile(r"\A(?:Command failed: )?Command was aborted\.?\Z")
+"""A command the run's abort signal stopped (the CLI's own text, ``Error("Command was aborted")``
+when its AbortSignal fires: the person, or Cline itself after repeated failing calls): a
+cancellation, never the tool's failure."""
 _EXITED: Final = re.compile(r"\A\[Command exited with code (-?\d+)\]\n?")
 """How the CLI's ``run_commands`` opens a failed command's ``result`` (its ``error`` is
 ``Command exited with code N``)."""
@@ -305,7 +309,9 @@ class ClineSessionReader:
       ``{"query", "result", "success", "error"}``) or one other tool call, numbered from 0.
     - A command's status: ``[Command exited with code N]`` opening its ``result`` (the
       output follows), else 0 when ``success`` is true; a failed entry without a code is the
-      tool's error (its ``error`` text). Another tool's entry with ``success`` false (or a
+      tool's error (its ``error`` text), except ``Command was aborted`` (the CLI's own text when
+      the run's abort signal stops a command: the person, or Cline's own stop after repeated
+      failing calls), a cancelled outcome. Another tool's entry with ``success`` false (or a
       ``tool_result`` marked ``is_error``) is a failure of that tool.
     - A failed model request is an assistant message with ``metadata.displayRole`` ``"error"``
       (its text the provider's message): a provider error of no step; one nothing followed
@@ -411,6 +417,9 @@ def cli_result(first: int, call: dict[str, Any], stamp: float | None,
                 yield Command(first + offset, command, 0, output, stamp)
             elif entry:
                 error = as_str(entry.get("error")) or output
+                if _ABORTED.search(error):  # stopped by the abort signal
+                    yield cancelled(first + offset, command, "the run was aborted", stamp)
+                    continue
                 yield ErrorText(first + offset, "tool", "ClineToolError", error,
                                 evidence=first_line(error), timestamp=stamp, tool=name)
         return
