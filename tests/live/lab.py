@@ -32,10 +32,13 @@ if TYPE_CHECKING:
     from tests.lab.scenario import Scenario
 
 SCENARIOS: Final = Path(__file__).parent / "scenarios"
-HOOKED: Final = ("claude-code", "gemini-cli")
+HOOKED: Final = ("claude-code", "gemini-cli", "qwen-code", "codex", "cline")
 """The lab agents failcode installs hooks in."""
-_SETTINGS: Final = {"claude-code": ".claude/settings.json", "gemini-cli": ".gemini/settings.json"}
-"""The user settings file each agent's hooks go in (Gemini CLI's launch writes its own)."""
+_SETTINGS: Final = {"claude-code": ".claude/settings.json", "gemini-cli": ".gemini/settings.json",
+                    "qwen-code": ".qwen/settings.json", "codex": ".codex/hooks.json",
+                    "cline": ".cline/hooks"}
+"""Where each agent's user hooks go in the run's HOME (the lab's launches write some of these
+files themselves; Cline's is a folder of hook files)."""
 TELL_AFTER: Final = 2
 """``[live] tell_after``'s default: the loop step at which the model is told."""
 
@@ -52,7 +55,7 @@ class LiveRun:
     hook_log: str
     settings_restored: bool | None
     """Whether ``failcode hooks uninstall`` after the run gave back the agent's own settings
-    file byte for byte (None: no hooks were installed)."""
+    (:func:`_restored`; None: no hooks were installed)."""
     exit_code: int | None
     timed_out: bool
     stdout: str
@@ -82,9 +85,35 @@ def expected_tell_step(scenario: Scenario, tell_after: int = TELL_AFTER) -> int:
     return scenario.loops[0][tell_after - 1] + 1
 
 
-def install_hooks(agent: str, home: Path, project: Path) -> str:
-    """``failcode hooks install AGENT`` as a person runs it, with ``home`` as HOME."""
-    env = {**os.environ, "HOME": str(home)}
+def _homes(home: Path, agent_env: dict[str, str]) -> dict[str, str]:
+    """HOME, and the variables that move an agent's settings folder, as the agent has them."""
+    return {"HOME": str(home), **{k: agent_env[k] for k in ("CODEX_HOME", "CLINE_DIR")
+                                  if k in agent_env}}
+
+
+def _snapshot(path: Path) -> dict[str, bytes] | None:
+    """A settings file's bytes, or a hook folder's files (None: not there)."""
+    if path.is_dir():
+        return {p.name: p.read_bytes() for p in sorted(path.iterdir())}
+    return {"": path.read_bytes()} if path.exists() else None
+
+
+def _restored(before: dict[str, bytes] | None, after: dict[str, bytes] | None) -> bool:
+    """Whether uninstall gave the settings back: byte for byte, or, for an agent that
+    rewrites its own settings file while it runs (Qwen Code adds ``$version``), every key the
+    file had before install with its value, ``hooks`` included."""
+    if before == after:
+        return True
+    if before is None or after is None or set(before) != {""} or set(after) != {""}:
+        return False
+    old, new = json.loads(before[""]), json.loads(after[""])
+    return all(new.get(key) == value for key, value in old.items()) and \
+        new.get("hooks") == old.get("hooks")
+
+
+def install_hooks(agent: str, home: Path, project: Path, agent_env: dict[str, str]) -> str:
+    """``failcode hooks install AGENT`` as a person runs it, in the agent's HOME."""
+    env = {**os.environ, **_homes(home, agent_env)}
     done = subprocess.run([sys.executable, "-m", "failcode", "hooks", "install", agent],
                           cwd=project, env=env, capture_output=True, text=True, check=True,
                           timeout=60)
@@ -102,11 +131,15 @@ def run_live(agent_name: str, scenario: Scenario, *, hooks: bool = True, heed: b
 
     def prepare(ctx: RunContext, launch: Launch) -> None:
         state["dir"] = ctx.root / "failcode-state"
+        state["env"] = launch.env
         launch.env["FAILCODE_STATE_DIR"] = str(state["dir"])
         if hooks:
             path = ctx.home / settings_file
-            state["before"] = path.read_bytes() if path.exists() else None
-            install_hooks(agent_name, ctx.home, ctx.project)
+            state["before"] = _snapshot(path)
+            install_hooks(agent_name, ctx.home, ctx.project, launch.env)
+            if agent_name == "codex":  # what automation passes: the hooks are not trusted yet
+                launch.argv.insert(launch.argv.index("exec") + 1,
+                                   "--dangerously-bypass-hook-trust")
 
     with tempfile.TemporaryDirectory(prefix="failcode-live-", dir=keep) as folder:
         result, ctx = run(agent, scenario, keep=Path(folder), prepare=prepare, heed=heed)
@@ -121,12 +154,11 @@ def run_live(agent_name: str, scenario: Scenario, *, hooks: bool = True, heed: b
                 ran = int(db.execute("SELECT COUNT(*) FROM steps").fetchone()[0])
         restored = None
         if hooks:
-            env = {**os.environ, "HOME": str(ctx.home)}
+            env = {**os.environ, **_homes(ctx.home, state["env"])}
             subprocess.run([sys.executable, "-m", "failcode", "hooks", "uninstall", agent_name],
                            cwd=ctx.project, env=env, capture_output=True, check=True,
                            timeout=60)
-            path = ctx.home / settings_file
-            restored = (path.read_bytes() if path.exists() else None) == state["before"]
+            restored = _restored(state["before"], _snapshot(ctx.home / settings_file))
     requests = [r for r in result.log if r.get("api") and r.get("fault") is None]
     return LiveRun(agent_name, scenario.name, hooks, heed, requests, hook_log, restored,
                    result.exit_code, result.timed_out, result.stdout, ran)

@@ -6,9 +6,10 @@ person runs it), then the agent plays a live scenario (``tests/live/scenarios/``
 scripted model, which counts failcode's messages in every request. The ground truth is the
 scenario's own loop: the model must first read failcode's message in the request after the
 loop's second failing step (``[live] tell_after``'s default), and in none before;
-``failcode hooks uninstall`` must then give back the agent's settings file byte for byte. In
-``missing-modules`` (one missing module after another: one cause, the environment) the agent
-must stop before it runs the scenario's last step, because only a person can help.
+``failcode hooks uninstall`` must then give back the agent's settings (byte for byte, or every
+key as it was for an agent that rewrites its own file). In ``missing-modules`` (one missing
+module after another: one cause, the environment) the agent must stop before it runs the
+scenario's last step, because only a person can help.
 
 An agent that cannot be installed is a skip with the reason, and a failure under ``CI=true``
 (``scripts/test.sh`` installs them).
@@ -44,6 +45,5 @@ def test_the_agent_stops_when_only_a_person_can_help(agent: str) -> None:
     run = run_live(agent, scenario)
     assert not run.timed_out, run.stdout[-2000:]
     assert run.first_told == expected_tell_step(scenario), (run.told_at, run.hook_log)
-    ran = run.ran_commands
-    assert ran < len(scenario.steps), (run.played, run.hook_log)
-    assert "Only a person can fix this" in run.stdout
+    assert run.ran_commands < len(scenario.steps), (run.played, run.hook_log)
+    assert "row=person verdict=stop" in run.hook_log, run.hook_log

@@ -11,14 +11,18 @@ docs/live.md).
   command's result is read by the rule triage applies to every log that records none
   (``shell_failed``: the output in the tool's own words says whether and how it failed);
   a failure whose output says nothing of it reads as a success.
-- Answers: ``hookSpecificOutput.additionalContext`` tells the model; ``continue: false`` with
-  ``stopReason`` stops it ("PostToolUse hook stopped execution").
+- Answers: ``hookSpecificOutput.additionalContext`` tells the model. ``continue: false``
+  after a call does not stop ``codex exec`` (measured in the live lab: the next call runs),
+  and ``PreToolUse`` refuses it ("unsupported continue:false"), so a stop is told to the model
+  at once and answered at the session's next ``PreToolUse`` with ``permissionDecision:
+  deny`` and its reason: that call does not run, and the model reads why.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from failcode.live._advice import Verdict
 from failcode.live._contract import (
     AgentHooks,
     ToolCall,
@@ -31,6 +35,8 @@ from failcode.triage.readers._text import as_dict, as_str
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from failcode.live._advice import Advice
 
 __all__ = ["CODEX"]
 
@@ -52,9 +58,19 @@ def read(event: str, data: Mapping[str, Any]) -> ToolCall:
                     as_str(data.get("cwd")) or None, action_of(tool, tool_input), found)
 
 
+def answer(event: str, advice: Advice) -> dict[str, Any]:
+    """A stop is a denied ``PreToolUse`` (Codex takes no ``continue: false`` there)."""
+    if event == "PreToolUse":
+        if advice.verdict is not Verdict.STOP:
+            return {}
+        return {"hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny",
+                                       "permissionDecisionReason": advice.text}}
+    return common_answer(event, advice)
+
+
 CODEX = AgentHooks(
     "codex", "Codex CLI", ".codex/hooks.json", ".codex/hooks.json",
-    ("PostToolUse", "SessionStart"), read, common_answer, frozenset({"PostToolUse"}),
+    ("PreToolUse", "PostToolUse", "SessionStart"), read, answer, frozenset({"PreToolUse"}),
     home_env="CODEX_HOME",
     note=("Codex runs a hook only once you trust it: start codex and trust failcode's hooks "
           "when it asks for a review (or from its hooks list); automation may pass "
