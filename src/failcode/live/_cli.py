@@ -28,7 +28,7 @@ _AGENT = click.Choice(sorted(AGENTS))
 def hook_command(agent: str, event: str) -> None:
     """Read the hook input of AGENT's EVENT on stdin and answer in the agent's hook format.
 
-    The agent runs this, not a person (``failcode hooks install`` registers it). It classifies a
+    The agent runs this, not a person ('failcode hooks install' registers it). It classifies a
     failed tool call as triage does, records it in the session's history, and answers: nothing
     for a failure the agent can fix, a message to the model when the same cause fails again
     (a loop), a stop when only a person can fix it. It always exits 0: whatever goes wrong is
