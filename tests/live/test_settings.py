@@ -35,8 +35,9 @@ CLAUDE = {"permissions": {"allow": ["Bash(npm test)"]}, "model": "sonnet",
                                     "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}
 
 
-def failcode_cli(*args: str, home: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HOME": str(home)}
+def failcode_cli(*args: str, home: Path, cwd: Path,
+                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(home), **(env or {})}
     return subprocess.run([sys.executable, "-m", "failcode", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, check=False, timeout=60)
 
@@ -160,3 +161,46 @@ def test_uninstall_after_install_gives_back_any_settings_file(
     assert installed(AGENTS[agent], path).commands
     uninstall(AGENTS[agent], path)
     assert path.read_text() == text
+
+
+def test_cline_gets_one_hook_file_per_event_and_loses_only_those(tmp_path: Path) -> None:
+    """Cline's hooks are executable files named after their events in ``$CLINE_DIR/hooks``;
+    one of the user's own stays, and one for an event failcode needs is refused."""
+    home, project, cline = tmp_path / "home", tmp_path / "project", tmp_path / "cline"
+    project.mkdir()
+    hooks_dir = cline / "hooks"
+    hooks_dir.mkdir(parents=True)
+    (hooks_dir / "PreToolUse.sh").write_text("#!/bin/sh\nexit 0\n")
+    env = {"CLINE_DIR": str(cline)}
+    done = failcode_cli("hooks", "install", "cline", home=home, cwd=project, env=env)
+    assert done.returncode == 0, done.stderr
+    for event in AGENTS["cline"].events:
+        script = hooks_dir / event
+        assert os.access(script, os.X_OK)
+        # the file runs failcode's hook for that event: run it as Cline does
+        ran = subprocess.run([str(script)], input=b"{}", capture_output=True, check=False,
+                             timeout=60, env={**os.environ, "FAILCODE_STATE_DIR": str(tmp_path)})
+        assert (ran.returncode, ran.stdout) == (0, b"")
+    assert set(installed(AGENTS["cline"], hooks_dir).commands) == set(AGENTS["cline"].events)
+    gone = failcode_cli("hooks", "uninstall", "cline", home=home, cwd=project, env=env)
+    assert gone.returncode == 0
+    assert sorted(p.name for p in hooks_dir.iterdir()) == ["PreToolUse.sh"]
+
+    (hooks_dir / "posttooluse.py").write_text("#!/usr/bin/env python3\n")
+    refused = failcode_cli("hooks", "install", "cline", home=home, cwd=project, env=env)
+    assert refused.returncode == 1
+    assert "posttooluse.py" in refused.stderr
+    assert "nothing was written" in refused.stderr
+    assert sorted(p.name for p in hooks_dir.iterdir()) == ["PreToolUse.sh", "posttooluse.py"]
+
+
+def test_codex_hooks_follow_codex_home_and_install_says_to_trust_them(tmp_path: Path) -> None:
+    home, project, codex = tmp_path / "home", tmp_path / "project", tmp_path / "codex"
+    project.mkdir()
+    done = failcode_cli("hooks", "install", "codex", home=home, cwd=project,
+                        env={"CODEX_HOME": str(codex)})
+    assert done.returncode == 0, done.stderr
+    assert "trust" in done.stdout
+    assert set(installed(AGENTS["codex"], codex / "hooks.json").commands) == set(
+        AGENTS["codex"].events)
+    assert not (home / ".codex").exists()
