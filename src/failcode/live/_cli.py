@@ -22,7 +22,14 @@ __all__ = ["hook_command", "hooks_group"]
 _AGENT = click.Choice(sorted(AGENTS))
 
 
-@click.command("hook", short_help="Run by an agent's hook: classify its last step and answer.")
+def _examples(*lines: str) -> str:
+    return "\b\nExamples:\n" + "".join(f"  {line}\n" for line in lines)
+
+
+@click.command("hook", short_help="Run by an agent's hook: classify its last step and answer.",
+               epilog=_examples(
+                   "echo '{\"session_id\": \"s1\"}' | failcode hook claude-code PostToolUse",
+                   "failcode hooks install claude-code   # registers it for every event"))
 @click.argument("agent")
 @click.argument("event")
 def hook_command(agent: str, event: str) -> None:
@@ -39,7 +46,11 @@ def hook_command(agent: str, event: str) -> None:
     hook_main(agent, event)
 
 
-@click.group("hooks", short_help="Install failcode's hooks in an agent, remove them, show them.")
+@click.group("hooks", short_help="Install failcode's hooks in an agent, remove them, show them.",
+             epilog=_examples("failcode hooks install claude-code",
+                              "failcode hooks install gemini-cli --project",
+                              "failcode hooks status",
+                              "failcode hooks uninstall claude-code"))
 def hooks_group() -> None:
     """failcode inside the agent's loop: its hooks classify each failed tool call as it
     happens, tell the model when it loops and stop the agent when only a person can help.
@@ -62,7 +73,9 @@ def _project_option(function: click.decorators.FC) -> click.decorators.FC:
                              "user's, for every project (default: --user).")(function)
 
 
-@hooks_group.command("install")
+@hooks_group.command("install", epilog=_examples(
+    "failcode hooks install claude-code", "failcode hooks install codex --project",
+    "failcode hooks install gemini-cli --command failcode"))
 @click.argument("agent", type=_AGENT)
 @_project_option
 @click.option("--command", "command", default=None, metavar="CMD",
@@ -88,7 +101,8 @@ def install_command(agent: str, project: bool, directory: Path | None,
         click.echo(hooks.note)
 
 
-@hooks_group.command("uninstall")
+@hooks_group.command("uninstall", epilog=_examples(
+    "failcode hooks uninstall claude-code", "failcode hooks uninstall cline --project"))
 @click.argument("agent", type=_AGENT)
 @_project_option
 def uninstall_command(agent: str, project: bool, directory: Path | None) -> None:
@@ -107,7 +121,8 @@ def uninstall_command(agent: str, project: bool, directory: Path | None) -> None
         click.echo(f"{hooks.title}: no hooks of failcode's in {path}.")
 
 
-@hooks_group.command("status")
+@hooks_group.command("status", epilog=_examples(
+    "failcode hooks status", "failcode hooks status claude-code --dir ../other-project"))
 @click.argument("agent", type=_AGENT, required=False)
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="The project's root (default: here).")
