@@ -20,7 +20,9 @@ from typing import Any
 
 import pytest
 
+from failcode import FAILCODE_SCHEMA, Section, Setting
 from failcode.live import MARK
+from failcode.live._hook import _DEFAULTS
 from tests.service.conftest import running
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -225,3 +227,13 @@ def test_a_failure_reaches_the_service_without_the_hook_waiting(tmp_path: Path) 
         while any((state / "outbox").glob("*")) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not any((state / "outbox").glob("*"))
+
+
+def test_the_hooks_defaults_are_the_configurations() -> None:
+    """The hook keeps ``[live]``'s defaults itself (it loads the configuration module only when
+    the project has a file): they must be the schema's."""
+
+    live = FAILCODE_SCHEMA.entries["live"]
+    assert isinstance(live, Section)
+    assert {key: setting.default for key, setting in live.entries.items()
+                         if isinstance(setting, Setting)} == _DEFAULTS

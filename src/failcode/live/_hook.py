@@ -19,6 +19,10 @@ Rules:
 - With ``FAILCODE_URL`` and ``FAILCODE_KEY`` set (and ``[live] report``), each failure is
   also sent to that service, by a process of its own started without waiting for it
   (:mod:`failcode.live._send`): the hook never waits for the network.
+
+An agent runs the hook before and after every tool call and waits for it, so what a call does
+not need is imported only when it is needed (the classification for a result, the
+configuration for a project that has a file): the functions import it inside.
 """
 
 from __future__ import annotations
