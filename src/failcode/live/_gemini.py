@@ -49,10 +49,10 @@ def content_text(content: object) -> str:
 
 
 def read(event: str, data: Mapping[str, Any]) -> ToolCall:
-    from failcode.triage.readers._gemini import tool_call  # noqa: PLC0415
-
     if event != "AfterTool":
         return not_a_result(event, data, before="BeforeTool")
+    from failcode.triage.readers._gemini import tool_call  # noqa: PLC0415
+
     tool = as_str(data.get("tool_name"))
     tool_input = as_dict(data.get("tool_input"))
     response = as_dict(data.get("tool_response"))

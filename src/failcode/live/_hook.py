@@ -93,13 +93,14 @@ def _log(line: str) -> None:
 
 def _settings(cwd: str | None) -> tuple[dict[str, Any], Policy]:
     """The ``[live]`` settings and the decision policy of the project at ``cwd``."""
-    from failcode.policy._config import find_config, load_config  # noqa: PLC0415
     from failcode.policy._decide import Policy  # noqa: PLC0415
 
     settings = dict(_DEFAULTS)
     if not cwd or not any((Path(cwd) / name).is_file()
                           for name in ("failcode.toml", "pyproject.toml")):
         return settings, Policy()
+    from failcode.policy._config import find_config, load_config  # noqa: PLC0415
+
     try:
         path = find_config(cwd)
         config = load_config(path) if path is not None else None

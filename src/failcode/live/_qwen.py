@@ -35,10 +35,10 @@ __all__ = ["QWEN_CODE"]
 
 
 def read(event: str, data: Mapping[str, Any]) -> ToolCall:
-    from failcode.triage.readers._gemini import tool_call  # noqa: PLC0415
-
     if event not in ("PostToolUse", "PostToolUseFailure"):
         return not_a_result(event, data, before="PreToolUse")
+    from failcode.triage.readers._gemini import tool_call  # noqa: PLC0415
+
     session, cwd = session_of(data), as_str(data.get("cwd")) or None
     tool = as_str(data.get("tool_name"))
     tool_input = as_dict(data.get("tool_input"))
