@@ -237,3 +237,20 @@ def test_the_hooks_defaults_are_the_configurations() -> None:
     assert isinstance(live, Section)
     assert {key: setting.default for key, setting in live.entries.items()
                          if isinstance(setting, Setting)} == _DEFAULTS
+
+
+def test_a_secret_in_the_command_is_not_repeated_in_the_message(tmp_path: Path) -> None:
+    """The message names the command as the model wrote it, redacted: it is shown to the
+    person and kept in the transcript."""
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    command = f"curl -fsS -H 'Authorization: token {token}' https://api.github.com/user"
+    state = tmp_path / "state"
+    answers = []
+    for event, data in failed_calls("claude-code", "loop-same-failure", tmp_path)[:2]:
+        call = {**data, "tool_input": {"command": command},
+                "error": "Exit code 22\ncurl: (22) The requested URL returned error: 401"}
+        answers.append(hook("claude-code", event, call, state=state).stdout)
+    told = json.loads(answers[1])["hookSpecificOutput"]["additionalContext"]
+    assert "curl" in told
+    assert token not in told
+    assert token.encode() not in (state / "live.db").read_bytes()

@@ -169,7 +169,12 @@ def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
     looping, count = _loop_count(step, failed)
     seen = Seen(signatures={failure.signature: count - 1}) if looping else Seen()
     decision = decide(failure, seen, policy)
-    advice = advise(failure, decision, action=found.action, count=count, looping=looping,
+    from failcode.signature._redact import redact  # noqa: PLC0415
+
+    # the command as the model wrote it, with the secrets the redaction rules know replaced:
+    # the message is shown to the person too, and kept in the agent's transcript
+    advice = advise(failure, decision, action=redact(found.action), count=count,
+                    looping=looping,
                     tell_after=int(settings["tell_after"]),
                     stop_for_person=bool(settings["stop_for_person"]))
     if settings["report"] and env.get("FAILCODE_URL") and env.get("FAILCODE_KEY"):
