@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -254,3 +256,28 @@ def test_a_secret_in_the_command_is_not_repeated_in_the_message(tmp_path: Path) 
     assert "curl" in told
     assert token not in told
     assert token.encode() not in (state / "live.db").read_bytes()
+
+
+def test_a_full_disk_costs_the_hook_its_answer_not_the_agent(tmp_path: Path) -> None:
+    """No write succeeds (RLIMIT_FSIZE 0, SIGXFSZ ignored: every write fails with EFBIG, as
+    on a full disk): the hook still exits 0 with no answer, and the history is intact."""
+    state = tmp_path / "state"
+    calls = failed_calls("claude-code", "loop-same-failure", tmp_path)
+    hook("claude-code", *calls[0], state=state)
+    with sqlite3.connect(state / "live.db") as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def no_growth() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    event, data = calls[1]
+    done = subprocess.run(
+        [sys.executable, "-m", "failcode", "hook", "claude-code", event],
+        input=json.dumps(data).encode(), capture_output=True, timeout=60, check=False,
+        preexec_fn=no_growth,
+        env={**os.environ, "FAILCODE_STATE_DIR": str(state)})
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    with sqlite3.connect(state / "live.db") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert db.execute("SELECT COUNT(*) FROM steps").fetchone() == (1,)
