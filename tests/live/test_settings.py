@@ -121,6 +121,24 @@ def test_a_settings_file_failcode_cannot_merge_is_refused_and_left_alone(
     assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
 
 
+def test_a_settings_file_with_comments_is_left_alone_with_the_reason(tmp_path: Path) -> None:
+    """Gemini CLI reads its settings as JSON with comments (``stripJsonComments`` in its
+    bundle): failcode would lose them by writing the file, so it says so and writes nothing."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    path = home / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True)
+    text = '{\n  // my model\n  "model": {"name": "gemini-2.5-pro"} /* pinned */\n}\n'
+    path.write_text(text)
+    done = failcode_cli("hooks", "install", "gemini-cli", home=home, cwd=project)
+    assert done.returncode == 1
+    assert f"{path}: has comments" in done.stderr
+    assert path.read_text() == text
+    status = failcode_cli("hooks", "status", "gemini-cli", home=home, cwd=project)
+    assert "has comments" in status.stdout
+    assert "nothing was written" not in status.stdout
+
+
 def test_an_entry_failcode_wrote_before_is_updated_not_added_twice(tmp_path: Path) -> None:
     hooks = AGENTS["gemini-cli"]
     path = tmp_path / "settings.json"

@@ -135,8 +135,10 @@ def status_command(agent: str | None, directory: Path | None) -> None:
             path = settings_file(hooks, scope, project=directory)
             try:
                 found = installed(hooks, path)
-            except SettingsError as exc:
-                click.echo(f"{hooks.title} ({scope}): {exc}")
+            except SettingsError as exc:  # a read, not a write: no "nothing was written"
+                problem = str(exc).split("; nothing was written", 1)[0].split(
+                    ", so nothing was written", 1)[0]
+                click.echo(f"{hooks.title} ({scope}): {problem}")
                 problems += 1
                 continue
             if found.commands:

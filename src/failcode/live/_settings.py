@@ -83,6 +83,39 @@ def _line_col(text: str, pos: int) -> tuple[int, int]:
     return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
 
+def _without_comments(text: str) -> str:
+    """``text`` with ``//`` and ``/* */`` comments outside strings removed (JSONC, which
+    Gemini CLI and Qwen Code read their settings as)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == '"':
+            end = i + 1
+            while end < n and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[i:end + 1])
+            i = end + 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        else:
+            out.append(char)
+            i += 1
+    return "".join(out)
+
+
+def _commented(text: str) -> bool:
+    """Whether ``text`` is JSON once its comments are removed."""
+    try:
+        json.loads(_without_comments(text))
+    except ValueError:
+        return False
+    return True
+
+
 def _load(path: Path) -> tuple[dict[str, Any], str | None]:
     """The settings object and the file's text (None: no file yet)."""
     try:
@@ -96,6 +129,11 @@ def _load(path: Path) -> tuple[dict[str, Any], str | None]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
+        if _commented(text):
+            raise SettingsError(
+                f"{path}: has comments (which the agent allows); failcode would lose them "
+                "by writing the file, so nothing was written: remove them, or add failcode's "
+                "entries yourself (failcode hooks install --help shows the commands)") from None
         line, col = _line_col(text, exc.pos)
         raise SettingsError(f"{path}, line {line}, column {col}: not JSON ({exc.msg}); "
                             "fix the file or move it away, then run again; nothing was "
