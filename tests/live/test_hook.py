@@ -8,6 +8,7 @@ a failcode service when one is configured.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import resource
@@ -24,7 +25,7 @@ import pytest
 
 from failcode import FAILCODE_SCHEMA, Section, Setting
 from failcode.live import MARK
-from failcode.live._hook import _DEFAULTS
+from failcode.live._hook import _DEFAULTS, run_hook
 from tests.service.conftest import running
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -281,3 +282,16 @@ def test_a_full_disk_costs_the_hook_its_answer_not_the_agent(tmp_path: Path) -> 
     with sqlite3.connect(state / "live.db") as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert db.execute("SELECT COUNT(*) FROM steps").fetchone() == (1,)
+
+
+def test_the_hook_answers_from_a_thread_too(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off the main thread no timer can interrupt it (signals go to the main thread): it
+    answers without one rather than not at all."""
+    monkeypatch.setenv("FAILCODE_STATE_DIR", str(tmp_path))
+    calls = failed_calls("claude-code", "loop-same-failure", tmp_path)
+    with ThreadPoolExecutor(1) as pool:
+        answers = list(pool.map(
+            lambda c: run_hook("claude-code", c[0], io.BytesIO(json.dumps(c[1]).encode()),
+                               env={}), calls))
+    assert [bool(a) for a in answers] == [False, True, True]

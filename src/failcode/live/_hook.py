@@ -33,6 +33,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -61,11 +62,16 @@ class HookTimeoutError(Exception):
     """The hook call ran past its time bound."""
 
 
+def _timers() -> bool:
+    """Whether a real-time timer can interrupt this thread (the main one, on Unix)."""
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
 @contextlib.contextmanager
 def _bounded(seconds: float) -> Iterator[None]:
-    """Interrupt the block after ``seconds`` (a real-time timer; nothing where there is
-    none)."""
-    if not hasattr(signal, "setitimer"):
+    """Interrupt the block after ``seconds`` (a real-time timer; nothing where there is none,
+    or off the main thread, where signals cannot be handled)."""
+    if not _timers():
         yield
         return
 
@@ -231,7 +237,7 @@ def run_hook(agent: str, event: str, stdin: BinaryIO, *,
             left = float(settings["timeout_s"]) - (time.monotonic() - started)
             if left <= 0:
                 raise HookTimeoutError("no time left after reading the configuration")
-            if hasattr(signal, "setitimer"):  # the project's own bound from here on
+            if _timers():  # the project's own bound from here on
                 signal.setitimer(signal.ITIMER_REAL, left)
             with History(state_dir() / "live.db", timeout_s=min(left, 1.0)) as history:
                 advice, found = hook_answer(hooks, event, data, history=history,
