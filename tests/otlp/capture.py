@@ -3,6 +3,7 @@
 ::
 
     python -m tests.otlp.capture [--agent A]... [--scenario S]... [--out DIR] [--keep DIR]
+                                 [--all-signals]
 
 Each run is a lab run (:func:`tests.lab.runner.run`: the scripted model, a private HOME, the
 agent's own settings) with the agent's telemetry pointed at a recording endpoint
@@ -20,6 +21,12 @@ agent's own settings) with the agent's telemetry pointed at a recording endpoint
 - Qwen Code (a Gemini CLI fork that reads the same ``telemetry`` settings from
   ``~/.qwen/settings.json``): as Gemini CLI; docs/team.md does not name it.
 
+``--all-signals`` adds what the setup above leaves off, into ``<agent>+all-signals/``: Claude
+Code's metrics (``OTEL_METRICS_EXPORTER=otlp``) and traces (``OTEL_TRACES_EXPORTER=otlp`` with
+``CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1``: its traces are a beta behind that switch), Codex's
+``trace_exporter`` and ``metrics_exporter`` (``otlp-http`` to ``/v1/traces``, ``/v1/metrics``);
+Gemini CLI and Qwen Code export all three signals already.
+
 After the agent exits the recorder waits until no request arrived for 2 s (the exporter's last
 flush), at most 30 s. Every request is normalized with the lab's
 :class:`~tests.lab.normalize.Normalizer`, built as :func:`tests.lab.runner.save` builds it,
@@ -28,7 +35,7 @@ after a pass of its own for what the normalizer cannot see in OTLP/JSON (its key
 
 - ``*UnixNano`` times: the n-th distinct instant of the run becomes 2026-01-01T00:00:00Z plus
   n seconds (0 stays 0), so order survives, values do not;
-- attribute values whose key names a duration (``duration``, ``elapsed``, ``_ms``,
+- attribute values whose key names a duration (``duration``, ``elapsed``, ``_ms``, ``_ns``,
   ``latency``, ``ttft``...) become 0, a process id (``process.pid``, ``pid``) 4242;
 - a metric data point's value becomes 0 when its metric names a time (unit ``s`` or ``ms``);
 - the recorder's port becomes 4318 (OTLP/HTTP's own), the stub's 8765 (the normalizer).
@@ -50,7 +57,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from tests.lab.agents import REPO, AgentUnavailableError, agents, cache_dir
 from tests.lab.normalize import Normalizer
@@ -77,7 +84,8 @@ QUIET_S: Final = 2.0
 BOUND_S: Final = 30.0
 
 _DURATION_KEY: Final = re.compile(
-    r"(?:duration|elapsed|latency|_ms$|Ms$|_secs$|_seconds$|ttft|time_to_first)", re.IGNORECASE)
+    r"(?:duration|elapsed|latency|_ms$|Ms$|_ns$|_secs$|_seconds$|ttft|time_to_first)",
+    re.IGNORECASE)
 _PID_KEY: Final = re.compile(r"^(?:process\.pid|process\.parent_pid|pid|pgid)$")
 _CPU_KEY: Final = re.compile(r"^cpu_usage_")
 _KERNEL_KEY: Final = re.compile(r"^(?:os\.version|os_release)$")
@@ -89,7 +97,16 @@ path (``/root`` for the main agent), which the normalizer would take for the rea
 
 
 # -- pointing each agent at the recorder, as docs/team.md says ----------------------------------
-def _claude_code(ctx: RunContext, launch: Launch, url: str) -> dict[str, Any]:
+class Configure(Protocol):
+    """Points one agent's telemetry at ``url``; ``every`` asks for every signal it can
+    export, beyond what docs/team.md sets up. Returns what it set, for ``meta.json``."""
+
+    def __call__(self, ctx: RunContext, launch: Launch, url: str, *, every: bool = False,
+                 ) -> dict[str, Any]: ...
+
+
+def _claude_code(ctx: RunContext, launch: Launch, url: str, *, every: bool = False,
+                 ) -> dict[str, Any]:
     del ctx
     removed = ["DISABLE_TELEMETRY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"]
     for name in removed:
@@ -98,21 +115,33 @@ def _claude_code(ctx: RunContext, launch: Launch, url: str) -> dict[str, Any]:
            "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {KEY}",
            "CLAUDE_CODE_ENABLE_TELEMETRY": "1", "OTEL_LOGS_EXPORTER": "otlp",
            "OTEL_METRICS_EXPORTER": "none", "OTEL_LOG_TOOL_DETAILS": "1"}
+    if every:  # traces are a beta behind their own switch
+        env |= {"OTEL_METRICS_EXPORTER": "otlp", "OTEL_TRACES_EXPORTER": "otlp",
+                "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA": "1"}
     launch.env |= env
     return {"env": env, "removed": removed}
 
 
-def _codex(ctx: RunContext, launch: Launch, url: str) -> dict[str, Any]:
+def _codex(ctx: RunContext, launch: Launch, url: str, *, every: bool = False,
+           ) -> dict[str, Any]:
     config = Path(launch.env.get("CODEX_HOME", str(ctx.home / ".codex"))) / "config.toml"
-    table = ("\n[otel]\nexporter = { otlp-http = { endpoint = "
-             f'"{url}/v1/logs", protocol = "binary", headers = {{ "authorization" = '
-             f'"Bearer {KEY}" }} }} }}\n')
+
+    def exporter(signal: str) -> str:
+        return (f'{{ otlp-http = {{ endpoint = "{url}/v1/{signal}", protocol = "binary", '
+                f'headers = {{ "authorization" = "Bearer {KEY}" }} }} }}')
+
+    table = f"\n[otel]\nexporter = {exporter('logs')}\n"
+    if every:
+        table += (f"trace_exporter = {exporter('traces')}\n"
+                  f"metrics_exporter = {exporter('metrics')}\n")
     config.write_text(config.read_text() + table)
     return {"config.toml": table.strip()}
 
 
-def _gemini_like(folder: str) -> Callable[[RunContext, Launch, str], dict[str, Any]]:
-    def configure(ctx: RunContext, launch: Launch, url: str) -> dict[str, Any]:
+def _gemini_like(folder: str) -> Configure:
+    def configure(ctx: RunContext, launch: Launch, url: str, *, every: bool = False,
+                  ) -> dict[str, Any]:
+        del every  # the settings above already export all three signals
         path = ctx.home / folder / "settings.json"
         settings = json.loads(path.read_text()) if path.exists() else {}
         telemetry = {"enabled": True, "target": "local", "otlpProtocol": "http",
@@ -127,7 +156,7 @@ def _gemini_like(folder: str) -> Callable[[RunContext, Launch, str], dict[str, A
     return configure
 
 
-CONFIGURE: Final[dict[str, Callable[[RunContext, Launch, str], dict[str, Any]]]] = {
+CONFIGURE: Final[dict[str, Configure]] = {
     "claude-code": _claude_code, "codex": _codex, "gemini-cli": _gemini_like(".gemini"),
     "qwen-code": _gemini_like(".qwen"),
 }
@@ -248,9 +277,9 @@ def normalize(received: list[Received], ctx: RunContext, agent_dir: Path,
 
 # -- one run ----------------------------------------------------------------------------------
 def save(result: RunResult, ctx: RunContext, received: list[Received], *, setup: dict[str, Any],
-         agent: Agent, out: Path, recorder_port: int, quiet: bool) -> Path:
-    """Write the run's requests and ``meta.json`` into ``out/<agent>/<scenario>/``."""
-    target = out / result.agent / result.scenario
+         agent: Agent, out: Path, recorder_port: int, quiet: bool, folder: str) -> Path:
+    """Write the run's requests and ``meta.json`` into ``out/<folder>/<scenario>/``."""
+    target = out / folder / result.scenario
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
@@ -275,8 +304,10 @@ def save(result: RunResult, ctx: RunContext, received: list[Received], *, setup:
     return target
 
 
-def capture(agent: Agent, scenario_name: str, out: Path, keep: Path | None) -> str:
-    """One scenario through one agent, recorded; a line saying what happened."""
+def capture(agent: Agent, scenario_name: str, out: Path, keep: Path | None, *,
+            every: bool = False) -> str:
+    """One scenario through one agent, recorded; a line saying what happened. With
+    ``every`` the fixtures go to ``<out>/<agent>+all-signals/`` instead."""
     scenario = {s.name: s for s in load_all()}[scenario_name]
     try:
         agent.install()
@@ -285,7 +316,7 @@ def capture(agent: Agent, scenario_name: str, out: Path, keep: Path | None) -> s
     setup: dict[str, Any] = {}
     with Recorder() as recorder:
         def prepare(ctx: RunContext, launch: Launch) -> None:
-            setup.update(CONFIGURE[agent.name](ctx, launch, recorder.url))
+            setup.update(CONFIGURE[agent.name](ctx, launch, recorder.url, every=every))
 
         started = time.monotonic()
         try:
@@ -298,13 +329,14 @@ def capture(agent: Agent, scenario_name: str, out: Path, keep: Path | None) -> s
     if ctx is None:
         return f"{agent.name:12} {scenario_name:20} skipped: {result.skipped}"
     target = save(result, ctx, received, setup=setup, agent=agent, out=out,
-                  recorder_port=int(recorder.server_address[1]), quiet=quiet)
+                  recorder_port=int(recorder.server_address[1]), quiet=quiet,
+                  folder=f"{agent.name}+all-signals" if every else agent.name)
     logs = cache_dir() / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     arrivals = "\n".join(f"{r.at - started:8.2f}s {'after exit' if r.at > exited else '':10} "
                          f"{r.status} {r.path} {r.content_type} {r.encoding}"
                          for r in received)
-    (logs / f"otlp-{agent.name}-{scenario_name}.log").write_text(
+    (logs / f"otlp-{target.parent.name}-{scenario_name}.log").write_text(
         f"== {scenario_name}: exit {result.exit_code} timed_out={result.timed_out} "
         f"ran {exited - started:.1f}s\n-- requests (since start)\n{arrivals}\n"
         f"-- stdout\n{result.stdout[-20000:]}\n-- stderr\n{result.stderr[-20000:]}\n")
@@ -327,6 +359,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=FIXTURES)
     parser.add_argument("--keep", type=Path, default=None,
                         help="leave each run's temporary folder under this folder")
+    parser.add_argument("--all-signals", action="store_true",
+                        help="also every signal the agent can export beyond docs/team.md's "
+                             "setup (fixtures under <agent>+all-signals/)")
     parser.add_argument("--jobs", type=int, default=1, choices=[1],
                         help="one run at a time (the only choice)")
     args = parser.parse_args(argv)
@@ -337,7 +372,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"unknown scenario {', '.join(unknown)}")
     for name in args.agent or AGENTS:
         for scenario in args.scenario or SCENARIOS:
-            print(capture(table[name], scenario, args.out, args.keep), flush=True)
+            print(capture(table[name], scenario, args.out, args.keep,
+                          every=args.all_signals), flush=True)
 
 
 if __name__ == "__main__":
