@@ -348,7 +348,8 @@ def capture(agent: Agent, scenario_name: str, out: Path, keep: Path | None, *,
                                                               0) + 1
     return (f"{agent.name:12} {scenario_name:20} exit={result.exit_code}"
             f"{' TIMEOUT' if result.timed_out else ''} {exited - started:5.1f}s "
-            f"requests={len(received)} {signals} -> {target.relative_to(REPO)}")
+            f"requests={len(received)} {signals} -> "
+            f"{target.relative_to(REPO) if target.is_relative_to(REPO) else target}")
 
 
 def main(argv: list[str] | None = None) -> None:
