@@ -2,7 +2,9 @@
 what the model read.
 
 For each agent failcode has hooks for, ``failcode hooks install AGENT`` in the run's HOME (as a
-person runs it), then the agent plays a live scenario (``tests/live/scenarios/``) against the
+person runs it), then the agent plays a live scenario (``tests/live/scenarios/``:
+``missing-modules`` for every agent, ``same-failure-five`` too for Claude Code and Gemini CLI;
+the other agents' loops without a stop are covered by their recorded payloads) against the
 scripted model, which counts failcode's messages in every request. The ground truth is the
 scenario's own loop: the model must first read failcode's message in the request after the
 loop's second failing step (``[live] tell_after``'s default), and in none before;
@@ -25,7 +27,7 @@ from tests.lab.scenario import load
 from tests.live.lab import HOOKED, SCENARIOS, expected_tell_step, run_live
 
 
-@pytest.mark.parametrize("agent", HOOKED)
+@pytest.mark.parametrize("agent", ["claude-code", "gemini-cli"])
 def test_the_model_is_told_at_the_loops_threshold_and_nowhere_before(agent: str) -> None:
     if not agents()[agent].installed():
         missing(f"{agent} is not installed (python -m tests.lab install)")
@@ -47,3 +49,4 @@ def test_the_agent_stops_when_only_a_person_can_help(agent: str) -> None:
     assert run.first_told == expected_tell_step(scenario), (run.told_at, run.hook_log)
     assert run.ran_commands < len(scenario.steps), (run.played, run.hook_log)
     assert "row=person verdict=stop" in run.hook_log, run.hook_log
+    assert run.settings_restored, "failcode hooks uninstall changed the agent's settings"

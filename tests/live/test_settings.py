@@ -151,11 +151,9 @@ def test_an_entry_failcode_wrote_before_is_updated_not_added_twice(tmp_path: Pat
     assert all("/old/venv" not in c and c.startswith(sys.executable) for c in commands)
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
-                                                                 max_size=3),
-    max_leaves=12)
+_scalar = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+_json = _scalar | st.lists(_scalar, max_size=3) | st.dictionaries(
+    st.text(max_size=6), _scalar | st.lists(_scalar, max_size=2), max_size=3)
 _hooks_table = st.dictionaries(
     st.sampled_from(["PreToolUse", "PostToolUse", "AfterTool", "Stop", "Custom"]),
     st.lists(st.fixed_dictionaries({"matcher": st.text(max_size=5), "hooks": st.lists(
