@@ -61,7 +61,7 @@ def cli(*args: str, env: dict[str, str] | None = None, only: bool = False) -> st
     return done.stdout
 
 
-_ERROR_ID = re.compile(r"fc-[0-9a-f]{12}-\d+")
+_ERROR_ID = re.compile(r"fc-[0-9a-f]{12}-[0-9a-f]+")  # the counter is hex
 
 
 def stable(value: Any) -> Any:
