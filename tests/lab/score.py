@@ -123,7 +123,12 @@ def triage_fixture(fixture: Fixture, path: Path | None = None) -> Seen:
     the same run such as the agent's stdout); keep the largest session."""
     from failcode.triage import triage
 
-    result = triage([str(path or fixture.session_dir)]).to_dict()
+    return seen_of(triage([str(path or fixture.session_dir)]).to_dict())
+
+
+def seen_of(result: dict[str, Any]) -> Seen:
+    """What a triage document (``TriageResult.to_dict()``: triage's, or one rebuilt from a
+    store's events) reports for its largest session."""
     seen = Seen(sessions=len(result["sessions"]))
     if not result["sessions"]:
         return seen
