@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Final
 
-__all__ = ["derived_event_id", "event_id_time_ms", "new_event_id"]
+__all__ = ["call_event_id", "derived_event_id", "event_id_time_ms", "new_event_id"]
 
 _ALPHABET: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _DECODE: Final = {c: i for i, c in enumerate(_ALPHABET)}
@@ -67,6 +67,15 @@ def derived_event_id(timestamp: float | None, *parts: object) -> str:
     key = "\x1f".join(str(part) for part in parts).encode("utf-8", "surrogatepass")
     digest = int.from_bytes(hashlib.blake2b(key, digest_size=10).digest(), "big")
     return _encode(((ms & ((1 << 48) - 1)) << 80) | digest)
+
+
+def call_event_id(session: str, call: str) -> str:
+    """The event id of what one tool call of an agent's session did, whoever reports it: the
+    agent's hook (``failcode hook``) and its OpenTelemetry export name the same call by the
+    agent's own call id, so a store keeps the call once (the first report it receives; the
+    hook's, with the command's status and output, arrives within a second, an export's batch
+    seconds later). Its time part is 0: the id depends on the call alone."""
+    return derived_event_id(None, "call", session, call)
 
 
 def event_id_time_ms(event_id: str) -> int:

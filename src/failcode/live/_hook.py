@@ -38,6 +38,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+import msgspec
+
 from failcode.live._advice import Advice, Verdict, advise
 from failcode.live._agents import AGENTS
 from failcode.live._history import History, state_dir
@@ -195,11 +197,16 @@ def _report(failure: Failure, decision: Decision, found: ToolCall, step: int, *,
             agent: str, env: Mapping[str, str]) -> None:
     """Put the failure's event in the outbox and start a sender for it, without waiting."""
     from failcode.events._event import failure_event  # noqa: PLC0415
+    from failcode.events._ids import call_event_id  # noqa: PLC0415
     from failcode.live._send import outbox  # noqa: PLC0415
 
     name = "command.failed" if source == "command" else "tool.failed"
-    event = failure_event(failure, event=name, session=found.session, step=step,
-                          source=f"{agent} hook", decision=decision)
+    context = {**failure.context, "agent": agent}
+    event = failure_event(msgspec.structs.replace(failure, context=context), event=name,
+                          session=found.session, step=step, source=f"{agent} hook",
+                          decision=decision,
+                          event_id=call_event_id(found.session, found.call) if found.call
+                          else None)
     box = outbox()
     box.mkdir(parents=True, exist_ok=True)
     staged = box / f".{event.event_id}.tmp"
