@@ -345,6 +345,52 @@ def test_a_mistyped_subcommand_gets_a_suggestion() -> None:
         assert nearest in run.output
 
 
+def test_report_to_without_paths_sends_no_sample(tmp_path: Path) -> None:
+    """--report-to with no PATHS nor --home: a usage error (exit 2) saying to name them, and
+    nothing reaches the service (the shipped sample is a demo, never a team's data)."""
+    import http.server
+    import threading
+
+    from failcode.triage.report._terminal import sample_paths
+
+    received: list[str] = []
+
+    class Listener(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            received.append(self.path)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = b'{"received": 0, "new": 0, "duplicates": 0, "rejected": 0}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Listener)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    env = {"FAILCODE_KEY": "fc_ingest_test", "HOME": str(tmp_path)}
+    try:
+        run = CliRunner().invoke(main, ["triage", "--report-to", url], env=env)
+        nothing = list(received)
+        named = CliRunner().invoke(main, ["triage", str(sample_paths()[0][0]),
+                                          "--report-to", url], env=env)
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+    assert run.exit_code == 2, run.output
+    assert "--home" in run.output
+    assert "never sent" in run.output
+    assert nothing == []
+    assert named.exit_code == 0, named.output  # the listener does hear an upload
+    assert received
+
+
 def test_dash_reads_standard_input_and_a_file_twice_is_read_once() -> None:
     """``-`` triages what stdin holds; the same file named twice is one input."""
     from failcode.triage.report._terminal import sample_paths

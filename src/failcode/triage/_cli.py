@@ -106,12 +106,12 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
 
     PATHS are files or directories (walked recursively; files that are no session log are
     skipped and counted), or ``-`` for standard input; the format of each file is detected
-    from its content, and a file given twice is read once. With no
-    PATHS, triage runs on a small set of sessions shipped with failcode. With --store, every
-    failure and outcome is recorded in the store too (``failcode report --store URL`` renders
-    them). Exit status: 0 when every input was read; 1 when --fail-on's condition holds; 2
-    when any input could not be read or has an unknown format (the others are still
-    triaged).
+    from its content, and a file given twice is read once. With no PATHS, triage runs on a
+    small set of sessions shipped with failcode (a demo, never sent: --report-to needs PATHS
+    or --home). With --store, every failure and outcome is recorded in the store too
+    (``failcode report --store URL`` renders them). Exit status: 0 when every input was
+    read; 1 when --fail-on's condition holds; 2 when any input could not be read or has an
+    unknown format (the others are still triaged).
     """
     from failcode.store._cli import stdout_guard  # noqa: PLC0415 - start-up cost
 
@@ -136,6 +136,10 @@ def _triage(
 
     if fail_on is not None and not baseline and fail_on != "any":
         raise click.UsageError(f"--fail-on {fail_on} compares with a run: give --baseline")
+    if report_url is not None and not paths and not home:
+        raise click.UsageError("--report-to sends to a team's service: name the PATHS to "
+                               "triage, or --home; the sessions shipped with failcode are a "
+                               "demo and are never sent")
     inputs: list[Path | tuple[Path, str]] = [_stdin() if str(p) == "-" else p for p in paths]
     if home:
         inputs += _home_logs()
