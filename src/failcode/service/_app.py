@@ -69,6 +69,11 @@ _OTLP_ANSWERS: Final[dict[int | str, dict[str, Any]]] = {**_ERRORS, 200: {
                    "export response in the request's media type (OTLP/HTTP).",
     "content": {"application/x-protobuf": {"schema": {"type": "string", "format": "binary"}},
                 "application/json": {"schema": {"type": "object"}}}}}
+_METRICS_ANSWERS: Final[dict[int | str, dict[str, Any]]] = {**_OTLP_ANSWERS, 200: {
+    **_OTLP_ANSWERS[200],
+    "description": "Read and dropped: nothing is stored; the data points read in "
+                   "X-Failcode-Received (-New and -Duplicates are 0). An empty export response "
+                   "in the request's media type (OTLP/HTTP)."}}
 _RETRY_AFTER_S: Final = 5
 _NO_NUL: Final = r"^[^\x00]*$"
 """Text a store keeps: no NUL character (PostgreSQL's text cannot hold one)."""
@@ -242,6 +247,16 @@ def _allowed_methods(request: Request) -> list[str]:
     return sorted(methods)
 
 
+def _otlp_answer(content_type: str, *, received: int, new: int, duplicates: int) -> Response:
+    """An OTLP door's success: the empty export response in the request's media type (an
+    empty protobuf message, or ``{}``), with the counts in failcode's headers."""
+    headers = {"X-Failcode-Received": str(received), "X-Failcode-New": str(new),
+               "X-Failcode-Duplicates": str(duplicates)}
+    if content_type.split(";", 1)[0].strip().lower() == "application/x-protobuf":
+        return Response(b"", media_type="application/x-protobuf", headers=headers)
+    return JSONResponse({}, headers=headers)
+
+
 def _encode(value: Any) -> Response:
     return Response(msgspec.json.encode(value), media_type="application/json")
 
@@ -263,7 +278,8 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
     app = FastAPI(
         title="failcode service", version=__version__, lifespan=lifespan,
         description="Agent failures from many machines, classified as they arrive: failcode "
-                    "events, OTLP logs and traces, raw failures; findings with a lifecycle.",
+                    "events, OTLP logs and traces, raw failures; findings with a lifecycle. OTLP "
+                    "metrics are accepted and dropped.",
         responses=_OPEN_ERRORS)
     install_problem_handlers(app)
 
@@ -374,12 +390,8 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
         content_type = request.headers.get("content-type", "")
         result = await run_in_threadpool(running().ingest_otlp, name, signal, body,
                                          content_type)
-        headers = {"X-Failcode-Received": str(result.received),
-                   "X-Failcode-New": str(result.new),
-                   "X-Failcode-Duplicates": str(result.duplicates)}
-        if content_type.split(";")[0].strip().lower() == "application/x-protobuf":
-            return Response(b"", media_type="application/x-protobuf", headers=headers)
-        return JSONResponse({}, headers=headers)
+        return _otlp_answer(content_type, received=result.received, new=result.new,
+                            duplicates=result.duplicates)
 
     @app.post("/v1/logs", tags=["ingest"], responses=_OTLP_ANSWERS,
               dependencies=_AUTH, openapi_extra=otlp_body,
@@ -392,6 +404,18 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
               summary="OTLP/HTTP traces (protobuf or JSON, gzip accepted)")
     async def post_traces(request: Request, project: ProjectParam = None) -> Response:
         return await otlp(request, "traces", project)
+
+    @app.post("/v1/metrics", tags=["ingest"], responses=_METRICS_ANSWERS,
+              dependencies=_AUTH, openapi_extra=otlp_body,
+              summary="OTLP/HTTP metrics, read and dropped (protobuf or JSON, gzip accepted)")
+    async def post_metrics(request: Request, project: ProjectParam = None) -> Response:
+        from failcode.service._metrics import read_metrics  # noqa: PLC0415 - this door only
+
+        await access(request, "ingest", project)
+        body = await body_of(request)
+        content_type = request.headers.get("content-type", "")
+        export = await run_in_threadpool(lambda: read_metrics(body, content_type=content_type))
+        return _otlp_answer(content_type, received=export.points, new=0, duplicates=0)
 
     @app.post("/v1/classify", tags=["ingest"], responses=_ERRORS,
               response_model=ClassifyResponse,
