@@ -8,6 +8,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -241,6 +242,10 @@ def test_a_version_1_findings_store_gets_the_session_ends_table(store_url: str,
         ensure_tables(store)  # once is enough
         assert store.fetch("SELECT value FROM meta WHERE key = 'service_findings_schema'") == [
             ("2",)]
-        Findings(store).append([event_of(failure, T0, session="s-ended")])
+        findings = Findings(store)
+        findings.append([event_of(failure, T0, session="s-on")])  # says nothing of the end
+        ended = msgspec.structs.replace(
+            failure, context={**failure.context, "session.ended": "provider_error"})
+        findings.append([event_of(ended, T0, session="s-ended")])
         assert store.fetch("SELECT session, ended FROM svc_session_ends") == [
-            ("s-ended", "failed")]
+            ("s-ended", "provider_error")]

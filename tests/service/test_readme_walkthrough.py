@@ -1,9 +1,10 @@
 """The team walkthrough (docs/team.md, "Run it for a team") works as written.
 
-The bash block runs as it stands on the page, in a fresh shell, with three substitutions a
-reader makes too: the store URL (a fresh schema on the test server, or a fresh SQLite file),
-the port (a free one, in the service's URL as well) and the install line (this environment is
-the one ``pip install ".[serve,postgres]"`` made). It starts the real service, makes the keys,
+The bash block runs as it stands on the page, in a fresh shell with a fresh HOME, with four
+substitutions a reader makes too: the store URL (a fresh schema on the test server, or a fresh
+SQLite file), the port (a free one, in the service's URL as well), the logs to send (the session
+lab's Claude Code transcripts) and the install line (this environment is the one
+``pip install ".[serve,postgres]"`` made). It starts the real service, makes the keys,
 sends a failure from a Python agent and a triage run, and reads the findings; the test then
 checks what the block printed and what the service stored.
 """
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 TEAM = Path(__file__).parents[2] / "docs" / "team.md"
+CLAUDE_LOGS = Path(__file__).parents[1] / "lab" / "fixtures" / "claude-code"
 
 
 def walkthrough() -> str:
@@ -58,8 +60,13 @@ def test_the_walkthrough_runs_as_written(store: str, tmp_path: Path) -> None:
     assert stores == 1
     assert script.count("8321") == 2  # the service's URL and its --port
     script = script.replace("8321", str(port))
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}"
-                                 f"{os.environ.get('PATH', '')}"}
+    # the logs a reader names: here, the session lab's Claude Code transcripts
+    assert script.count("~/.claude/projects/") == 1
+    script = script.replace("~/.claude/projects/", str(CLAUDE_LOGS))
+    home = tmp_path / "home"  # failcode hooks install writes the agent's settings there
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     for name in ("FAILCODE_STORE", "FAILCODE_KEY", "OTEL_EXPORTER_OTLP_ENDPOINT"):
         env.pop(name, None)
     # files, not pipes: the service the block leaves running keeps its descriptors open
@@ -97,3 +104,5 @@ def test_the_walkthrough_runs_as_written(store: str, tmp_path: Path) -> None:
     assert "STATUS" in table
     assert expected.code in table, table
     assert "dashboard: 200 " in out  # the sign-in page of the dashboard answers
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    assert "PostToolUseFailure" in settings["hooks"]  # the hooks the block installed

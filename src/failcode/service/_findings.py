@@ -13,8 +13,8 @@ svc_findings                signature: its id (a number, per store), status, sin
                             version it was resolved in, how often it regressed
 svc_finding_days            (signature, UTC day): failures that day
 svc_finding_versions        (signature, agent, agent version, model): failures, first/last seen
-svc_session_ends            (session, input): how it ended (its latest event's ``triage.ended``,
-                            else ``failed`` after a failure) and when
+svc_session_ends            (session, input): how it ended (the ``triage.ended`` or
+                            ``session.ended`` of its latest event that says) and when
 ==========================  ====================================================================
 
 Lifecycle (:func:`after_failure` is the rule, a pure function):
@@ -440,13 +440,17 @@ class Findings:
 
 def session_end(event: Event) -> str | None:
     """How the session of ``event`` ended, as far as this event says: the ``triage.ended``
-    that ``failcode triage`` records, else ``failed`` for a failure; None for an outcome
-    without it (it says nothing about the end)."""
+    that ``failcode triage`` records, or the ``session.ended`` a producer that knows it states
+    (an OpenTelemetry record that ended the session, an agent's hook at its stop); None
+    otherwise. A failure along the way says nothing of the end: the session may have gone on
+    and finished (its page then says ``unknown`` until an event says how it ended)."""
     record = event.failure or event.outcome
-    ended = record.context.get("triage.ended") if record is not None else None
+    if record is None:
+        return None
+    ended = record.context.get("triage.ended") or record.context.get("session.ended")
     if isinstance(ended, str) and ended:
         return ended[:_MAX_ATTR]
-    return "failed" if event.failure is not None else None
+    return None
 
 
 def _record_ends(tx: Tx, events: list[Event]) -> None:
