@@ -36,18 +36,29 @@ exactly one of ``failures``, ``outcomes``, ``ignored``):
   ``abort``, ``aborted``, ``timed_out``, ``user_reject``, ``user_abort``: a ``tool_decision``
   event, a Gemini ``tool_call``, a tool span such as ``claude_code.tool.blocked_on_user``) is a
   :class:`~failcode.RejectedAction` outcome, never a failure. Any other decision maps to
-  nothing.
+  nothing. So is a tool result the agent's rules refused before it ran (``success`` false):
+  ``error_type`` ``policy_violation`` (Gemini CLI 0.61.0) or ``execution_denied`` (Qwen Code
+  0.24.4), Codex's output ``Rejected(... rejected: policy forbids ...)`` (0.171.0: a refusal
+  has no ``tool_decision``), a tool span whose ``tool.failure_kind`` is ``permission_denied``
+  (Qwen Code's ``qwen-code.tool``).
 - A tool result (``tool_result``/``tool_call``) whose ``success`` is false is a failure: a
   shell tool's (``Bash``, ``shell``, ``exec_command``, ``run_shell_command``...)
-  ``command.failed``, any other's ``tool.failed``. When the command (Claude's
+  ``command.failed``, any other's ``tool.failed``. So is a shell tool's result whose
+  ``success`` is true but whose exit status is known and not 0: Codex 0.171.0 marks every
+  command that ran ``success`` ``"true"`` (the status is in its ``output`` text,
+  ``Process exited with code N``), Gemini CLI 0.61.0 every one ``true`` (the status is in
+  its ``metadata`` attribute, ``{"exitCode": N, "isError": true}``). When the command (Claude's
   ``tool_parameters``, Codex's ``arguments``, Gemini's ``function_args``) and its exit status
   (an ``exit_code`` attribute, Codex's output metadata, or the text: ``Exit code 127``,
   ``Exit code: 1``, ``Process exited with code 2``) are known, or the text says the command
   timed out, :func:`~failcode.from_command` classifies it with the output as its text, and may
   answer an outcome (a probe that found nothing, a cancellation); otherwise
   :func:`~failcode.classify_text` classifies the error text under its ``error_type`` (Node's
-  ``Error:ENOENT`` read as ``FileNotFoundError``). A success, or no ``success`` at all, maps to
-  nothing.
+  ``Error:ENOENT`` read as ``FileNotFoundError``; a span's ``error_class``, Claude Code's
+  ``ShellError``, before its ``error.type``): a shell command's with the command added to the
+  text, so a failure of unknown cause (Claude Code 2.1.332's every failed command is
+  ``Shell command failed``, no status, no output) has one signature per command, never one
+  for all. A success, or no ``success`` at all, maps to nothing.
 - A provider error is a ``tool.failed`` failure: an ``api_error`` event; a Codex
   ``api_request`` with ``error.message`` or a status >= 400; a Codex ``sse_event`` or
   ``websocket_request`` with ``error.message``; a model-call span (below) that failed. A status
@@ -63,8 +74,23 @@ exactly one of ``failures``, ``outcomes``, ``ignored``):
   successful provider call of the same session (else of the same resource) was retried, and
   maps to nothing: Claude Code's ``api_request``; a Codex ``api_request`` without error and
   with a status < 400, a completed ``sse_event``; an error-free ``api_response``; a model-call
-  span that did not fail. Across requests this cannot be known. Claude Code's ``api_error`` is
-  never dropped this way: it is logged once, when the retries gave up.
+  span that did not fail. Claude Code's ``api_error`` is never dropped this way: it is logged
+  once, when the retries gave up.
+- Across requests. An agent that retries provider errors by itself and logs each failed
+  attempt (Codex ``api_request`` attempt 0, 1, 2 of each round; Gemini CLI an ``api_error``
+  log *and* a failed ``llm_call`` span, exported in separate requests) names every record
+  of one error of one session by one event id, derived from (session, HTTP status, error
+  text) with no time (a Gemini span's status read from its ``{"error":{"code":N}}``
+  message): the store keeps it once, whatever the attempts, rounds and signals. What this
+  cannot tell: a recovery exported in a later request than its failure (Codex's 429, Gemini
+  CLI's 429) leaves that failure stored, once; and a second outage of the same status and
+  text in the same session is the first one again. Neither agent records a give-up.
+- A tool call's event (a failure or a refusal) whose record names the agent's call id
+  (``tool_use_id``, ``call_id``, ``gen_ai.tool.call.id``, ``gen_ai.tool.call_id``,
+  ``tool.call_id``) and a session has the call's id (:func:`~failcode.events.call_event_id`,
+  as ``failcode hook`` names it), so the log record and the span of one call (Qwen Code
+  0.24.4 exports both; Claude Code with traces on) and the hook's report are one event: the
+  store keeps the first to arrive.
 - Spans. A tool span (``gen_ai.operation.name`` ``execute_tool`` or Gemini's ``tool_call``, a
   name starting ``execute_tool``, Claude Code's ``claude_code.tool.execution``, whose tool name
   and command are read from its parent ``claude_code.tool`` span when the request holds it)
@@ -87,15 +113,18 @@ exactly one of ``failures``, ``outcomes``, ``ignored``):
   agent = ``gen_ai.agent.name``, else the resource's ``service.name``; model =
   ``gen_ai.request.model``, else ``gen_ai.response.model``, else ``model``: each key looked up
   in the item's attributes, then (a span's) its ancestors' in the request, then its
-  resource's. agent_version = ``service.version``, else ``app.version``. The record's
+  resource's. agent_version = ``service.version``, else ``app.version``; never a Node
+  runtime's version (``v20.20.2``: ``v`` and three numbers from a resource whose
+  ``process.runtime.name`` is Node's, or Gemini CLI's, which sets ``process.version`` there):
+  Gemini CLI 0.61.0's own version is in no record, so it has none. The record's
   ``context`` gets ``agent``, ``agent_version``, ``model`` and, when known, ``tool``,
   ``status_code``, ``attempt``, ``decision_source``, ``otlp_event`` (the event or span name),
   ``trace_id``, ``span_id``; the event factories redact everything.
 - When: a log record's ``time_unix_nano``, else its ``observed_time_unix_nano``; a span's
   ``end_time_unix_nano``, else its start; none (0) is the time the event is built. Source:
   ``otlp``.
-- Ids are :func:`~failcode.events.derived_event_id` of the item's time and what identifies
-  it, so a retried batch names its events as before and the store keeps them once: a span by
+- Ids (but for the two rules above) are :func:`~failcode.events.derived_event_id` of the
+  item's time and what identifies it, so a retried batch names its events as before and the store keeps them once: a span by
   trace id and span id (plus ``exception`` and the event's index for an exception-only
   failure); a log record by time, event name, session, a BLAKE2b digest of its body,
   attributes and resource attributes, and its ordinal among identical records of the request.
@@ -120,6 +149,7 @@ import binascii
 import functools
 import hashlib
 import re
+import shlex
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -139,6 +169,7 @@ from failcode import (
 )
 from failcode._lazy_re import lazy
 from failcode.events import Event, derived_event_id, failure_event, outcome_event
+from failcode.events._ids import call_event_id
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -698,6 +729,22 @@ _EXIT_ANYWHERE: Final = lazy(r"\b(?:exit(?:ed with)? code|exit status)[:\s]++(-?
                              re.IGNORECASE)
 _OUTPUT_SECTION: Final = lazy(r"^Output:[ \t]*(?:\n|\Z)", re.MULTILINE)
 _TIMED_OUT: Final = lazy(r"\bcommand timed out\b", re.IGNORECASE)
+_NODE_VERSION: Final = lazy(r"v\d+\.\d+\.\d+")
+_REFUSED_TEXT: Final = lazy(r"\bRejected\(|\brejected: policy forbids\b")
+"""Codex's refusal of a command before it ran (``exec_command failed: CreateProcess { message:
+"Rejected(... rejected: policy forbids commands starting with ...)" }``)."""
+_REFUSED_TYPES: Final = frozenset({"policy_violation", "execution_denied"})
+"""``error_type`` of a tool call the agent's rules refused: Gemini CLI ``policy_violation``,
+Qwen Code ``execution_denied``."""
+_REFUSED_KINDS: Final = frozenset({"permission_denied"})
+"""``tool.failure_kind`` of a refused tool span (Qwen Code's ``qwen-code.tool``)."""
+_CALL_KEYS: Final = ("tool_use_id", "call_id", "gen_ai.tool.call.id", "gen_ai.tool.call_id",
+                     "tool.call_id")
+"""The agent's own id of a tool call: Claude Code ``tool_use_id``, Codex and Qwen Code
+``call_id`` (Qwen's spans ``gen_ai.tool.call.id``), Gemini CLI's spans ``gen_ai.tool.call_id``."""
+_JSON_CODE: Final = lazy(r'^\s*\{\s*"error"\s*:\s*\{\s*"code"\s*:\s*(\d{3})\b')
+"""Google's error body (``{"error":{"code":500,...}}``), the message of Gemini CLI's failed
+``llm_call`` span: its HTTP status."""
 _DOTTED: Final = lazy(r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)+")
 _TYPE_NAME: Final = lazy(r"[A-Za-z_][A-Za-z0-9_.]{0,199}")
 _SURFACE_BAD: Final = lazy(r"[^A-Za-z0-9_.-]+")
@@ -735,6 +782,8 @@ _MAX_ANCESTORS: Final = 64
 _FINAL_API_ERRORS: Final = frozenset({"claude_code"})
 """Agents whose ``api_error`` record is the final one, logged after the retries gave up."""
 
+_FINAL_MODEL_SPANS: Final = frozenset({"claude_code.llm_request"})
+"""Model-call spans of one call whatever its attempts (Claude Code's records ``attempt``)."""
 _CLAUDE_TOOL_CHILDREN: Final = frozenset({"claude_code.tool.execution",
                                           "claude_code.tool.blocked_on_user"})
 """Claude Code's spans whose tool name and command are on their parent ``claude_code.tool``."""
@@ -849,6 +898,12 @@ def _classify_tool(tool: _Tool) -> Failure | NonErrorOutcome:
             if found is not None:
                 return found
     message = tool.message or tool.output or tool.error_type or "the tool reported a failure"
+    if tool.shell and tool.command is not None:
+        # no exit status: the cause is unknown, but the command keeps failures of different
+        # commands apart (Claude Code's every failure is "Shell command failed")
+        command = tool.command if isinstance(tool.command, str) else shlex.join(tool.command)
+        if command.strip() not in message:
+            message = f"{message}: {_bounded(command.strip(), 400)}"
     return classify_text(_type_name(tool.error_type, "ToolError"), message,
                          traceback=tool.traceback, surface=_surface("tool", tool.name))
 
@@ -926,8 +981,21 @@ def _who(attrs: Mapping[str, Any], resource: Mapping[str, Any],
     return _context(
         agent=_pick(("gen_ai.agent.name",), attrs, *around, resource)
         or _pick(("service.name",), resource),
-        agent_version=_pick(("service.version", "app.version"), resource, attrs),
+        agent_version=_agent_version(attrs, resource),
         model=_pick(_MODEL_KEYS, attrs, *around, resource))
+
+
+def _agent_version(attrs: Mapping[str, Any], resource: Mapping[str, Any]) -> str | None:
+    """``service.version``, else ``app.version``; never a Node runtime's version (Gemini CLI
+    0.61.0 sets ``service.version`` to ``process.version``, ``v20.20.2``)."""
+    version = _pick(("service.version",), resource, attrs)
+    if version is not None and _NODE_VERSION.fullmatch(version):
+        runtime = (_str(resource.get("process.runtime.name")) or "").lower()
+        service = _str(resource.get("service.name")) or ""
+        if runtime.startswith("node") or service.startswith("gemini-cli") \
+                or version[1:] == _str(resource.get("process.runtime.version")):
+            version = None
+    return version or _pick(("app.version",), resource, attrs)
 
 
 class _Mapper:
@@ -946,8 +1014,11 @@ class _Mapper:
 
     def add(self, found: Failure | NonErrorOutcome, event: str, meta: _Meta, *,
             provider: bool = False, id_parts: tuple[object, ...] = (),
+            call: str | None = None, retried: tuple[object, ...] | None = None,
             **context: Scalar) -> None:
-        """Keep ``found`` as the item's event: its id and context are made here."""
+        """Keep ``found`` as the item's event: its id and context are made here. ``call``:
+        the agent's id of the tool call (the event id is then the call's); ``retried``: what
+        identifies a provider error the agent retries by itself (the id is then that)."""
         item = meta.item
         if isinstance(item, _Log):
             resource = item.resource
@@ -967,6 +1038,11 @@ class _Mapper:
                 **_who(item.attrs, item.resource.attrs, [a.attrs for a in meta.around]),
                 **_context(otlp_event=meta.name or _str(item.attrs.get("gen_ai.operation.name")),
                            trace_id=item.trace_id or None, span_id=item.span_id or None)}
+        if call is not None and meta.session is not None:
+            meta.event_id = call_event_id(meta.session, _bounded(call))
+        elif retried is not None:
+            meta.event_id = derived_event_id(None, "otlp", "retried", meta.session or "",
+                                             *retried)
         meta.context.update(_context(**context))
         self.pending.append(_Pending(found=found, event=event, meta=meta, provider=provider))
 
@@ -1010,28 +1086,43 @@ class _Mapper:
     def log_tool(self, log: _Log, what: str, meta: _Meta) -> None:
         attrs = log.attrs
         tool_name = _pick(_TOOL_KEYS, attrs)
+        call = _pick(_CALL_KEYS, attrs)
         decision = _pick(_DECISION_KEYS, attrs)
         if decision is not None and decision.lower() in _REJECTED:
             source = _pick(_SOURCE_KEYS, attrs)
             self.add(_rejected(tool_name, decision, source), "action.rejected", meta,
-                     tool=tool_name, decision_source=source)
+                     call=call, tool=tool_name, decision_source=source)
             return
-        if what == "tool_decision" or _bool(attrs.get("success")) is not False:
+        success = _bool(attrs.get("success"))
+        if what == "tool_decision" or success is None:
             self.ignored += 1
+            return
+        raw = _str(attrs.get("output")) or _str(attrs.get("error")) \
+            or _str(attrs.get("error.message")) or ""
+        error_type = _str(attrs.get("error_type")) or _str(attrs.get("error.type"))
+        if success is False and ((error_type or "").lower() in _REFUSED_TYPES
+                                 or _REFUSED_TEXT.search(raw)):
+            refusal = error_type if error_type and error_type.lower() in _REFUSED_TYPES \
+                else "rejected by policy"
+            self.add(_rejected(tool_name, refusal, None), "action.rejected", meta, call=call,
+                     tool=tool_name)
+            return
+        output, metadata = _tool_output(raw)
+        metadata = {**_json_object(attrs.get("metadata")), **metadata}
+        shell = tool_name is not None and tool_name.lower() in _SHELL_TOOLS
+        exit_code = _exit_of(output, attrs, metadata) if shell else None
+        if success is True and not exit_code:
+            self.ignored += 1  # succeeded (a shell command: exit status 0 or unknown)
             return
         arguments = {**_json_object(attrs.get("tool_parameters")),
                      **_json_object(attrs.get("tool_input")),
                      **_json_object(attrs.get("arguments")),
                      **_json_object(attrs.get("function_args"))}
-        raw = _str(attrs.get("output")) or _str(attrs.get("error")) \
-            or _str(attrs.get("error.message")) or ""
-        output, metadata = _tool_output(raw)
-        shell = tool_name is not None and tool_name.lower() in _SHELL_TOOLS
         tool = _Tool(name=tool_name, shell=shell, command=_command_of(arguments, attrs),
-                     exit_code=_exit_of(output, attrs, metadata) if shell else None,
-                     output=output, message=output, error_type=_str(attrs.get("error_type")))
+                     exit_code=exit_code, output=output, message=output,
+                     error_type=error_type)
         self.add(_classify_tool(tool), "command.failed" if shell else "tool.failed", meta,
-                 tool=tool_name)
+                 call=call, tool=tool_name)
 
     def log_provider(self, log: _Log, family: str, what: str, meta: _Meta) -> None:
         attrs = log.attrs
@@ -1049,7 +1140,10 @@ class _Mapper:
                                    surface=sdk[2] if sdk is not None else None)
         # Claude Code logs ``api_error`` once, when it gives up (``attempt`` = all attempts,
         # beside ``api_retries_exhausted``): a later success in the request is a new call.
-        self.add(found, "tool.failed", meta, provider=family not in _FINAL_API_ERRORS,
+        again = family not in _FINAL_API_ERRORS
+        self.add(found, "tool.failed", meta, provider=again,
+                 retried=("api", status or "", _bounded(message or error_type or "", 200))
+                 if again else None,
                  status_code=status,
                  attempt=_int(attrs.get("attempt")) or _int(attrs.get("attempt_number")))
 
@@ -1086,11 +1180,16 @@ class _Mapper:
             tool_attrs.append(ancestors[0].attrs)
         tool_name = _pick(_TOOL_KEYS[:3], *tool_attrs)
         decision = _pick(_DECISION_KEYS, attrs)
-        if (decision is not None and decision.lower() in _REJECTED
+        refused = _str(attrs.get("tool.failure_kind"))
+        if refused is not None and refused.lower() in _REFUSED_KINDS \
+                and span.status_code != _STATUS_OK:
+            decision = refused
+        if (decision is not None and decision.lower() in _REJECTED | _REFUSED_KINDS
                 and (kind == "tool" or tool_name is not None or "tool" in span.name)):
             source = _pick(_SOURCE_KEYS, attrs)
             self.add(_rejected(tool_name, decision, source), "action.rejected", meta,
-                     tool=tool_name, decision_source=source)
+                     call=_pick(_CALL_KEYS, *tool_attrs), tool=tool_name,
+                     decision_source=source)
             return
         if span.status_code == _STATUS_OK:
             if kind == "model":
@@ -1131,16 +1230,18 @@ class _Mapper:
         tool = _Tool(name=tool_name, shell=shell, command=_command_of(*tool_attrs, arguments),
                      exit_code=_exit_of(f"{output}\n{message}", attrs) if shell else None,
                      output=output, message=message,
-                     error_type=exc.type or error_type or _str(attrs.get("error")),
+                     error_type=exc.type or _str(attrs.get("error_class")) or error_type
+                     or _str(attrs.get("error")),
                      traceback=exc.stacktrace)
         self.add(_classify_tool(tool), "command.failed" if shell else "tool.failed", meta,
-                 tool=tool_name)
+                 call=_pick(_CALL_KEYS, *tool_attrs), tool=tool_name)
 
     def span_model(self, span: _Span, error_type: str | None, exc: _Exc, meta: _Meta) -> None:
         attrs = span.attrs
-        status = _http_status(attrs.get("http.response.status_code")) \
-            or _http_status(attrs.get("status_code")) or _http_status(error_type)
         message = exc.message or _str(attrs.get("error")) or span.status_message
+        status = _http_status(attrs.get("http.response.status_code")) \
+            or _http_status(attrs.get("status_code")) or _http_status(error_type) \
+            or _json_status(message)
         provider = _pick(("gen_ai.provider.name", "gen_ai.system"), attrs,
                          span.resource.attrs) or ""
         family = next((f for p, f in _PROVIDERS if provider.lower().startswith(p)), None)
@@ -1148,7 +1249,9 @@ class _Mapper:
         type_name = exc.type or _type_name(named, _SDK_TYPES.get(family or "", "APIError"))
         found = _classify_provider(status, message, type_name, traceback=exc.stacktrace,
                                    surface=_surface("llm", family or provider or None))
+        again = span.name not in _FINAL_MODEL_SPANS
         self.add(found, "tool.failed", meta, provider=True, status_code=status,
+                 retried=("api", status or "", _bounded(message, 200)) if again else None,
                  attempt=_int(attrs.get("attempt")))
 
     # -- events --------------------------------------------------------------------------------
@@ -1199,6 +1302,11 @@ def _last_exception(span: _Span) -> _Exc:
                         message=_str(event.attrs.get("exception.message")) or "",
                         stacktrace=_str(event.attrs.get("exception.stacktrace")), index=index)
     return _Exc(type=None, message="", stacktrace=None, index=-1)
+
+
+def _json_status(message: str) -> int | None:
+    match = _JSON_CODE.match(message)
+    return _http_status(match.group(1)) if match else None
 
 
 def _rejected(tool: str | None, decision: str, source: str | None) -> RejectedAction:
