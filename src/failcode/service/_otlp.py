@@ -124,10 +124,11 @@ exactly one of ``failures``, ``outcomes``, ``ignored``):
   ``end_time_unix_nano``, else its start; none (0) is the time the event is built. Source:
   ``otlp``.
 - Ids (but for the two rules above) are :func:`~failcode.events.derived_event_id` of the
-  item's time and what identifies it, so a retried batch names its events as before and the store keeps them once: a span by
-  trace id and span id (plus ``exception`` and the event's index for an exception-only
-  failure); a log record by time, event name, session, a BLAKE2b digest of its body,
-  attributes and resource attributes, and its ordinal among identical records of the request.
+  item's time and what identifies it, so a retried batch names its events as before and the
+  store keeps them once: a span by trace id and span id (plus ``exception`` and the event's
+  index for an exception-only failure); a log record by time, event name, session, a BLAKE2b
+  digest of its body, attributes and resource attributes, and its ordinal among identical
+  records of the request.
 
 Sources: Claude Code monitoring (https://code.claude.com/docs/en/monitoring-usage: events,
 standard attributes, traces beta); OpenAI Codex ``codex-rs/otel`` in
