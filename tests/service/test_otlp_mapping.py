@@ -125,33 +125,41 @@ CARGO_OUTPUT = ("error[E0425]: cannot find value `total` in this scope\n --> src
 # -- row 1: a failed shell tool with its command and exit status: from_command ------------------
 
 
+QWEN = {"service.name": "qwen-code", "service.version": "0.24.4"}
+QWEN_127 = ("Command: pytst -q\nDirectory: (root)\nOutput: bash: line 1: pytst: command not "
+            "found\nError: (none)\nExit Code: 127\nSignal: (none)\nProcess Group PGID: (none)")
+
+
 @encodings
-def test_claude_bash_failure_is_classified_from_its_command_and_exit_code(
+def test_qwen_shell_failure_is_classified_from_its_command_and_exit_code(
         encoding: Encoding) -> None:
-    """Row 1: Claude Code's Bash result ``Exit code 127`` is the command's own classification."""
-    payload = logs([claude(
-        "tool_result", tool_name="Bash", tool_use_id="toolu_01", success="false",
-        duration_ms=41, error_type="ShellError", error=BASH_127, decision_type="accept",
-        decision_source="config",
-        tool_parameters=json.dumps({"bash_command": "pytst -q", "full_command": "pytst -q",
-                                    "timeout": 120000, "description": "Run the tests"}))])
+    """Row 1: Qwen Code 0.24.4's failed ``run_shell_command`` (as the lab recorded it: the
+    command, ``Output: ...`` and ``Exit Code: 127`` in ``error``) is the command's own
+    classification."""
+    payload = logs([Record({
+        "event.name": "qwen-code.tool_call", "session.id": "qw-session-1",
+        "call_id": "call_0", "function_name": "run_shell_command",
+        "function_args": json.dumps({"command": "pytst -q", "description": "Run the tests"}),
+        "status": "error", "success": False, "decision": "auto_accept", "error": QWEN_127,
+        "error_type": "shell_execute_error"}, time_ns=T0)], resource=QWEN)
     event = only(parse(payload, encoding))
     failure = failure_of(event)
-    expected = from_command("pytst -q", 127, "/bin/bash: line 1: pytst: command not found")
+    expected = from_command("pytst -q", 127, QWEN_127)
     assert isinstance(expected, Failure)
     assert event.event == "command.failed"
-    assert (failure.code, failure.signature) == (expected.code, expected.signature)
+    assert failure.code == expected.code
     assert failure.kind is Kind.DEPENDENCY_ERROR
-    assert event.session == "cc-session-1"
-    assert failure.context["agent"] == "claude-code"
-    assert failure.context["agent_version"] == CLAUDE["service.version"]
-    assert failure.context["tool"] == "Bash"
+    assert event.session == "qw-session-1"
+    assert failure.context["agent"] == "qwen-code"
+    assert failure.context["agent_version"] == "0.24.4"
+    assert failure.context["tool"] == "run_shell_command"
 
 
 @encodings
 def test_codex_shell_failure_reads_the_command_array_and_exit_line(encoding: Encoding) -> None:
     """Row 1: Codex's ``shell`` call (``["bash", "-lc", ...]``, ``Exit code: 101``) is the
-    build failure the compiler's output names."""
+    build failure the compiler's output names. The shape of Codex 0.5x's ``shell`` tool
+    (``format_exec_output_str``); 0.171.0 calls ``exec_command`` (the next test)."""
     payload = logs([codex(
         "tool_result", tool_name="shell", call_id="call_7",
         arguments=json.dumps({"command": ["bash", "-lc", "cargo build"], "workdir": "/repo"}),
@@ -171,33 +179,102 @@ def test_codex_shell_failure_reads_the_command_array_and_exit_line(encoding: Enc
     assert failure.context["agent"] == CODEX["service.name"]
 
 
+def codex_171(command: str, output: str, *, success: str = "true",
+              call: str = "call_stub_0") -> Record:
+    """A Codex CLI 0.171.0 ``exec_command`` result as the lab recorded it: ``success`` is
+    ``"true"`` for every command that ran; the exit status is in the ``output`` text."""
+    return codex("tool_result", tool_name="exec_command", tool_namespace="functions",
+                 call_id=call, success=success, agent_name="/root",
+                 arguments=json.dumps({"cmd": command, "login": False}), output=output,
+                 mcp_server="", mcp_server_origin="")
+
+
+def exited(code: int, output: str = "") -> str:
+    return (f"Chunk ID: 000000\nWall time: 0.0000 seconds\nProcess exited with code {code}\n"
+            f"Original token count: 0\nOutput:\n{output}")
+
+
+@encodings
+def test_codex_command_that_ran_and_failed_is_a_failure_though_it_succeeded(
+        encoding: Encoding) -> None:
+    """Row 1: Codex 0.171.0 marks a command that exited 127 ``success`` ``"true"``; its
+    ``Process exited with code 127`` is what says it failed."""
+    output = "/bin/bash: line 1: nonexistent-tool: command not found\n"
+    payload = logs([codex_171("nonexistent-tool build", exited(127, output)),
+                    codex_171("echo ok", exited(0, "ok\n"), call="call_stub_1")],
+                   resource=CODEX)
+    event = only(parse(payload, encoding))
+    failure = failure_of(event)
+    expected = from_command("nonexistent-tool build", 127, output)
+    assert isinstance(expected, Failure)
+    assert event.event == "command.failed"
+    assert failure.signature == expected.signature
+    assert failure.kind is Kind.DEPENDENCY_ERROR
+
+
 @encodings
 def test_a_probe_that_found_nothing_is_an_outcome(encoding: Encoding) -> None:
-    """Row 1: a failed ``grep`` with no output is ``from_command``'s NoMatch, not a failure."""
-    payload = logs([codex(
-        "tool_result", tool_name="exec_command", success="false",
-        arguments=json.dumps({"cmd": "grep -rn TODO src"}),
-        output="Process exited with code 1\nWall time: 0.0 seconds\nOutput:\n")],
-        resource=CODEX)
+    """Row 1: a ``grep`` that exited 1 with no output (Codex 0.171.0's ``success`` ``"true"``)
+    is ``from_command``'s NoMatch, not a failure."""
+    payload = logs([codex_171("grep -rn TODO src", exited(1))], resource=CODEX)
     event = only(parse(payload, encoding))
     assert event.event == "probe.no_match"
     assert isinstance(event.outcome, NoMatch)
 
 
+@encodings
+def test_codex_policy_refusal_is_a_rejected_action(encoding: Encoding) -> None:
+    """Row 4: Codex 0.171.0 logs no ``tool_decision`` for a command its execpolicy forbids,
+    only a ``tool_result`` with ``success`` ``"false"`` and the refusal as its output."""
+    refusal = ('exec_command failed: CreateProcess { message: "Rejected(\\"`/bin/bash -c '
+               "'rm -rf build'` rejected: policy forbids commands starting with `rm -rf "
+               'build`\\")" }')
+    payload = logs([codex_171("rm -rf build", refusal, success="false")], resource=CODEX)
+    assert rejected(payload, encoding).action == "exec_command"
+
+
 # -- row 2: a failed shell tool without command or exit status ----------------------------------
+
+
+def claude_shell_failure(command: str | None, call: str) -> Record:
+    """Claude Code 2.1.332's failed Bash call as the lab recorded it: no exit status, no
+    output, only ``Shell command failed``; the command with ``OTEL_LOG_TOOL_DETAILS=1``."""
+    details = {} if command is None else {"tool_parameters": json.dumps(
+        {"bash_command": command.split()[0], "full_command": command,
+         "description": "stub"})}
+    return claude("tool_result", tool_name="Bash", tool_use_id=call, success="false",
+                  duration_ms="0", error_type="ShellError", error="Shell command failed",
+                  **details)
 
 
 @encodings
 def test_claude_bash_failure_without_tool_details_is_a_command_failure_from_its_text(
         encoding: Encoding) -> None:
-    """Row 2: without ``OTEL_LOG_TOOL_DETAILS`` Claude Code sends only ``ShellError``."""
-    payload = logs([claude("tool_result", tool_name="Bash", success="false",
-                           error_type="ShellError", duration_ms=12)])
+    """Row 2: without ``OTEL_LOG_TOOL_DETAILS`` Claude Code sends only ``ShellError`` and
+    ``Shell command failed``: a failure of unknown cause."""
+    payload = logs([claude_shell_failure(None, "toolu_1")])
     failure = failure_of(event := only(parse(payload, encoding)))
-    expected = classify_text("ShellError", "ShellError", surface="tool.Bash")
+    expected = classify_text("ShellError", "Shell command failed", surface="tool.Bash")
     assert isinstance(expected, Failure)
     assert event.event == "command.failed"
     assert failure.signature == expected.signature
+    assert (failure.code, failure.error_class) == ("FC-SYS-001", "unknown")
+
+
+@encodings
+def test_claude_failures_of_unknown_cause_keep_their_commands_apart(
+        encoding: Encoding) -> None:
+    """Row 2: with the command (``OTEL_LOG_TOOL_DETAILS=1``) but no exit status, each
+    command is its own signature: two different commands two, the same command twice one."""
+    payload = logs([claude_shell_failure("python -m pytest -q", "toolu_1"),
+                    claude_shell_failure("python report.py", "toolu_2"),
+                    claude_shell_failure("python -m pytest -q", "toolu_3")])
+    events = parse(payload, encoding).events
+    assert [e.event for e in events] == ["command.failed"] * 3
+    signatures = [failure_of(e).signature for e in events]
+    assert signatures[0] == signatures[2] != signatures[1]
+    assert {failure_of(e).code for e in events} == {"FC-SYS-001"}
+    assert len({e.event_id for e in events}) == 3
 
 
 # -- row 3: any other failed tool --------------------------------------------------------------
@@ -920,15 +997,31 @@ _KEYS = st.sampled_from([
     "resource", "attributes", "key", "value", "stringValue", "intValue", "boolValue",
     "doubleValue", "arrayValue", "kvlistValue", "bytesValue", "values", "body", "eventName",
     "timeUnixNano", "name", "traceId", "spanId", "parentSpanId", "status", "code", "events"])
-_JSON = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4)
-                     | st.dictionaries(_KEYS | st.text(max_size=4), inner, max_size=5),
-                     max_leaves=30)
+
+
+def _json_of(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    # a named function, not a lambda: hypothesis checks that ``extend`` uses its argument by
+    # reading its source, which it cannot always do for a lambda spanning lines
+    return st.lists(inner, max_size=4) | st.dictionaries(_KEYS | st.text(max_size=4), inner,
+                                                         max_size=5)
+
+
+_JSON = st.recursive(_SCALARS, _json_of, max_leaves=30)
 _ATTR_KEYS = st.sampled_from([
     "event.name", "session.id", "tool_name", "success", "error", "status_code", "attempt",
     "decision", "tool_parameters", "arguments", "output", "gen_ai.operation.name",
     "gen_ai.tool.name", "error.type", "exception.type", "exception.message",
     "process.command_line", "process.exit.code", "http.response.status_code", "error.message",
     "event.kind", "service.name", "gen_ai.conversation.id", "function_name", "error_type"])
+
+
+def _nested_values(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return (st.builds(lambda vs: {"arrayValue": {"values": vs}}, st.lists(inner, max_size=3))
+            | st.builds(lambda kvs: {"kvlistValue": {"values": [{"key": k, "value": v}
+                                                                 for k, v in kvs]}},
+                        st.lists(st.tuples(_ATTR_KEYS, inner), max_size=3)))
+
+
 _ANY_VALUE = st.recursive(
     st.builds(lambda v: {"stringValue": v}, st.text(max_size=30) | st.sampled_from([
         "false", "true", "Exit code 1", '{"command": "grep x f"}', "Bash", "shell",
@@ -937,10 +1030,7 @@ _ANY_VALUE = st.recursive(
     | st.builds(lambda v: {"boolValue": v}, st.booleans())
     | st.builds(lambda v: {"doubleValue": v}, st.floats(allow_nan=False, allow_infinity=False))
     | st.just({}),
-    lambda inner: st.builds(lambda vs: {"arrayValue": {"values": vs}}, st.lists(inner, max_size=3))
-    | st.builds(lambda kvs: {"kvlistValue": {"values": [{"key": k, "value": v} for k, v in kvs]}},
-                st.lists(st.tuples(_ATTR_KEYS, inner), max_size=3)),
-    max_leaves=15)
+    _nested_values, max_leaves=15)
 _RANDOM_ATTRS = st.lists(st.builds(lambda k, v: {"key": k, "value": v}, _ATTR_KEYS, _ANY_VALUE),
                          max_size=6)
 
