@@ -8,6 +8,7 @@ a failcode service when one is configured.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 
 from failcode import FAILCODE_SCHEMA, Section, Setting
+from failcode.events._ids import call_event_id
 from failcode.live import MARK
 from failcode.live._hook import _DEFAULTS, run_hook
 from tests.service.conftest import running
@@ -295,3 +297,31 @@ def test_the_hook_answers_from_a_thread_too(tmp_path: Path,
             lambda c: run_hook("claude-code", c[0], io.BytesIO(json.dumps(c[1]).encode()),
                                env={}), calls))
     assert [bool(a) for a in answers] == [False, True, True]
+
+
+def test_an_outcome_reaches_the_service_as_triage_reports_it(tmp_path: Path) -> None:
+    """A refused read (Claude Code's Read of a file that is not there: a rejected action, as
+    triage reads the transcript) goes to the service as an ``action.rejected`` event of the
+    session, at its step, under the call's own id."""
+    with running("sqlite", tmp_path) as served:
+        env = {"FAILCODE_URL": served.url, "FAILCODE_KEY": served.keys["ingest"]}
+        state = tmp_path / "state"
+        for event, data in recorded("claude-code", "read-missing-file"):
+            assert hook("claude-code", event, {**data, "cwd": str(tmp_path)}, state=state,
+                        env=env).returncode == 0
+        control = Path(served.store.removeprefix("sqlite:///"))
+        project = control.with_name(control.stem + ".projects") / "web.db"
+        deadline = time.monotonic() + 60
+        rows: list[tuple[str, str, int, str]] = []
+        while time.monotonic() < deadline:  # the sender delivers on its own
+            if project.exists():
+                with contextlib.closing(sqlite3.connect(project)) as db:
+                    rows = db.execute("SELECT event, session, step, event_id FROM events"
+                                      ).fetchall()
+            if rows:
+                break
+            time.sleep(0.2)
+    assert [(e, step) for e, _s, step, _id in rows] == [("action.rejected", 0)], log_of(state)
+    session = recorded("claude-code", "read-missing-file")[1][1]["session_id"]
+    assert rows[0][1] == session
+    assert rows[0][3] == call_event_id(session, "toolu_call_stub_0")

@@ -16,9 +16,12 @@ Rules:
   :func:`failcode.live._advice.advise` picks the answer.
 - The configuration is the project's (``failcode.toml`` or ``[tool.failcode]`` in the
   working directory the agent reports), else failcode's defaults.
-- With ``FAILCODE_URL`` and ``FAILCODE_KEY`` set (and ``[live] report``), each failure is
-  also sent to that service, by a process of its own started without waiting for it
-  (:mod:`failcode.live._send`): the hook never waits for the network.
+- With ``FAILCODE_URL`` and ``FAILCODE_KEY`` set (and ``[live] report``), each failure (and
+  each outcome triage would report: a probe that found nothing, a refused action) is also
+  sent to that service as an event of the agent's session, at its step, with the call's own
+  id (a mirror of the same call, the agent's OpenTelemetry record, is stored once), by a
+  process of its own started without waiting for it (:mod:`failcode.live._send`): the hook
+  never waits for the network.
 
 An agent runs the hook before and after every tool call and waits for it, so what a call does
 not need is imported only when it is needed (the classification for a result, the
@@ -48,12 +51,15 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
     from typing import BinaryIO
 
+    from failcode.events._event import Event
     from failcode.live._agents import AgentHooks, ToolCall
     from failcode.live._history import Step
     from failcode.policy._decide import Decision, Policy
     from failcode.record._failure import Failure
+    from failcode.record._outcomes import NonErrorOutcome
 
-__all__ = ["MAX_INPUT", "HookTimeoutError", "hook_answer", "hook_main", "run_hook", "step_failure"]
+__all__ = ["MAX_INPUT", "HookTimeoutError", "hook_answer", "hook_main", "run_hook", "step_failure",
+           "step_outcome"]
 
 MAX_INPUT: Final = 32 * 1024 * 1024
 LOG_MAX: Final = 1024 * 1024
@@ -171,9 +177,15 @@ def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
         return Advice(Verdict.SILENT, "session"), found
     failure, source = step_failure(found)
     recorded = history.record(hooks.name, found.session, found.call, failure)
-    if failure is None or recorded is None:
-        return Advice(Verdict.SILENT, "success" if failure is None else "seen"), found
+    if recorded is None:
+        return Advice(Verdict.SILENT, "seen"), found
     step, failed = recorded
+    reporting = bool(settings["report"] and env.get("FAILCODE_URL") and env.get("FAILCODE_KEY"))
+    if failure is None:
+        outcome = step_outcome(found) if reporting else None
+        if outcome is not None:  # a probe that found nothing, a refused action: as triage
+            _send(_outcome_event(outcome, found, step, agent=hooks.name), env)
+        return Advice(Verdict.SILENT, "success"), found
     looping, count = _loop_count(step, failed)
     seen = Seen(signatures={failure.signature: count - 1}) if looping else Seen()
     decision = decide(failure, seen, policy)
@@ -185,28 +197,67 @@ def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
                     looping=looping,
                     tell_after=int(settings["tell_after"]),
                     stop_for_person=bool(settings["stop_for_person"]))
-    if settings["report"] and env.get("FAILCODE_URL") and env.get("FAILCODE_KEY"):
-        _report(failure, decision, found, step, source=source, agent=hooks.name, env=env)
+    if reporting:
+        _send(_failure_event(failure, decision, found, step, source=source, agent=hooks.name),
+              env)
     if advice.verdict is Verdict.STOP and event not in hooks.can_stop:
         history.hold(hooks.name, found.session, advice.text)
         advice = Advice(Verdict.TELL, advice.row, advice.text, advice.count)
     return advice, found
 
 
-def _report(failure: Failure, decision: Decision, found: ToolCall, step: int, *, source: str,
-            agent: str, env: Mapping[str, str]) -> None:
-    """Put the failure's event in the outbox and start a sender for it, without waiting."""
+def step_outcome(found: ToolCall) -> NonErrorOutcome | None:
+    """The step's outcome when it is one (a probe that found nothing, a refused action), as
+    triage reads it."""
+    from failcode.record._failure import Failure  # noqa: PLC0415
+    from failcode.triage._events import Command, Rejected  # noqa: PLC0415
+
+    event = found.event
+    if isinstance(event, Command):
+        from failcode.triage.analysis._step import classify_command  # noqa: PLC0415
+
+        result, _masked = classify_command(event)
+        return None if result is None or isinstance(result, Failure) else result
+    if isinstance(event, Rejected):
+        from failcode.record._outcomes import RejectedAction  # noqa: PLC0415
+        from failcode.signature._redact import redact  # noqa: PLC0415
+
+        return RejectedAction(action=redact(event.action)[:200] or "?",
+                              reason=redact(event.reason)[:300] or "?")
+    return None
+
+
+def _failure_event(failure: Failure, decision: Decision, found: ToolCall, step: int, *,
+                   source: str, agent: str) -> Event:
+    """The failure's event: the call's own id (a mirror of it is stored once), the agent."""
     from failcode.events._event import failure_event  # noqa: PLC0415
     from failcode.events._ids import call_event_id  # noqa: PLC0415
-    from failcode.live._send import outbox  # noqa: PLC0415
 
     name = "command.failed" if source == "command" else "tool.failed"
     context = {**failure.context, "agent": agent}
-    event = failure_event(msgspec.structs.replace(failure, context=context), event=name,
-                          session=found.session, step=step, source=f"{agent} hook",
-                          decision=decision,
-                          event_id=call_event_id(found.session, found.call) if found.call
-                          else None)
+    return failure_event(msgspec.structs.replace(failure, context=context), event=name,
+                         session=found.session, step=step, source=f"{agent} hook",
+                         decision=decision,
+                         event_id=call_event_id(found.session, found.call) if found.call
+                         else None)
+
+
+def _outcome_event(outcome: NonErrorOutcome, found: ToolCall, step: int, *,
+                   agent: str) -> Event:
+    from failcode.events._event import outcome_event  # noqa: PLC0415
+    from failcode.events._ids import call_event_id  # noqa: PLC0415
+
+    context = {**outcome.context, "agent": agent}
+    return outcome_event(msgspec.structs.replace(outcome, context=context),
+                         session=found.session, step=step, source=f"{agent} hook",
+                         event_id=call_event_id(found.session, found.call) if found.call
+                         else None)
+
+
+def _send(event: Event, env: Mapping[str, str]) -> None:
+    """Put ``event`` in the outbox and start a sender for it, without waiting."""
+    from failcode.live._send import outbox  # noqa: PLC0415
+
     box = outbox()
     box.mkdir(parents=True, exist_ok=True)
     staged = box / f".{event.event_id}.tmp"
