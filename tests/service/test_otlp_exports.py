@@ -44,7 +44,7 @@ EXIT_AND_OUTPUT: Final = frozenset({"codex", "qwen-code"})
 """Agents whose export carries a failed command's exit status and its output."""
 EXIT_ONLY: Final = frozenset({"gemini-cli"})
 """Agents whose export carries the exit status, not the output."""
-AGENT: Final = {"claude-code": ("claude-code", "2.1.332"), "codex": ("codex_exec", "0.171.0"),
+AGENT: Final = {"claude-code": ("claude-code", "2.1.332"), "codex": ("codex", "0.171.0"),
                 "gemini-cli": ("gemini-cli", None), "qwen-code": ("qwen-code", "0.24.4")}
 """(context ``agent``, ``agent_version``) per agent: Gemini CLI's ``service.version`` is Node's
 (``v20.20.2``) and its own version is in no record, so none is shown."""

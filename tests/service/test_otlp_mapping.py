@@ -176,7 +176,7 @@ def test_codex_shell_failure_reads_the_command_array_and_exit_line(encoding: Enc
     assert failure.location == "src/main.rs"
     assert event.session == "0199-codex-conv"
     assert failure.context["model"] == "gpt-5-codex"
-    assert failure.context["agent"] == CODEX["service.name"]
+    assert failure.context["agent"] == "codex"  # codex_cli_rs is Codex CLI
 
 
 def codex_171(command: str, output: str, *, success: str = "true",

@@ -731,6 +731,10 @@ _EXIT_ANYWHERE: Final = lazy(r"\b(?:exit(?:ed with)? code|exit status)[:\s]++(-?
 _OUTPUT_SECTION: Final = lazy(r"^Output:[ \t]*(?:\n|\Z)", re.MULTILINE)
 _TIMED_OUT: Final = lazy(r"\bcommand timed out\b", re.IGNORECASE)
 _NODE_VERSION: Final = lazy(r"v\d+\.\d+\.\d+")
+AGENT_NAMES: Final = {"codex_exec": "codex", "codex_cli_rs": "codex"}
+"""The agent a ``service.name`` is, where it names a program of the agent rather than the
+agent (Codex CLI 0.171.0's ``codex exec`` exports as ``codex_exec``, earlier versions as
+``codex_cli_rs``): the name its hooks and the lab use, so one agent is one agent column."""
 _REFUSED_TEXT: Final = lazy(r"\bRejected\(|\brejected: policy forbids\b")
 """Codex's refusal of a command before it ran (``exec_command failed: CreateProcess { message:
 "Rejected(... rejected: policy forbids commands starting with ...)" }``)."""
@@ -979,9 +983,10 @@ def _who(attrs: Mapping[str, Any], resource: Mapping[str, Any],
          around: Sequence[Mapping[str, Any]] = ()) -> dict[str, Scalar]:
     """agent, agent_version, model: the item's attributes, then (a span's) its ancestors',
     then its resource's."""
+    service = _pick(("service.name",), resource)
     return _context(
         agent=_pick(("gen_ai.agent.name",), attrs, *around, resource)
-        or _pick(("service.name",), resource),
+        or AGENT_NAMES.get(service or "", service),
         agent_version=_agent_version(attrs, resource),
         model=_pick(_MODEL_KEYS, attrs, *around, resource))
 
