@@ -145,6 +145,19 @@ def run(agent: Agent, scenario: Scenario, *, keep: Path | None = None,
                      seconds, files, log, stdout=stdout, stderr=stderr), ctx
 
 
+def run_normalizer(ctx: RunContext, agent_dir: Path) -> Normalizer:
+    """What a run's kept files are normalized with: its folders, this Python, the agent's
+    install and the user's home as ``/lab/...`` paths, the stub's port as a fixed one."""
+    python = Path(sys.executable).resolve().parent
+    return Normalizer(paths={
+        str(agent_dir): "/lab/agent", str(REPO): "/lab/repo",
+        str(ctx.project): "/lab/project", str(ctx.home): "/lab/home", str(ctx.tmp): "/lab/tmp",
+        str(ctx.root): "/lab", str(Path(sys.prefix)): "/lab/python",
+        str(python.parent): "/lab/python", str(Path.home()): "/lab/user",
+        os.path.realpath(ctx.root): "/lab",
+    }, port=int(ctx.url.rsplit(":", 1)[1]))
+
+
 def save(result: RunResult, ctx: RunContext, out: Path, agent_dir: Path,
          stdout_file: str | None = None, *, databases: Sequence[Path] = ()) -> Path:
     """Normalize the run's session files into ``out/<agent>/<scenario>/`` with ``meta.json``;
@@ -156,14 +169,7 @@ def save(result: RunResult, ctx: RunContext, out: Path, agent_dir: Path,
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
-    python = Path(sys.executable).resolve().parent
-    normalizer = Normalizer(paths={
-        str(agent_dir): "/lab/agent", str(REPO): "/lab/repo",
-        str(ctx.project): "/lab/project", str(ctx.home): "/lab/home", str(ctx.tmp): "/lab/tmp",
-        str(ctx.root): "/lab", str(Path(sys.prefix)): "/lab/python",
-        str(python.parent): "/lab/python", str(Path.home()): "/lab/user",
-        os.path.realpath(ctx.root): "/lab",
-    }, port=int(ctx.url.rsplit(":", 1)[1]))
+    normalizer = run_normalizer(ctx, agent_dir)
     sources: list[tuple[str, Path]] = []
     for found in result.files:
         if found.is_dir():

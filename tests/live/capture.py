@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import shutil
 import sys
@@ -41,8 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from tests.lab.agents import PROMPT, REPO, AgentUnavailableError, agents, cache_dir
-from tests.lab.normalize import Normalizer
-from tests.lab.runner import run
+from tests.lab.runner import run, run_normalizer
 from tests.lab.scenario import load_all
 
 if TYPE_CHECKING:
@@ -140,18 +138,6 @@ def install_hooks(agent: str, ctx: RunContext, launch: Launch, folder: Path) -> 
         raise KeyError(f"{agent}: no command hooks known")
 
 
-def normalizer(ctx: RunContext, agent_dir: Path) -> Normalizer:
-    """The replacements :func:`tests.lab.runner.save` applies to a run's session files."""
-    python = Path(sys.executable).resolve().parent
-    return Normalizer(paths={
-        str(agent_dir): "/lab/agent", str(REPO): "/lab/repo",
-        str(ctx.project): "/lab/project", str(ctx.home): "/lab/home", str(ctx.tmp): "/lab/tmp",
-        str(ctx.root): "/lab", str(Path(sys.prefix)): "/lab/python",
-        str(python.parent): "/lab/python", str(Path.home()): "/lab/user",
-        os.path.realpath(ctx.root): "/lab",
-    }, port=int(ctx.url.rsplit(":", 1)[1]))
-
-
 def _settled(folder: Path) -> list[Path]:
     """The payload files of ``folder`` once none has appeared or grown for ``SETTLE_S``."""
     def state() -> list[tuple[str, int]]:
@@ -211,7 +197,7 @@ def capture(agent: Agent, scenario: Scenario, out: Path = FIXTURES, *,
         return Capture(agent.name, scenario.name, skipped=result.skipped)
     try:
         files = _settled(ctx.root / "capture")
-        texts = normalizer(ctx, agent.install_dir).texts(
+        texts = run_normalizer(ctx, agent.install_dir).texts(
             [p.read_text(errors="surrogateescape") for p in files])
         target = out / agent.name / scenario.name
         if target.exists():

@@ -51,17 +51,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from tests.lab.agents import REPO, AgentUnavailableError, agents, cache_dir
-from tests.lab.normalize import Normalizer
-from tests.lab.runner import run
+from tests.lab.runner import run, run_normalizer
 from tests.lab.scenario import load_all
 from tests.otlp.record import Recorder
 
@@ -69,6 +66,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from tests.lab.agents import Agent, Launch, RunContext
+    from tests.lab.normalize import Normalizer
     from tests.lab.runner import RunResult
     from tests.otlp.record import Received
 
@@ -163,18 +161,6 @@ CONFIGURE: Final[dict[str, Configure]] = {
 
 
 # -- normalizing ------------------------------------------------------------------------------
-def _normalizer(ctx: RunContext, agent_dir: Path) -> Normalizer:
-    """The normalizer :func:`tests.lab.runner.save` builds for a run."""
-    python = Path(sys.executable).resolve().parent
-    return Normalizer(paths={
-        str(agent_dir): "/lab/agent", str(REPO): "/lab/repo",
-        str(ctx.project): "/lab/project", str(ctx.home): "/lab/home", str(ctx.tmp): "/lab/tmp",
-        str(ctx.root): "/lab", str(Path(sys.prefix)): "/lab/python",
-        str(python.parent): "/lab/python", str(Path.home()): "/lab/user",
-        os.path.realpath(ctx.root): "/lab",
-    }, port=int(ctx.url.rsplit(":", 1)[1]))
-
-
 def _walk(value: Any, visit: Callable[[dict[str, Any]], None]) -> None:
     if isinstance(value, dict):
         visit(value)
@@ -269,7 +255,7 @@ def normalize(received: list[Received], ctx: RunContext, agent_dir: Path,
     texts = [_PROSE_MS.sub(r"\g<1>0\2", text) for text in texts]
     texts = [re.sub(rf"(127\.0\.0\.1|localhost):{recorder_port}(?!\d)", rf"\1:{OTLP_PORT}", t)
              for t in texts]
-    normalizer = _normalizer(ctx, agent_dir)
+    normalizer = run_normalizer(ctx, agent_dir)
     texts = [re.sub(r"@kept-(\d+)@", lambda m: json.dumps(kept[int(m.group(1))])[1:-1], text)
              for text in normalizer.texts(texts)]
     return texts, normalizer
