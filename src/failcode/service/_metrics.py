@@ -25,16 +25,25 @@ Rules:
 from __future__ import annotations
 
 import functools
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from failcode import FC, FailureError, redact
+from failcode.service._otlp import (
+    JSON,
+    PROTOBUF,
+    from_protobuf,
+    media_type,
+    otlp_problem,
+    shown_type,
+    unsupported_media,
+)
+
+if TYPE_CHECKING:
+    from failcode import FailureError
 
 __all__ = ["MetricsExport", "read_metrics"]
 
-PROTOBUF: Final = "application/x-protobuf"
-JSON: Final = "application/json"
 _KINDS: Final = (("gauge", "gauge"), ("sum", "sum"), ("histogram", "histogram"),
                  ("exponentialHistogram", "exponential_histogram"), ("summary", "summary"))
 """A metric's data fields: (OTLP/JSON name, proto name)."""
@@ -55,9 +64,7 @@ class MetricsExport(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _problem(problem: str, error_class: str) -> FailureError:
-    return FailureError(FC.DATA_INVALID_INPUT.failure(
-        surface="service.otlp", error_class=error_class,
-        params={"problem": problem[:400]}, metadata={"signal": "metrics"}))
+    return otlp_problem("metrics", problem, error_class)
 
 
 @functools.cache
@@ -71,13 +78,7 @@ def _message() -> Any:
 
 
 def _read_pb(body: bytes) -> MetricsExport:
-    message = _message()
-    try:
-        request = message.FromString(body)
-    except Exception as exc:  # noqa: BLE001 - protobuf's errors vary by backend; all mean "not it"
-        text = str(exc).replace("\n", " ")[:160] or type(exc).__name__
-        raise _problem(f"the body is not an OTLP {message.__name__} protobuf message "
-                       f"({text})", "malformed_json") from None
+    request = from_protobuf("metrics", _message(), body)
     metrics = points = 0
     for resource in request.resource_metrics:
         for scope in resource.scope_metrics:
@@ -90,18 +91,6 @@ def _read_pb(body: bytes) -> MetricsExport:
                          points=points)
 
 
-def _shown(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return "a list" if isinstance(value, list) else "an object"
-
-
 def _field(obj: dict[str, Any], camel: str, snake: str) -> Any:
     value = obj.get(camel)
     return obj.get(snake) if value is None and snake != camel else value
@@ -112,10 +101,10 @@ def _objects(value: Any, where: str) -> list[dict[str, Any]]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise _problem(f"{where}: expected a list, got {_shown(value)}", "validation")
+        raise _problem(f"{where}: expected a list, got {shown_type(value)}", "validation")
     for index, item in enumerate(value):
         if not isinstance(item, dict):
-            raise _problem(f"{where}[{index}]: expected an object, got {_shown(item)}",
+            raise _problem(f"{where}[{index}]: expected an object, got {shown_type(item)}",
                            "validation")
     return value
 
@@ -128,14 +117,14 @@ def _read_json(body: bytes) -> MetricsExport:
     except RecursionError:
         raise _problem("the body is JSON nested too deeply to read", "malformed_json") from None
     if not isinstance(data, dict):
-        raise _problem(f"the body: expected a JSON object, got {_shown(data)}", "validation")
+        raise _problem(f"the body: expected a JSON object, got {shown_type(data)}", "validation")
     resources = _objects(_field(data, "resourceMetrics", "resource_metrics"), "resourceMetrics")
     metrics = points = 0
     for r, resource in enumerate(resources):
         where = f"resourceMetrics[{r}]"
         if not isinstance(resource.get("resource", {}), (dict, type(None))):
             raise _problem(f"{where}.resource: expected an object, got "
-                           f"{_shown(resource['resource'])}", "validation")
+                           f"{shown_type(resource['resource'])}", "validation")
         scopes = _objects(_field(resource, "scopeMetrics", "scope_metrics"),
                           f"{where}.scopeMetrics")
         for s, scope in enumerate(scopes):
@@ -144,7 +133,7 @@ def _read_json(body: bytes) -> MetricsExport:
                 at = f"{where}.scopeMetrics[{s}].metrics[{m}]"
                 name = metric.get("name")
                 if name is not None and not isinstance(name, str):
-                    raise _problem(f"{at}.name: expected a string, got {_shown(name)}",
+                    raise _problem(f"{at}.name: expected a string, got {shown_type(name)}",
                                    "validation")
                 metrics += 1
                 for camel, snake in _KINDS:
@@ -153,7 +142,7 @@ def _read_json(body: bytes) -> MetricsExport:
                         continue
                     if not isinstance(data_field, dict):
                         raise _problem(f"{at}.{camel}: expected an object, got "
-                                       f"{_shown(data_field)}", "validation")
+                                       f"{shown_type(data_field)}", "validation")
                     points += len(_objects(_field(data_field, "dataPoints", "data_points"),
                                            f"{at}.{camel}.dataPoints"))
     return MetricsExport(resources=len(resources), metrics=metrics, points=points)
@@ -175,15 +164,9 @@ def read_metrics(body: bytes, *, content_type: str) -> MetricsExport:
             for a body that does not decode, (``validation``) for JSON of the wrong shape,
             naming where. Never anything else, whatever the bytes.
     """
-    given = content_type if isinstance(content_type, str) else ""
-    media = given.split(";", 1)[0].strip().lower()
+    media = media_type(content_type if isinstance(content_type, str) else "")
     if media == PROTOBUF:
         return _read_pb(bytes(body))
     if media == JSON:
         return _read_json(bytes(body))
-    shown = redact(given[:100])
-    raise FailureError(FC.SVC_UNSUPPORTED_MEDIA.failure(
-        surface="service.otlp", params={
-            "problem": f"Content-Type {shown!r} on /v1/metrics" if shown
-                       else "no Content-Type on /v1/metrics",
-            "expected": f"{PROTOBUF} or {JSON} (OTLP/HTTP)"}))
+    raise unsupported_media("metrics", content_type)

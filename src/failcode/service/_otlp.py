@@ -265,7 +265,8 @@ def _cut_text(text: str) -> str:
     return data[:MAX_VALUE_BYTES].decode("utf-8", "ignore")
 
 
-def _problem(signal: str, problem: str, error_class: str) -> FailureError:
+def otlp_problem(signal: str, problem: str, error_class: str) -> FailureError:
+    """FC-DATA-001 of ``error_class`` for a body of ``signal`` that cannot be read."""
     return FailureError(FC.DATA_INVALID_INPUT.failure(
         surface="service.otlp", error_class=error_class,
         params={"problem": problem[:400]}, metadata={"signal": signal}))
@@ -316,15 +317,30 @@ def _pb_attrs(pairs: Iterable[Any]) -> dict[str, Any]:
     return {pair.key: _pb_value(pair.value, 1) for pair in pairs}
 
 
-def _decode_pb(signal: str, body: bytes) -> tuple[list[_Log], list[_Span]]:
-    logs_message, traces_message = _messages()
-    message = logs_message if signal == "logs" else traces_message
+def from_protobuf(signal: str, message: Any, body: bytes) -> Any:
+    """``body`` decoded as the protobuf ``message`` class of ``signal``'s export request, else
+    FC-DATA-001 (``malformed_json``) naming it."""
     try:
-        request = message.FromString(body)
+        return message.FromString(body)
     except Exception as exc:  # noqa: BLE001 - protobuf's errors vary by backend; all mean "not it"
         text = str(exc).replace("\n", " ")[:160] or type(exc).__name__
-        raise _problem(signal, f"the body is not an OTLP {message.__name__} protobuf message "
+        raise otlp_problem(signal, f"the body is not an OTLP {message.__name__} protobuf message "
                                f"({text})", "malformed_json") from None
+
+
+def unsupported_media(signal: str, content_type: object) -> FailureError:
+    """FC-SVC-006 for a body of another type than the OTLP/HTTP doors read."""
+    shown = redact(content_type[:100]) if isinstance(content_type, str) else ""
+    return FailureError(FC.SVC_UNSUPPORTED_MEDIA.failure(
+        surface="service.otlp", params={
+            "problem": f"Content-Type {shown!r} on /v1/{signal}" if shown
+                       else f"no Content-Type on /v1/{signal}",
+            "expected": f"{PROTOBUF} or {JSON} (OTLP/HTTP)"}))
+
+
+def _decode_pb(signal: str, body: bytes) -> tuple[list[_Log], list[_Span]]:
+    logs_message, traces_message = _messages()
+    request = from_protobuf(signal, logs_message if signal == "logs" else traces_message, body)
     if signal == "logs":
         count = sum(len(scope.log_records) for resource in request.resource_logs
                     for scope in resource.scope_logs)
@@ -363,7 +379,8 @@ def _decode_pb(signal: str, body: bytes) -> tuple[list[_Log], list[_Span]]:
 # -- OTLP/JSON --------------------------------------------------------------------------------
 
 
-def _shown(value: object) -> str:
+def shown_type(value: object) -> str:
+    """What kind of JSON value ``value`` is, as a problem names it."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -382,7 +399,7 @@ class _Json:
         self.signal = signal
 
     def fail(self, where: str, expected: str, value: object) -> FailureError:
-        return _problem(self.signal, f"{where}: expected {expected}, got {_shown(value)}",
+        return otlp_problem(self.signal, f"{where}: expected {expected}, got {shown_type(value)}",
                         "validation")
 
     @staticmethod
@@ -622,10 +639,10 @@ def _decode_json(signal: str, body: bytes) -> tuple[list[_Log], list[_Span]]:
     try:
         data = msgspec.json.decode(body)
     except msgspec.DecodeError as exc:
-        raise _problem(signal, f"the body is not JSON ({str(exc)[:160]})",
+        raise otlp_problem(signal, f"the body is not JSON ({str(exc)[:160]})",
                        "malformed_json") from None
     except RecursionError:
-        raise _problem(signal, "the body is JSON nested too deeply to read",
+        raise otlp_problem(signal, "the body is JSON nested too deeply to read",
                        "malformed_json") from None
     walker = _Json(signal)
     if not isinstance(data, dict):
@@ -1391,7 +1408,8 @@ def _event(pending: _Pending) -> Event:
                          event_id=meta.event_id)
 
 
-def _media_type(content_type: str) -> str:
+def media_type(content_type: str) -> str:
+    """A Content-Type without its parameters, lower case."""
     return content_type.split(";", 1)[0].strip().lower()
 
 
@@ -1415,18 +1433,13 @@ def parse_otlp(signal: Literal["logs", "traces"], body: bytes, *,
             naming where; FC-SVC-004 for more than :data:`MAX_ITEMS` items. Never anything
             else, whatever the bytes.
     """
-    media = _media_type(content_type if isinstance(content_type, str) else "")
+    media = media_type(content_type if isinstance(content_type, str) else "")
     if media == PROTOBUF:
         logs, spans = _decode_pb(signal, bytes(body))
     elif media == JSON:
         logs, spans = _decode_json(signal, bytes(body))
     else:
-        shown = redact(content_type[:100]) if isinstance(content_type, str) else ""
-        raise FailureError(FC.SVC_UNSUPPORTED_MEDIA.failure(
-            surface="service.otlp", params={
-                "problem": f"Content-Type {shown!r} on /v1/{signal}" if shown
-                           else f"no Content-Type on /v1/{signal}",
-                "expected": f"{PROTOBUF} or {JSON} (OTLP/HTTP)"}))
+        raise unsupported_media(signal, content_type)
     mapper = _Mapper(signal)
     for log in logs:
         mapper.log(log)
