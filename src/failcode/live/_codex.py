@@ -42,11 +42,11 @@ __all__ = ["CODEX"]
 
 
 def read(event: str, data: Mapping[str, Any]) -> ToolCall:
+    if event != "PostToolUse":
+        return not_a_result(event, data, before="PreToolUse")
     from failcode.triage._events import Command  # noqa: PLC0415
     from failcode.triage.readers._swe_agent import shell_failed  # noqa: PLC0415
 
-    if event != "PostToolUse":
-        return not_a_result(event, data, before="PreToolUse")
     tool = as_str(data.get("tool_name"))
     tool_input = as_dict(data.get("tool_input"))
     command = as_str(tool_input.get("command"))
