@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from failcode.record._outcomes import NonErrorOutcome
 
 __all__ = ["MAX_INPUT", "HookTimeoutError", "hook_answer", "hook_main", "run_hook", "step_failure",
-           "step_outcome"]
+           "step_result"]
 
 MAX_INPUT: Final = 32 * 1024 * 1024
 LOG_MAX: Final = 1024 * 1024
@@ -127,22 +127,36 @@ def _settings(cwd: str | None) -> tuple[dict[str, Any], Policy]:
     return settings, config.policy
 
 
-def step_failure(found: ToolCall) -> tuple[Failure | None, str]:
-    """The step's failure, if it failed, and where it came from."""
-    from failcode.record._failure import Failure  # noqa: PLC0415
-    from failcode.triage._events import Command, ErrorText  # noqa: PLC0415
+def step_result(found: ToolCall) -> tuple[Failure | NonErrorOutcome | None, str]:
+    """What the step was, as triage reads it: a failure, an outcome (a probe that found
+    nothing, a refused action) or nothing; and where it came from."""
+    from failcode.triage._events import Command, ErrorText, Rejected  # noqa: PLC0415
 
     event = found.event
     if isinstance(event, Command):
         from failcode.triage.analysis._step import classify_command  # noqa: PLC0415
 
         result, _masked = classify_command(event)
-        return (result, "command") if isinstance(result, Failure) else (None, "command")
+        return result, "command"
     if isinstance(event, ErrorText):
         from failcode.triage.analysis._step import classify_error  # noqa: PLC0415
 
         return classify_error(event), event.source
+    if isinstance(event, Rejected):
+        from failcode.record._outcomes import RejectedAction  # noqa: PLC0415
+        from failcode.signature._redact import redact  # noqa: PLC0415
+
+        return RejectedAction(action=redact(event.action)[:200] or "?",
+                              reason=redact(event.reason)[:300] or "?"), "tool"
     return None, "tool"
+
+
+def step_failure(found: ToolCall) -> tuple[Failure | None, str]:
+    """The step's failure, if it failed, and where it came from."""
+    from failcode.record._failure import Failure  # noqa: PLC0415
+
+    result, source = step_result(found)
+    return (result if isinstance(result, Failure) else None), source
 
 
 def _loop_count(step: int, failed: list[Step]) -> tuple[bool, int]:
@@ -175,17 +189,20 @@ def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
         if found.phase == "start":
             history.prune()
         return Advice(Verdict.SILENT, "session"), found
-    failure, source = step_failure(found)
+    from failcode.record._failure import Failure  # noqa: PLC0415
+
+    result, source = step_result(found)
+    failure = result if isinstance(result, Failure) else None
     recorded = history.record(hooks.name, found.session, found.call, failure)
     if recorded is None:
         return Advice(Verdict.SILENT, "seen"), found
     step, failed = recorded
     reporting = bool(settings["report"] and env.get("FAILCODE_URL") and env.get("FAILCODE_KEY"))
-    if failure is None:
-        outcome = step_outcome(found) if reporting else None
-        if outcome is not None:  # a probe that found nothing, a refused action: as triage
-            _send(_outcome_event(outcome, found, step, agent=hooks.name), env)
+    if not isinstance(result, Failure):
+        if reporting and result is not None:  # a probe that found nothing, a refused action
+            _send(_outcome_event(result, found, step, agent=hooks.name), env)
         return Advice(Verdict.SILENT, "success"), found
+    failure = result
     looping, count = _loop_count(step, failed)
     seen = Seen(signatures={failure.signature: count - 1}) if looping else Seen()
     decision = decide(failure, seen, policy)
@@ -204,27 +221,6 @@ def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
         history.hold(hooks.name, found.session, advice.text)
         advice = Advice(Verdict.TELL, advice.row, advice.text, advice.count)
     return advice, found
-
-
-def step_outcome(found: ToolCall) -> NonErrorOutcome | None:
-    """The step's outcome when it is one (a probe that found nothing, a refused action), as
-    triage reads it."""
-    from failcode.record._failure import Failure  # noqa: PLC0415
-    from failcode.triage._events import Command, Rejected  # noqa: PLC0415
-
-    event = found.event
-    if isinstance(event, Command):
-        from failcode.triage.analysis._step import classify_command  # noqa: PLC0415
-
-        result, _masked = classify_command(event)
-        return None if result is None or isinstance(result, Failure) else result
-    if isinstance(event, Rejected):
-        from failcode.record._outcomes import RejectedAction  # noqa: PLC0415
-        from failcode.signature._redact import redact  # noqa: PLC0415
-
-        return RejectedAction(action=redact(event.action)[:200] or "?",
-                              reason=redact(event.reason)[:300] or "?")
-    return None
 
 
 def _failure_event(failure: Failure, decision: Decision, found: ToolCall, step: int, *,
