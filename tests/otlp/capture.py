@@ -97,20 +97,21 @@ path (``/root`` for the main agent), which the normalizer would take for the rea
 # -- pointing each agent at the recorder, as docs/team.md says ----------------------------------
 class Configure(Protocol):
     """Points one agent's telemetry at ``url``; ``every`` asks for every signal it can
-    export, beyond what docs/team.md sets up. Returns what it set, for ``meta.json``."""
+    export, beyond what docs/team.md sets up; ``key`` is the ingest key it sends. Returns
+    what it set, for ``meta.json``."""
 
     def __call__(self, ctx: RunContext, launch: Launch, url: str, *, every: bool = False,
-                 ) -> dict[str, Any]: ...
+                 key: str = KEY) -> dict[str, Any]: ...
 
 
 def _claude_code(ctx: RunContext, launch: Launch, url: str, *, every: bool = False,
-                 ) -> dict[str, Any]:
+                 key: str = KEY) -> dict[str, Any]:
     del ctx
     removed = ["DISABLE_TELEMETRY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"]
     for name in removed:
         launch.env.pop(name, None)
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": url, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
-           "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {KEY}",
+           "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {key}",
            "CLAUDE_CODE_ENABLE_TELEMETRY": "1", "OTEL_LOGS_EXPORTER": "otlp",
            "OTEL_METRICS_EXPORTER": "none", "OTEL_LOG_TOOL_DETAILS": "1"}
     if every:  # traces are a beta behind their own switch
@@ -121,12 +122,12 @@ def _claude_code(ctx: RunContext, launch: Launch, url: str, *, every: bool = Fal
 
 
 def _codex(ctx: RunContext, launch: Launch, url: str, *, every: bool = False,
-           ) -> dict[str, Any]:
+           key: str = KEY) -> dict[str, Any]:
     config = Path(launch.env.get("CODEX_HOME", str(ctx.home / ".codex"))) / "config.toml"
 
     def exporter(signal: str) -> str:
         return (f'{{ otlp-http = {{ endpoint = "{url}/v1/{signal}", protocol = "binary", '
-                f'headers = {{ "authorization" = "Bearer {KEY}" }} }} }}')
+                f'headers = {{ "authorization" = "Bearer {key}" }} }} }}')
 
     table = f"\n[otel]\nexporter = {exporter('logs')}\n"
     if every:
@@ -138,7 +139,7 @@ def _codex(ctx: RunContext, launch: Launch, url: str, *, every: bool = False,
 
 def _gemini_like(folder: str) -> Configure:
     def configure(ctx: RunContext, launch: Launch, url: str, *, every: bool = False,
-                  ) -> dict[str, Any]:
+                  key: str = KEY) -> dict[str, Any]:
         del every  # the settings above already export all three signals
         path = ctx.home / folder / "settings.json"
         settings = json.loads(path.read_text()) if path.exists() else {}
@@ -147,7 +148,7 @@ def _gemini_like(folder: str) -> Configure:
         settings["telemetry"] = telemetry  # the lab's {"enabled": false}, replaced
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(settings, indent=2))
-        env = {"OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {KEY}"}
+        env = {"OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {key}"}
         launch.env |= env
         return {"env": env, f"{folder.lstrip('.')}/settings.json": {"telemetry": telemetry}}
 

@@ -114,8 +114,7 @@ def team_run(agent_name: str, scenario_name: str, served: Served, work: Path, *,
     state: dict[str, Path] = {}
 
     def prepare(ctx: RunContext, launch: Launch) -> None:
-        capture.KEY = key  # the configure functions send this key
-        capture.CONFIGURE[agent_name](ctx, launch, served.url)
+        capture.CONFIGURE[agent_name](ctx, launch, served.url, key=key)
         state["dir"] = ctx.root / "failcode-state"
         launch.env |= {"FAILCODE_STATE_DIR": str(state["dir"]), "FAILCODE_URL": served.url,
                        "FAILCODE_KEY": key}
