@@ -92,6 +92,8 @@ from failcode.record._outcomes import (
     NonErrorOutcome,
     PeerExited,
     RejectedAction,
+    SessionEnded,
+    SessionStarted,
     Veto,
 )
 from failcode.record._projections import (
@@ -340,6 +342,8 @@ __all__ = [
     "SEED_003_CATEGORIES",
     "SIGNATURE_VERSION",
     "Scalar",
+    "SessionEnded",
+    "SessionStarted",
     "Section",
     "Setting",
     "Severity",

@@ -44,7 +44,15 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, TextIO, TypeVar, cast
 
 from failcode.record._axes import Category, Kind, Retryability
 from failcode.record._failure import Failure, FailureError
-from failcode.record._outcomes import Cancelled, NoMatch, PeerExited, RejectedAction, Veto
+from failcode.record._outcomes import (
+    Cancelled,
+    NoMatch,
+    PeerExited,
+    RejectedAction,
+    SessionEnded,
+    SessionStarted,
+    Veto,
+)
 from failcode.signature._redact import redact
 
 if TYPE_CHECKING:
@@ -330,7 +338,8 @@ class BoundaryTable:
             return self.for_failure(item.failure)
         if isinstance(item, OutcomeError):
             return self.for_outcome(outcome_name(item.outcome))
-        if isinstance(item, (str, Veto, Cancelled, PeerExited, NoMatch, RejectedAction)):
+        if isinstance(item, (str, Veto, Cancelled, PeerExited, NoMatch, RejectedAction,
+                             SessionStarted, SessionEnded)):
             return self.for_outcome(outcome_name(item))
         return self.fallback
 
@@ -342,6 +351,7 @@ BOUNDARY_TABLE: Final = BoundaryTable(ROWS)
 _OUTCOME_NAMES: Final[dict[type, str]] = {
     Veto: "veto", Cancelled: "cancelled", PeerExited: "peer_exited",
     NoMatch: "no_match", RejectedAction: "rejected_action",
+    SessionStarted: "session_started", SessionEnded: "session_ended",
 }
 
 

@@ -302,7 +302,8 @@ def test_the_hook_answers_from_a_thread_too(tmp_path: Path,
 def test_an_outcome_reaches_the_service_as_triage_reports_it(tmp_path: Path) -> None:
     """A refused read (Claude Code's Read of a file that is not there: a rejected action, as
     triage reads the transcript) goes to the service as an ``action.rejected`` event of the
-    session, at its step, under the call's own id."""
+    session, at its step, under the call's own id; the session's start and its end (``Stop``:
+    it finished) go with it."""
     with running("sqlite", tmp_path) as served:
         env = {"FAILCODE_URL": served.url, "FAILCODE_KEY": served.keys["ingest"]}
         state = tmp_path / "state"
@@ -312,16 +313,19 @@ def test_an_outcome_reaches_the_service_as_triage_reports_it(tmp_path: Path) -> 
         control = Path(served.store.removeprefix("sqlite:///"))
         project = control.with_name(control.stem + ".projects") / "web.db"
         deadline = time.monotonic() + 60
-        rows: list[tuple[str, str, int, str]] = []
+        rows: list[tuple[str, str, int, str, str]] = []
         while time.monotonic() < deadline:  # the sender delivers on its own
             if project.exists():
                 with contextlib.closing(sqlite3.connect(project)) as db:
-                    rows = db.execute("SELECT event, session, step, event_id FROM events"
-                                      ).fetchall()
-            if rows:
+                    rows = db.execute("SELECT event, session, step, event_id, body FROM events "
+                                      "ORDER BY ts_us").fetchall()
+            if len(rows) >= 3:
                 break
             time.sleep(0.2)
-    assert [(e, step) for e, _s, step, _id in rows] == [("action.rejected", 0)], log_of(state)
+    assert [(e, step) for e, _s, step, _id, _b in rows] == [
+        ("session.started", None), ("action.rejected", 0), ("session.ended", None)], log_of(state)
     session = recorded("claude-code", "read-missing-file")[1][1]["session_id"]
-    assert rows[0][1] == session
-    assert rows[0][3] == call_event_id(session, "toolu_call_stub_0")
+    assert {row[1] for row in rows} == {session}
+    assert rows[1][3] == call_event_id(session, "toolu_call_stub_0")
+    ended = json.loads(rows[2][4])["outcome"]
+    assert (ended["status"], ended["by"]) == ("submitted", "claude-code hook")

@@ -44,6 +44,8 @@ from failcode import (
     PeerExited,
     RejectedAction,
     Route,
+    SessionEnded,
+    SessionStarted,
     Veto,
     redact,
 )
@@ -89,6 +91,8 @@ OUTCOME_EVENTS: Final[Mapping[type, str]] = {
     Veto: "task.vetoed",
     Cancelled: "task.cancelled",
     PeerExited: "peer.exited",
+    SessionStarted: "session.started",
+    SessionEnded: "session.ended",
 }
 """The event name of each typed non-error outcome."""
 

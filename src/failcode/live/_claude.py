@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from failcode.live._advice import Verdict
 from failcode.live._contract import (
@@ -37,10 +37,14 @@ if TYPE_CHECKING:
 
 __all__ = ["CLAUDE_CODE"]
 
+ENDS: Final = {"Stop": "submitted", "StopFailure": "failed"}
+"""A turn's end: ``Stop`` (it finished), ``StopFailure`` (an API error ended it; ``error`` names
+it)."""
+
 
 def read(event: str, data: Mapping[str, Any]) -> ToolCall:
     if event not in ("PostToolUse", "PostToolUseFailure"):
-        return not_a_result(event, data, before="PreToolUse")
+        return not_a_result(event, data, before="PreToolUse", ends=ENDS)
     from failcode.triage.readers._claude_code import tool_result  # noqa: PLC0415
 
     session, cwd = session_of(data), as_str(data.get("cwd")) or None
@@ -78,5 +82,5 @@ def answer(event: str, advice: Advice) -> dict[str, Any]:
 
 CLAUDE_CODE = AgentHooks(
     "claude-code", "Claude Code", ".claude/settings.json", ".claude/settings.json",
-    ("PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart"), read, answer,
+    ("PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", *ENDS), read, answer,
     frozenset({"PreToolUse", "PostToolUse"}))

@@ -2,7 +2,7 @@
 
 - Settings: none; a hook is an executable file named after its event in ``$CLINE_DIR/hooks``
   (``~/.cline/hooks``) or a project's ``.clinerules/hooks``, run with the payload on stdin.
-  failcode writes ``PostToolUse`` and ``TaskStart`` there (a shell script running
+  failcode writes ``PostToolUse``, ``TaskStart`` and the task's ends there (a shell script running
   ``failcode hook cline EVENT``); Cline gives no matcher and no timeout setting (120 s).
 - Inputs: ``PostToolUse`` for every call (``hookName: tool_result``; ``taskId``;
   ``tool_result: {id, name, input, output, error}``; ``workspaceRoots``). A ``run_commands``
@@ -15,10 +15,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from failcode.live._advice import Verdict
-from failcode.live._contract import AgentHooks, ToolCall, action_of
+from failcode.live._contract import AgentHooks, ToolCall, action_of, not_a_result
 from failcode.triage.readers._text import as_dict, as_list, as_str
 
 if TYPE_CHECKING:
@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from failcode.live._advice import Advice
 
 __all__ = ["CLINE"]
+
+ENDS: Final = {"TaskComplete": "submitted", "TaskError": "failed", "TaskCancel": "cancelled"}
+"""How a task ended: ``agent_end`` with its turn completed, ``agent_error`` (``error``), a
+cancel."""
 
 
 def read(event: str, data: Mapping[str, Any]) -> ToolCall:
@@ -38,8 +42,8 @@ def read(event: str, data: Mapping[str, Any]) -> ToolCall:
     roots = as_list(data.get("workspaceRoots"))
     cwd = as_str(roots[0]) if roots else None
     if event != "PostToolUse":
-        phase = "start" if event in ("TaskStart", "TaskResume") else "other"
-        return ToolCall(session, None, cwd, "", None, phase)
+        return not_a_result(event, data, before="", start="TaskStart", ends=ENDS,
+                            session=session, cwd=cwd)
     result = as_dict(data.get("tool_result"))
     tool = as_str(result.get("name"))
     tool_input = as_dict(result.get("input"))
@@ -64,5 +68,5 @@ def answer(_event: str, advice: Advice) -> dict[str, Any]:
 
 
 CLINE = AgentHooks(
-    "cline", "Cline", ".cline/hooks", ".clinerules/hooks", ("PostToolUse", "TaskStart"),
+    "cline", "Cline", ".cline/hooks", ".clinerules/hooks", ("PostToolUse", "TaskStart", *ENDS),
     read, answer, frozenset({"PostToolUse"}), kind="files", home_env="CLINE_DIR")

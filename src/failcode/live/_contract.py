@@ -34,7 +34,12 @@ class ToolCall:
     event: Event | None
     phase: str = "after"
     """``after`` a tool call, ``before`` one (the agent asks whether to run it), ``start`` of a
-    session, ``other``."""
+    session, ``end`` of one (or of a turn), ``other``."""
+    ended: str | None = None
+    """At an ``end``: how the session ended (one of
+    :data:`~failcode.record._outcomes.SESSION_STATUSES`)."""
+    reason: str | None = None
+    """At an ``end``: what the agent said of it (its error name, its stop reason)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +90,19 @@ def action_of(tool: str, tool_input: Mapping[str, Any]) -> str:
 
 
 def not_a_result(event: str, data: Mapping[str, Any], *, before: str,
-                 start: str = "SessionStart") -> ToolCall:
-    """An input that reports no tool result: ``before`` a call, a session's ``start``."""
+                 start: str = "SessionStart", ends: Mapping[str, str] | None = None,
+                 session: str | None = None, cwd: str | None = None) -> ToolCall:
+    """An input that reports no tool result: ``before`` a call, a session's ``start``, its
+    end (``ends``: the agent's end events and how each says the session ended)."""
+    session = session or session_of(data)
+    cwd = cwd or as_str(data.get("cwd")) or None
+    if ends and event in ends:
+        error = data.get("error")
+        reason = (as_str(error.get("message")) if isinstance(error, dict) else as_str(error)
+                  ) or as_str(data.get("reason"))
+        return ToolCall(session, None, cwd, "", None, "end", ends[event], reason[:300] or None)
     phase = "before" if event == before else "start" if event == start else "other"
-    return ToolCall(session_of(data), None, as_str(data.get("cwd")) or None, "", None, phase)
+    return ToolCall(session, None, cwd, "", None, phase)
 
 
 def common_answer(event: str, advice: Advice) -> dict[str, Any]:

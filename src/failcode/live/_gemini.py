@@ -50,7 +50,7 @@ def content_text(content: object) -> str:
 
 def read(event: str, data: Mapping[str, Any]) -> ToolCall:
     if event != "AfterTool":
-        return not_a_result(event, data, before="BeforeTool")
+        return not_a_result(event, data, before="BeforeTool", ends={"AfterAgent": "submitted"})
     from failcode.triage.readers._gemini import tool_call  # noqa: PLC0415
 
     tool = as_str(data.get("tool_name"))
@@ -69,5 +69,5 @@ def read(event: str, data: Mapping[str, Any]) -> ToolCall:
 
 GEMINI_CLI = AgentHooks(
     "gemini-cli", "Gemini CLI", ".gemini/settings.json", ".gemini/settings.json",
-    ("AfterTool", "SessionStart"), read, common_answer, frozenset({"AfterTool"}),
+    ("AfterTool", "SessionStart", "AfterAgent"), read, common_answer, frozenset({"AfterTool"}),
     timeout_unit=0.001)

@@ -19,9 +19,12 @@ Rules:
 - With ``FAILCODE_URL`` and ``FAILCODE_KEY`` set (and ``[live] report``), each failure (and
   each outcome triage would report: a probe that found nothing, a refused action) is also
   sent to that service as an event of the agent's session, at its step, with the call's own
-  id (a mirror of the same call, the agent's OpenTelemetry record, is stored once), by a
-  process of its own started without waiting for it (:mod:`failcode.live._send`): the hook
-  never waits for the network.
+  id, by a
+  process of its own started without waiting for it (:mod:`failcode.live._send`). A
+  session's start and end are sent too (``session.started``, ``session.ended`` with how the
+  agent says it ended). The start is the one report the hook waits for (posted before it
+  answers, at most 1 s): the service then knows that the hooks report that session's tool
+  calls before any of them happens, and drops the agent's own export of them.
 
 An agent runs the hook before and after every tool call and waits for it, so what a call does
 not need is imported only when it is needed (the classification for a result, the
@@ -185,9 +188,12 @@ def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
         held = history.release(hooks.name, found.session)
         return (Advice(Verdict.SILENT, "before") if held is None
                 else Advice(Verdict.STOP, "person", held)), found
+    reporting = bool(settings["report"] and env.get("FAILCODE_URL") and env.get("FAILCODE_KEY"))
     if found.phase != "after":
         if found.phase == "start":
             history.prune()
+        if reporting and found.phase in ("start", "end"):
+            _send_session(found, hooks.name, env, settings)
         return Advice(Verdict.SILENT, "session"), found
     from failcode.record._failure import Failure  # noqa: PLC0415
 
@@ -197,7 +203,6 @@ def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
     if recorded is None:
         return Advice(Verdict.SILENT, "seen"), found
     step, failed = recorded
-    reporting = bool(settings["report"] and env.get("FAILCODE_URL") and env.get("FAILCODE_KEY"))
     if not isinstance(result, Failure):
         if reporting and result is not None:  # a probe that found nothing, a refused action
             _send(_outcome_event(result, found, step, agent=hooks.name), env)
@@ -248,6 +253,32 @@ def _outcome_event(outcome: NonErrorOutcome, found: ToolCall, step: int, *,
                          session=found.session, step=step, source=f"{agent} hook",
                          event_id=call_event_id(found.session, found.call) if found.call
                          else None)
+
+
+def _send_session(found: ToolCall, agent: str, env: Mapping[str, str],
+                  settings: Mapping[str, Any]) -> None:
+    """Tell the service a session started (posted at once: the service then takes the
+    session's tool calls from the hooks, never from a mirror of them that arrives later) or
+    how it ended (sent like a failure)."""
+    from failcode.events._event import outcome_event  # noqa: PLC0415
+    from failcode.events._ids import call_event_id  # noqa: PLC0415
+    from failcode.record._outcomes import SessionEnded, SessionStarted  # noqa: PLC0415
+
+    by = f"{agent} hook"
+    if found.phase == "start":
+        started = outcome_event(SessionStarted(by=by, context={"agent": agent}),
+                                session=found.session, source=by,
+                                event_id=call_event_id(found.session, "session.started"))
+        from failcode.live._send import post_now  # noqa: PLC0415
+
+        timeout = min(1.0, float(settings["timeout_s"]) / 2)
+        if not post_now(started.to_json() + b"\n", env["FAILCODE_URL"], env["FAILCODE_KEY"],
+                        timeout_s=timeout):
+            _send(started, env)
+        return
+    ended = SessionEnded(status=found.ended or "unknown", by=by, reason=found.reason,
+                         context={"agent": agent})
+    _send(outcome_event(ended, session=found.session, source=by), env)
 
 
 def _send(event: Event, env: Mapping[str, str]) -> None:

@@ -36,7 +36,7 @@ __all__ = ["QWEN_CODE"]
 
 def read(event: str, data: Mapping[str, Any]) -> ToolCall:
     if event not in ("PostToolUse", "PostToolUseFailure"):
-        return not_a_result(event, data, before="PreToolUse")
+        return not_a_result(event, data, before="PreToolUse", ends={"Stop": "submitted"})
     from failcode.triage.readers._gemini import tool_call  # noqa: PLC0415
 
     session, cwd = session_of(data), as_str(data.get("cwd")) or None
@@ -57,5 +57,5 @@ def read(event: str, data: Mapping[str, Any]) -> ToolCall:
 
 QWEN_CODE = AgentHooks(
     "qwen-code", "Qwen Code", ".qwen/settings.json", ".qwen/settings.json",
-    ("PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart"), read, common_answer,
+    ("PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "Stop"), read, common_answer,
     frozenset({"PreToolUse", "PostToolUse"}))

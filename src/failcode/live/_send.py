@@ -7,7 +7,8 @@ senders never send one file), posts them to ``FAILCODE_URL`` with ``FAILCODE_KEY
 the service's client (:func:`failcode.report_to`: batches, retries with backoff, the service
 stores each event id once), and deletes the files the service acknowledged, rejected or
 dropped. What is left when it gives up (after :data:`GIVE_UP_S`, the service down) goes back
-to the outbox for the next sender. Failures of its own go to the hook log.
+to the outbox for the next sender. Failures of its own go to the hook log. A session's start
+is posted at once instead (:func:`post_now`), and queued only when that fails.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from failcode.live._history import state_dir
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["GIVE_UP_S", "outbox", "send_outbox"]
+__all__ = ["GIVE_UP_S", "outbox", "post_now", "send_outbox"]
 
 GIVE_UP_S: Final = 30.0
 
@@ -30,6 +31,31 @@ GIVE_UP_S: Final = 30.0
 def outbox() -> Path:
     """The folder of events waiting for the service."""
     return state_dir() / "outbox"
+
+
+def post_now(event_json: bytes, url: str, key: str, *, timeout_s: float) -> bool:
+    """Post one event and wait for the service's answer (at most ``timeout_s``): whether it
+    took it. What must arrive before the agent goes on (a session's start, which tells the
+    service that the hooks report the session's tool calls) is sent so; anything that goes
+    wrong is False (the caller queues the event in the outbox instead)."""
+    import http.client  # noqa: PLC0415
+    from urllib.parse import urlsplit  # noqa: PLC0415
+
+    try:
+        target = urlsplit(url)
+        kind = (http.client.HTTPSConnection if target.scheme == "https"
+                else http.client.HTTPConnection)
+        connection = kind(target.hostname or "", target.port, timeout=timeout_s)
+        try:
+            connection.request("POST", target.path.rstrip("/") + "/v1/events", event_json,
+                               {"Content-Type": "application/x-ndjson",
+                                "Authorization": f"Bearer {key}"})
+            status = connection.getresponse().status
+        finally:
+            connection.close()
+    except (OSError, ValueError, http.client.HTTPException):
+        return False
+    return 200 <= status < 300
 
 
 def send_outbox(url: str, key: str, *, give_up_s: float = GIVE_UP_S) -> int:

@@ -29,6 +29,8 @@ from failcode.record._outcomes import (
     NonErrorOutcome,
     PeerExited,
     RejectedAction,
+    SessionEnded,
+    SessionStarted,
     Veto,
 )
 
@@ -56,6 +58,8 @@ _BODY_TYPES: Final[dict[str, type[Item]]] = {
     "veto": Veto,
     "cancelled": Cancelled,
     "peer_exited": PeerExited,
+    "session_started": SessionStarted,
+    "session_ended": SessionEnded,
 }
 _TYPE_OF: Final = {cls: name for name, cls in _BODY_TYPES.items()}
 

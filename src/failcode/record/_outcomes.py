@@ -1,10 +1,12 @@
 """Non-error outcomes: typed values that are counted, never shown as errors, never Failures.
 
-A probe that found nothing, a rejected action, a veto, a cancellation and a peer process
-that exited are outcomes of ordinary operation. A rejected action is
+A probe that found nothing, a rejected action, a veto, a cancellation, a peer process
+that exited and an agent session that started or ended are outcomes of ordinary operation. A rejected action is
 information for the model, fed back and counted toward no-progress; it has no error code. A
 veto is a recorded negative decision, never turned into success. A crash on the other
-side of a pipe is observed (``PeerExited``), not coded.
+side of a pipe is observed (``PeerExited``), not coded. A session's start and end
+(``SessionStarted``, ``SessionEnded``) are what an observer of an agent (its hooks, its
+telemetry) says of the session as a whole; how it ended is one of :data:`SESSION_STATUSES`.
 
 Each type is a frozen msgspec Struct tagged with its ``type`` so the wire envelope can carry it.
 
@@ -16,17 +18,21 @@ is built or decoded, and an integer field (an exit status, a signal) lies in int
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 import msgspec
 
 from failcode.record._frozen import MAX_INT, FrozenDict, Scalar, is_clean, replace_surrogates
 
 __all__ = [
+    "SESSION_STATUSES",
     "Cancelled",
     "NoMatch",
     "NonErrorOutcome",
     "PeerExited",
     "RejectedAction",
+    "SessionEnded",
+    "SessionStarted",
     "Veto",
 ]
 
@@ -91,5 +97,36 @@ class PeerExited(_OutcomeBase, tag="peer_exited", frozen=True):
     exit_code: int | None = None
 
 
-NonErrorOutcome = NoMatch | RejectedAction | Veto | Cancelled | PeerExited
+SESSION_STATUSES: Final = frozenset({"submitted", "failed", "limit", "cancelled", "unknown"})
+"""How an agent session ends, in triage's words: it finished its work (``submitted``), a
+failure ended it, it reached a limit, a person or signal stopped it, or nobody knows."""
+
+
+class SessionStarted(_OutcomeBase, tag="session_started", frozen=True):
+    """An agent session started, as its observer saw it."""
+
+    by: str
+    """Who observed it, e.g. ``claude-code hook``."""
+
+
+class SessionEnded(_OutcomeBase, tag="session_ended", frozen=True):
+    """An agent session ended (or finished a turn; a later end replaces it), and how."""
+
+    status: str
+    """One of :data:`SESSION_STATUSES`."""
+    by: str
+    """Who observed it, e.g. ``claude-code hook``."""
+    reason: str | None = None
+    """What the observer said of it (the agent's error name, its stop reason)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.status not in SESSION_STATUSES:
+            msg = (f"SessionEnded.status={self.status!r:.40}: expected one of "
+                   f"{', '.join(sorted(SESSION_STATUSES))}")
+            raise ValueError(msg)
+
+
+NonErrorOutcome = (NoMatch | RejectedAction | Veto | Cancelled | PeerExited | SessionStarted
+                   | SessionEnded)
 """Any of the typed non-error outcomes."""

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import msgspec
 
-from failcode import FC, FailureError
+from failcode import FC, FailureError, SessionEnded
 from failcode.events._event import ts_micros
 
 if TYPE_CHECKING:
@@ -441,12 +441,15 @@ class Findings:
 def session_end(event: Event) -> str | None:
     """How the session of ``event`` ended, as far as this event says: the ``triage.ended``
     that ``failcode triage`` records, or the ``session.ended`` a producer that knows it states
-    (an OpenTelemetry record that ended the session, an agent's hook at its stop); None
+    (an OpenTelemetry record that ended the session), or a ``session.ended`` event (an
+    agent's hook at its stop: :class:`~failcode.SessionEnded`); None
     otherwise. A failure along the way says nothing of the end: the session may have gone on
     and finished (its page then says ``unknown`` until an event says how it ended)."""
     record = event.failure or event.outcome
     if record is None:
         return None
+    if isinstance(record, SessionEnded):
+        return record.status if record.status != "unknown" else None
     ended = record.context.get("triage.ended") or record.context.get("session.ended")
     if isinstance(ended, str) and ended:
         return ended[:_MAX_ATTR]

@@ -198,6 +198,8 @@ class OtlpBatch(msgspec.Struct, frozen=True, kw_only=True):
         outcomes: the outcome events among ``events``.
         ignored: the items that map to nothing (successes, prompts, unknown event names,
             retried provider errors, propagated exceptions).
+        tool_calls: the ids of the events among ``events`` that report what one tool call
+            did (a failed or refused call): what an agent's hooks report too.
     """
 
     events: tuple[Event, ...]
@@ -205,6 +207,7 @@ class OtlpBatch(msgspec.Struct, frozen=True, kw_only=True):
     failures: int
     outcomes: int
     ignored: int
+    tool_calls: frozenset[str] = frozenset()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -972,6 +975,8 @@ class _Pending(msgspec.Struct, kw_only=True):
     meta: _Meta
     provider: bool
     """A provider error: dropped when a later success of its key is in the request."""
+    tool_call: bool = False
+    """What one tool call did (what an agent's hooks report too)."""
 
 
 class _Exc(msgspec.Struct, kw_only=True):
@@ -1038,7 +1043,7 @@ class _Mapper:
     def add(self, found: Failure | NonErrorOutcome, event: str, meta: _Meta, *,
             provider: bool = False, id_parts: tuple[object, ...] = (),
             call: str | None = None, retried: tuple[object, ...] | None = None,
-            **context: Scalar) -> None:
+            tool_call: bool = False, **context: Scalar) -> None:
         """Keep ``found`` as the item's event: its id and context are made here. ``call``:
         the agent's id of the tool call (the event id is then the call's); ``retried``: what
         identifies a provider error the agent retries by itself (the id is then that)."""
@@ -1067,7 +1072,8 @@ class _Mapper:
             meta.event_id = derived_event_id(None, "otlp", "retried", meta.session or "",
                                              *retried)
         meta.context.update(_context(**context))
-        self.pending.append(_Pending(found=found, event=event, meta=meta, provider=provider))
+        self.pending.append(_Pending(found=found, event=event, meta=meta, provider=provider,
+                                     tool_call=tool_call))
 
     # -- log records ---------------------------------------------------------------------------
     def log(self, log: _Log) -> None:
@@ -1114,7 +1120,7 @@ class _Mapper:
         if decision is not None and decision.lower() in _REJECTED:
             source = _pick(_SOURCE_KEYS, attrs)
             self.add(_rejected(tool_name, decision, source), "action.rejected", meta,
-                     call=call, tool=tool_name, decision_source=source)
+                     call=call, tool_call=True, tool=tool_name, decision_source=source)
             return
         success = _bool(attrs.get("success"))
         if what == "tool_decision" or success is None:
@@ -1128,7 +1134,7 @@ class _Mapper:
             refusal = error_type if error_type and error_type.lower() in _REFUSED_TYPES \
                 else "rejected by policy"
             self.add(_rejected(tool_name, refusal, None), "action.rejected", meta, call=call,
-                     tool=tool_name)
+                     tool_call=True, tool=tool_name)
             return
         output, metadata = _tool_output(raw)
         metadata = {**_json_object(attrs.get("metadata")), **metadata}
@@ -1145,7 +1151,7 @@ class _Mapper:
                      exit_code=exit_code, output=output, message=output,
                      error_type=error_type)
         self.add(_classify_tool(tool), "command.failed" if shell else "tool.failed", meta,
-                 call=call, tool=tool_name)
+                 call=call, tool_call=True, tool=tool_name)
 
     def log_provider(self, log: _Log, family: str, what: str, meta: _Meta) -> None:
         attrs = log.attrs
@@ -1211,7 +1217,7 @@ class _Mapper:
                 and (kind == "tool" or tool_name is not None or "tool" in span.name)):
             source = _pick(_SOURCE_KEYS, attrs)
             self.add(_rejected(tool_name, decision, source), "action.rejected", meta,
-                     call=_pick(_CALL_KEYS, *tool_attrs), tool=tool_name,
+                     call=_pick(_CALL_KEYS, *tool_attrs), tool_call=True, tool=tool_name,
                      decision_source=source)
             return
         if span.status_code == _STATUS_OK:
@@ -1257,7 +1263,7 @@ class _Mapper:
                      or _str(attrs.get("error")),
                      traceback=exc.stacktrace)
         self.add(_classify_tool(tool), "command.failed" if shell else "tool.failed", meta,
-                 call=_pick(_CALL_KEYS, *tool_attrs), tool=tool_name)
+                 call=_pick(_CALL_KEYS, *tool_attrs), tool_call=True, tool=tool_name)
 
     def span_model(self, span: _Span, error_type: str | None, exc: _Exc, meta: _Meta) -> None:
         attrs = span.attrs
@@ -1280,6 +1286,7 @@ class _Mapper:
     # -- events --------------------------------------------------------------------------------
     def batch(self, items: int) -> OtlpBatch:
         events: list[Event] = []
+        tool_calls: set[str] = set()
         failures = outcomes = 0
         ignored = self.ignored
         for pending in self.pending:
@@ -1289,12 +1296,14 @@ class _Mapper:
                 continue
             event = _event(pending)
             events.append(event)
+            if pending.tool_call:
+                tool_calls.add(event.event_id)
             if event.failure is not None:
                 failures += 1
             else:
                 outcomes += 1
         return OtlpBatch(events=tuple(events), items=items, failures=failures,
-                         outcomes=outcomes, ignored=ignored)
+                         outcomes=outcomes, ignored=ignored, tool_calls=frozenset(tool_calls))
 
 
 def _event_name(log: _Log) -> str | None:

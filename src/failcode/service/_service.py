@@ -244,7 +244,13 @@ class Service:
         batch = parse_otlp(signal, body, content_type=content_type)
         if batch.items > self.config.max_batch_events:
             raise _too_many(self.config.max_batch_events)
-        new = self.store_batch(project, list(batch.events)) if batch.events else 0
+        events = list(batch.events)
+        if batch.tool_calls:  # the hooks report these sessions' tool calls: theirs are kept
+            hooked = hooked_sessions(self.store(project), {
+                e.session for e in events if e.event_id in batch.tool_calls and e.session})
+            events = [e for e in events
+                      if e.session not in hooked or e.event_id not in batch.tool_calls]
+        new = self.store_batch(project, events) if events else 0
         return IngestResult(received=batch.items, new=new,
                             duplicates=len(batch.events) - new, rejected=batch.ignored)
 
@@ -286,6 +292,23 @@ class Service:
                 self.prune()
             except FailureError:  # the store is down: the next round tries again
                 continue
+
+
+def hooked_sessions(store: Store, sessions: set[str]) -> set[str]:
+    """The sessions among ``sessions`` whose agent's hooks report their tool calls: those with
+    a ``session.started`` event a hook sent (posted before the session's first call, so before
+    the agent's own export of any of its calls arrives)."""
+    if not sessions:
+        return set()
+    names = sorted(sessions)
+    found: set[str] = set()
+    for start in range(0, len(names), 500):
+        chunk = names[start:start + 500]
+        rows = store.fetch(
+            f"SELECT DISTINCT session FROM events WHERE session IN ({', '.join('?' * len(chunk))})"
+            " AND event = 'session.started' AND source LIKE '% hook'", tuple(chunk))
+        found.update(str(row[0]) for row in rows)
+    return found
 
 
 def _too_many(limit: int) -> FailureError:

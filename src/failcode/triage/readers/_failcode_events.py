@@ -18,7 +18,7 @@ Rules (about the format):
   are decisions about a failure already logged by its own failure event, and remedy events are
   knowledge: neither is a failure.
 - Outcomes: every event that carries an outcome (``probe.no_match``, ``action.rejected``,
-  ``task.vetoed``, ``task.cancelled``, ``peer.exited``).
+  ``task.vetoed``, ``task.cancelled``, ``peer.exited``), except a session's start and end.
 - Source: the event's ``source`` when it is one of triage's sources, else from the event
   name (``command.*`` -> command, ``agent.*``/``task.*``/``context.*`` -> agent) and the
   failure's code (``FC-PROV-`` -> provider, ``FC-SYS-003`` -> harness), else tool.
@@ -29,8 +29,12 @@ Rules (about the format):
   within the years 1 to 9999; anything else, or none, is no time).
 - Exit statuses: a failure read here was classified when it happened and is taken as it is;
   its exit status is part of that failure (its params), never read by this reader.
-- How the session ended: failcode events carry no end marker, so ``unknown``; except a session
-  whose ``agent.failed`` event is the agent reaching a limit (FC-LIFE-009): ``limit``. Events
+- How the session ended: what its latest ``session.ended`` event says (an agent's hook at its
+  stop: :class:`~failcode.SessionEnded`; a ``failed`` end is the session's last failure's), or a failure whose context says it ended the session
+  (``session.ended``: a telemetry record of the error the agent gave up on); a session whose
+  ``agent.failed`` event is the agent reaching a limit (FC-LIFE-009): ``limit``; else
+  ``unknown``. ``session.started`` and ``session.ended`` events are facts of the session, never
+  outcomes of a step; a session with nothing else is still a session. Events
   recorded by ``failcode triage --store`` carry the session's step count and how it ended in
   ``triage.*`` keys of the failure's or outcome's context, which are read back (and removed).
 
@@ -68,6 +72,7 @@ from failcode.events import (
     read_events,
     redact_event,
 )
+from failcode.record._outcomes import SESSION_STATUSES, SessionEnded, SessionStarted
 from failcode.triage._events import (
     SOURCES,
     VERDICTS,
@@ -86,13 +91,18 @@ if TYPE_CHECKING:
     from failcode import Failure, NonErrorOutcome
     from failcode.triage._events import Event as ReaderEvent
 
-__all__ = ["TRIAGE_PREFIX", "FailcodeEventsReader", "sessions_from_events"]
+__all__ = ["ENDED_KEY", "TRIAGE_PREFIX", "FailcodeEventsReader", "sessions_from_events"]
 
 TRIAGE_PREFIX: Final = "triage."
 """The prefix of the context keys in which ``failcode triage --store`` records what only
 triage knows (``triage.path``, ``triage.format``, ``triage.evidence``, ``triage.repeats``,
 ``triage.masked``, ``triage.timestamp``, ``triage.actor``, the session's ``triage.steps`` and
 ``triage.ended``, and ``triage.ends`` on the failure that ended it)."""
+
+ENDED_KEY: Final = "session.ended"
+"""The context key in which a producer that knows it (a telemetry record of the error that
+ended the session) says how the session ended: one of
+:data:`~failcode.record._outcomes.SESSION_STATUSES`."""
 
 _DECISIONS: Final = frozenset(DECISION_EVENTS.values())
 _SOURCE_BY_AREA: Final = {"command": "command", "agent": "agent", "task": "agent",
@@ -158,8 +168,8 @@ def _outcome_evidence(outcome: NonErrorOutcome, extra: dict[str, Any]) -> str:
 class _Session:
     """What one session's events said, in order."""
 
-    __slots__ = ("ended", "ended_failure", "events", "format", "name", "path", "reward",
-                 "steps", "verdict")
+    __slots__ = ("ended", "ended_failure", "events", "format", "last_failure", "name", "path",
+                 "reward", "steps", "verdict")
 
     def __init__(self, name: str | None, path: str | None) -> None:
         self.name = name
@@ -170,6 +180,7 @@ class _Session:
         self.steps = 0
         self.ended = "unknown"
         self.ended_failure: Failure | None = None
+        self.last_failure: Failure | None = None
         self.verdict: str | None = None
         self.reward: float | None = None
 
@@ -188,12 +199,22 @@ class _Session:
                     self.ended_failure = failure
             elif event.event == "agent.failed" and failure.code == "FC-LIFE-009":
                 self.ended, self.ended_failure = "limit", failure
+            ended = context.get(ENDED_KEY)
+            if ended in SESSION_STATUSES and ended != "unknown":  # a producer knew it ended it
+                self.ended, self.ended_failure = str(ended), failure
+            self.last_failure = failure
             repeats = extra.get("repeats")
             self.events.append(Recorded(
                 event.step, _source(event, failure), _failure_evidence(failure, extra),
                 failure, _stamp(extra, stamp),
                 repeats if type(repeats) is int and 0 < repeats <= MAX_STEP else 1,
                 masked=extra.get("masked") is True, actor=_actor(extra)))
+        elif isinstance(event.outcome, SessionStarted | SessionEnded):
+            # what an observer said of the whole session: never an outcome of a step
+            if isinstance(event.outcome, SessionEnded) and event.outcome.status != "unknown":
+                # a failed end was the session's last failure's, when it has one
+                self.ended = event.outcome.status
+                self.ended_failure = self.last_failure if self.ended == "failed" else None
         elif event.outcome is not None:
             outcome = event.outcome
             extra, context = _split_context(outcome.context)
