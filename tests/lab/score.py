@@ -164,12 +164,16 @@ def check_fixture(fixture: Fixture, scenario: Scenario, seen: Seen | None = None
     # a give-up on a retried fault, or a turn limit, that the log kept no trace of
     gave_up_lost = ended != scenario.ended and fault_lost(fixture)
     limit_lost = scenario.ended == "limit" and records.get("turn limit") == "lost"
-    end_lost = fatal_lost or gave_up_lost or limit_lost
+    # a channel with no record of the end a fatal fault caused (the service's: export, hooks)
+    fatal_end_lost = scenario.fatal_step is not None and records.get("fatal end") == "lost"
+    end_lost = fatal_lost or gave_up_lost or limit_lost or fatal_end_lost
+    retries_lost = all(records.get(column) == "lost" for column in ("retried 429", "retried 500"))
 
     def add(step: int | None, check: str, passed: bool, detail: str = "") -> None:
         # a blind log keeps no step's failure, so no loop of them either
         observable = not (blind and (step is not None or check in ("loop", "no_loop"))) and not (
-            end_lost and check in ("ended", "ended_kind"))
+            end_lost and check in ("ended", "ended_kind")) and not (
+            retries_lost and check == "provider")
         checks.append(Check(agent, name, step, check, passed, detail, observable))
 
     played = fixture.played()

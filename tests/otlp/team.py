@@ -29,6 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from failcode.live._agents import AGENTS
+from failcode.service._findings import session_end
+from failcode.service._otlp import parse_otlp
 from failcode.store import open_store
 from failcode.triage._record import result_from_store
 from tests.lab.agents import agents
@@ -39,6 +42,7 @@ from tests.otlp import capture
 from tests.service.conftest import failcode, make_served
 
 if TYPE_CHECKING:
+    from failcode.events import Event
     from tests.lab.agents import Launch, RunContext
     from tests.lab.score import Check
     from tests.service.conftest import Served
@@ -48,6 +52,8 @@ TEAM_AGENTS: Final = ("claude-code", "codex", "gemini-cli")
 TEAM_SCENARIOS: Final = ("pytest-failure", "missing-module", "missing-program",
                          "loop-same-failure", "provider-retried", "provider-fatal-500",
                          "mixed-session", "permission-denied")
+FIXTURES: Final = Path(__file__).parent / "fixtures"
+LIVE_FIXTURES: Final = Path(__file__).parents[1] / "live" / "fixtures"
 QUIET_S: Final = 2.0
 BOUND_S: Final = 60.0
 
@@ -77,6 +83,50 @@ def _project(served: Served, name: str) -> tuple[str, str]:
     control = served.store.removeprefix("sqlite:///")
     path = Path(control)
     return key, "sqlite:///" + str(path.with_name(path.stem + ".projects") / f"{name}.db")
+
+
+def export_records(agent: str) -> dict[str, str]:
+    """What reaches the service of the agent's runs, in the lab's record columns (the ones
+    the service's checks depend on), from the committed recordings of its export
+    (``tests/otlp/fixtures``) and of its hooks (``tests/live/fixtures``):
+
+    - ``retried 429``, ``retried 500``: ``lost`` when no request of its export's
+      ``provider-retried`` run maps to a provider failure (the hooks see no provider call);
+    - ``fatal end``: ``lost`` when neither its ``provider-fatal-500`` export nor the hook calls
+      of that run say the session ended (a ``session.ended`` the hooks send at an end event).
+
+    Checks of what the channel loses are not counted, as a log that loses something does not
+    count against triage."""
+    records = {}
+    events = _export(agent, "provider-retried")
+    if events is not None:
+        kept = any(e.failure is not None and e.failure.code.startswith("FC-PROV-")
+                   for e in events)
+        records["retried 429"] = records["retried 500"] = "kept" if kept else "lost"
+    events = _export(agent, "provider-fatal-500")
+    hooks = LIVE_FIXTURES / agent / "provider-fatal-500"
+    if events is not None or hooks.is_dir():
+        said = any(session_end(e) is not None for e in events or ())
+        said |= any(AGENTS[agent].read(path.stem.split("-", 1)[1],
+                                       json.loads(path.read_text())).phase == "end"
+                    for path in sorted(hooks.glob("[0-9]*-*.json")))
+        records["fatal end"] = "kept" if said else "lost"
+    return records
+
+
+def _export(agent: str, scenario: str) -> list[Event] | None:
+    """The events the service maps a recorded run's export to (None: no such recording)."""
+    run = FIXTURES / agent / scenario
+    if not run.is_dir():
+        return None
+    meta = json.loads((run / "meta.json").read_text())
+    events: list[Event] = []
+    for entry in meta["otlp"]:
+        signal = entry["path"].rsplit("/", 1)[1]
+        if entry["status"] == 200 and signal in ("logs", "traces"):
+            events += parse_otlp(signal, (run / entry["file"]).read_bytes(),
+                                 content_type="application/json").events
+    return events
 
 
 def _count(url: str) -> int:
@@ -140,7 +190,7 @@ def team_run(agent_name: str, scenario_name: str, served: Served, work: Path, *,
             document = result_from_store(store).to_dict()
     else:  # nothing was sent: the service holds no event of the run
         document = {"sessions": []}
-    service = check_fixture(fixture, scenario, seen_of(document))
+    service = check_fixture(fixture, scenario, seen_of(document), export_records(agent_name))
     triaged = check_fixture(fixture, scenario)
     shutil.rmtree(ctx.root, ignore_errors=True)
     return TeamRun(agent_name, scenario_name, service, triaged, events)

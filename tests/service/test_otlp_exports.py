@@ -228,11 +228,22 @@ def test_successes_and_probes_give_no_failure(scored: tuple[Run, Truth]) -> None
     a ``probe.no_match``)."""
     run, truth = scored
     names = Counter(e.event for e in run.events)
-    allowed = {"command.failed", "tool.failed", "action.rejected", "probe.no_match"}
+    allowed = {"command.failed", "tool.failed", "action.rejected", "probe.no_match",
+               "session.started"}
     assert set(names) <= allowed, names
     assert names["probe.no_match"] <= len(truth.quiet)
     tools = [e for e in run.events if e.event == "tool.failed"]
     assert all(_is_provider(e) for e in tools), [e.failure.code for e in tools if e.failure]
+
+
+def test_a_session_starts_once(scored: tuple[Run, Truth]) -> None:
+    """Each run's session is in the service even when nothing failed: one ``session.started``
+    of its session (every prompt record says it, and they are one event), from the export,
+    which never says the hooks report the session (only a hook's start does)."""
+    run, _truth = scored
+    started = [e for e in run.events if e.event == "session.started"]
+    assert [(e.session, e.source) for e in started] == [(run.session, "otlp")]
+    assert len({e.event_id for e in run.sent if e.event == "session.started"}) == 1
 
 
 def test_provider_faults(scored: tuple[Run, Truth]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -515,9 +516,12 @@ def test_gemini_api_error_then_response_maps_to_nothing(encoding: Encoding) -> N
 
 @encodings
 def test_successes_prompts_and_accepted_decisions_map_to_nothing(encoding: Encoding) -> None:
-    """Not mapped: successful calls, prompts, accepted decisions, unknown names."""
+    """Not mapped: successful calls, accepted decisions, unknown names; a prompt or a
+    conversation's start only says its session is under way: one ``session.started`` per
+    session, whatever the number of records that say it."""
     payload = logs([
         claude("user_prompt", prompt_length=12, prompt="<REDACTED>"),
+        claude("user_prompt", prompt_length=30, prompt="<REDACTED>", time_ns=T0 + SECOND),
         claude("tool_result", tool_name="Read", success="true", duration_ms=3),
         claude("tool_decision", tool_name="Edit", decision="accept", source="config"),
         claude("api_request", model="m", cost_usd=0.02),
@@ -532,8 +536,13 @@ def test_successes_prompts_and_accepted_decisions_map_to_nothing(encoding: Encod
         Record({"event.name": "acme.deploy_finished", "success": "false"}),
     ])
     batch = parse(payload, encoding)
-    assert batch.events == ()
-    assert batch.ignored == batch.items == 12
+    assert {e.event for e in batch.events} == {"session.started"}
+    # four records, three sessions: the two prompts of one session are one event (one id)
+    ids = Counter((e.session, e.event_id) for e in batch.events)
+    assert sorted(ids.values()) == [1, 1, 2]
+    assert ids[(batch.events[0].session, batch.events[0].event_id)] == 2
+    assert len({e.event_id for e in batch.events}) == len({e.session for e in batch.events}) == 3
+    assert batch.ignored == batch.items - 4 == 9
 
 
 # -- spans: rows 8-14 ---------------------------------------------------------------------------

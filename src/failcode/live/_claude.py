@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CLAUDE_CODE"]
 
-ENDS: Final = {"Stop": "submitted", "StopFailure": "failed"}
+ENDS: Final = {"Stop": "submitted", "StopFailure": "provider_error"}
 """A turn's end: ``Stop`` (it finished), ``StopFailure`` (an API error ended it; ``error`` names
 it)."""
 

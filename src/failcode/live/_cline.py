@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = ["CLINE"]
 
-ENDS: Final = {"TaskComplete": "submitted", "TaskError": "failed", "TaskCancel": "cancelled"}
-"""How a task ended: ``agent_end`` with its turn completed, ``agent_error`` (``error``), a
-cancel."""
+ENDS: Final = {"TaskComplete": "submitted", "TaskError": "provider_error"}
+"""How a task ended: ``agent_end`` with its turn completed, ``agent_error`` (``error``: the
+API error it gave up on, as the Cline reader reads an error left last)."""
 
 
 def read(event: str, data: Mapping[str, Any]) -> ToolCall:

@@ -7,7 +7,8 @@ docs/live.md).
   or for one run with ``--dangerously-bypass-hook-trust``.
 - Inputs: ``PostToolUse`` for every call, failed or not (``tool_name`` ``Bash`` for a
   command, ``tool_input.command``, ``tool_response``: the command's output, with no exit
-  status), ``SessionStart``, ``Stop`` (a turn finished); ``session_id``, ``cwd``, ``tool_use_id``. With no status, a
+  status), ``SessionStart``, ``Stop`` (a turn finished); ``session_id``, ``cwd``,
+  ``tool_use_id``. With no status, a
   command's result is read by the rule triage applies to every log that records none
   (``shell_failed``: the output in the tool's own words says whether and how it failed);
   a failure whose output says nothing of it reads as a success.
@@ -71,7 +72,7 @@ def answer(event: str, advice: Advice) -> dict[str, Any]:
 CODEX = AgentHooks(
     "codex", "Codex CLI", ".codex/hooks.json", ".codex/hooks.json",
     ("PreToolUse", "PostToolUse", "SessionStart", "Stop"), read, answer, frozenset({"PreToolUse"}),
-    home_env="CODEX_HOME",
+    home_env="CODEX_HOME", statuses=False,
     note=("Codex runs a hook only once you trust it: start codex and trust failcode's hooks "
           "when it asks for a review (or from its hooks list); automation may pass "
           "--dangerously-bypass-hook-trust instead."))

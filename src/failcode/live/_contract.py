@@ -69,6 +69,11 @@ class AgentHooks:
     """A variable that moves the user's settings folder (Codex's ``CODEX_HOME``)."""
     note: str = ""
     """What else the person must do before the agent runs the hooks (said after install)."""
+    statuses: bool = True
+    """Whether a tool result says how the call ended (a command's exit status): then the
+    hooks see every failed call the agent's export does, and a service takes the session's
+    calls from the hooks alone. Codex's ``PostToolUse`` has the output only: its export's
+    record of a call the hooks read as a success (a probe that found nothing) is kept."""
 
     def answer(self, event: str, advice: Advice) -> str:
         """What the hook prints on stdout for ``advice`` (empty: nothing)."""

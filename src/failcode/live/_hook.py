@@ -19,12 +19,14 @@ Rules:
 - With ``FAILCODE_URL`` and ``FAILCODE_KEY`` set (and ``[live] report``), each failure (and
   each outcome triage would report: a probe that found nothing, a refused action) is also
   sent to that service as an event of the agent's session, at its step, with the call's own
-  id, by a
-  process of its own started without waiting for it (:mod:`failcode.live._send`). A
-  session's start and end are sent too (``session.started``, ``session.ended`` with how the
-  agent says it ended). The start is the one report the hook waits for (posted before it
-  answers, at most 1 s): the service then knows that the hooks report that session's tool
-  calls before any of them happens, and drops the agent's own export of them.
+  id, by a process of its own started without waiting for it (:mod:`failcode.live._send`).
+  A session's start and end are sent too (``session.started``, ``session.ended`` with how
+  the agent says it ended). The start is posted before the hook answers (at most 1 s): the
+  service knows before the session's first call that the hooks report its calls, and drops
+  the agent's own export of them (``calls: hooks``). Where a tool result has no exit status
+  (Codex: :attr:`AgentHooks.statuses`) the export is kept for the calls the hooks read as
+  successes, and each failure is posted before the hook answers too, so that the hook's
+  report, with its step, is the one stored, not the export's of the same call.
 
 An agent runs the hook before and after every tool call and waits for it, so what a call does
 not need is imported only when it is needed (the classification for a result, the
@@ -193,7 +195,7 @@ def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
         if found.phase == "start":
             history.prune()
         if reporting and found.phase in ("start", "end"):
-            _send_session(found, hooks.name, env, settings)
+            _send_session(found, hooks, env, settings)
         return Advice(Verdict.SILENT, "session"), found
     from failcode.record._failure import Failure  # noqa: PLC0415
 
@@ -205,7 +207,8 @@ def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
     step, failed = recorded
     if not isinstance(result, Failure):
         if reporting and result is not None:  # a probe that found nothing, a refused action
-            _send(_outcome_event(result, found, step, agent=hooks.name), env)
+            _send(_outcome_event(result, found, step, agent=hooks.name), env,
+                  now=not hooks.statuses, settings=settings)
         return Advice(Verdict.SILENT, "success"), found
     failure = result
     looping, count = _loop_count(step, failed)
@@ -221,7 +224,7 @@ def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
                     stop_for_person=bool(settings["stop_for_person"]))
     if reporting:
         _send(_failure_event(failure, decision, found, step, source=source, agent=hooks.name),
-              env)
+              env, now=not hooks.statuses, settings=settings)
     if advice.verdict is Verdict.STOP and event not in hooks.can_stop:
         history.hold(hooks.name, found.session, advice.text)
         advice = Advice(Verdict.TELL, advice.row, advice.text, advice.count)
@@ -255,35 +258,40 @@ def _outcome_event(outcome: NonErrorOutcome, found: ToolCall, step: int, *,
                          else None)
 
 
-def _send_session(found: ToolCall, agent: str, env: Mapping[str, str],
+def _send_session(found: ToolCall, hooks: AgentHooks, env: Mapping[str, str],
                   settings: Mapping[str, Any]) -> None:
-    """Tell the service a session started (posted at once: the service then takes the
-    session's tool calls from the hooks, never from a mirror of them that arrives later) or
-    how it ended (sent like a failure)."""
+    """Tell the service a session started (posted at once; ``calls: hooks`` when the hooks
+    see every failed call, :attr:`AgentHooks.statuses`: the service then takes the session's
+    tool calls from the hooks, never from the export's record of them, whenever it arrives)
+    or how it ended (sent like a failure)."""
     from failcode.events._event import outcome_event  # noqa: PLC0415
     from failcode.events._ids import call_event_id  # noqa: PLC0415
     from failcode.record._outcomes import SessionEnded, SessionStarted  # noqa: PLC0415
 
-    by = f"{agent} hook"
+    by = f"{hooks.name} hook"
+    context = {"agent": hooks.name}
     if found.phase == "start":
-        started = outcome_event(SessionStarted(by=by, context={"agent": agent}),
+        calls = {"calls": "hooks"} if hooks.statuses else {}
+        started = outcome_event(SessionStarted(by=by, context={**context, **calls}),
                                 session=found.session, source=by,
                                 event_id=call_event_id(found.session, "session.started"))
-        from failcode.live._send import post_now  # noqa: PLC0415
-
-        timeout = min(1.0, float(settings["timeout_s"]) / 2)
-        if not post_now(started.to_json() + b"\n", env["FAILCODE_URL"], env["FAILCODE_KEY"],
-                        timeout_s=timeout):
-            _send(started, env)
+        _send(started, env, now=True, settings=settings)
         return
     ended = SessionEnded(status=found.ended or "unknown", by=by, reason=found.reason,
-                         context={"agent": agent})
+                         context=context)
     _send(outcome_event(ended, session=found.session, source=by), env)
 
 
-def _send(event: Event, env: Mapping[str, str]) -> None:
-    """Put ``event`` in the outbox and start a sender for it, without waiting."""
-    from failcode.live._send import outbox  # noqa: PLC0415
+def _send(event: Event, env: Mapping[str, str], *, now: bool = False,
+          settings: Mapping[str, Any] = _DEFAULTS) -> None:
+    """Put ``event`` in the outbox and start a sender for it, without waiting; ``now``: post
+    it first and wait for the answer (at most 1 s, half the hook's time bound), queueing it
+    only when that fails."""
+    from failcode.live._send import outbox, post_now  # noqa: PLC0415
+
+    if now and post_now(event.to_json() + b"\n", env["FAILCODE_URL"], env["FAILCODE_KEY"],
+                        timeout_s=min(1.0, float(settings["timeout_s"]) / 2)):
+        return
 
     box = outbox()
     box.mkdir(parents=True, exist_ok=True)

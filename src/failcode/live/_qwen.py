@@ -57,5 +57,6 @@ def read(event: str, data: Mapping[str, Any]) -> ToolCall:
 
 QWEN_CODE = AgentHooks(
     "qwen-code", "Qwen Code", ".qwen/settings.json", ".qwen/settings.json",
-    ("PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "Stop"), read, common_answer,
+    ("PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "Stop"), read,
+    common_answer,
     frozenset({"PreToolUse", "PostToolUse"}))

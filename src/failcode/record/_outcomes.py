@@ -1,9 +1,9 @@
 """Non-error outcomes: typed values that are counted, never shown as errors, never Failures.
 
-A probe that found nothing, a rejected action, a veto, a cancellation, a peer process
-that exited and an agent session that started or ended are outcomes of ordinary operation. A rejected action is
-information for the model, fed back and counted toward no-progress; it has no error code. A
-veto is a recorded negative decision, never turned into success. A crash on the other
+A probe that found nothing, a rejected action, a veto, a cancellation, a peer process that
+exited and an agent session that started or ended are outcomes of ordinary operation. A rejected
+action is information for the model, fed back and counted toward no-progress; it has no error
+code. A veto is a recorded negative decision, never turned into success. A crash on the other
 side of a pipe is observed (``PeerExited``), not coded. A session's start and end
 (``SessionStarted``, ``SessionEnded``) are what an observer of an agent (its hooks, its
 telemetry) says of the session as a whole; how it ended is one of :data:`SESSION_STATUSES`.
@@ -97,9 +97,11 @@ class PeerExited(_OutcomeBase, tag="peer_exited", frozen=True):
     exit_code: int | None = None
 
 
-SESSION_STATUSES: Final = frozenset({"submitted", "failed", "limit", "cancelled", "unknown"})
+SESSION_STATUSES: Final = ("submitted", "provider_error", "timeout", "limit", "running",
+                           "unknown")
 """How an agent session ends, in triage's words: it finished its work (``submitted``), a
-failure ended it, it reached a limit, a person or signal stopped it, or nobody knows."""
+provider error it gave up on ended it, it ran out of time, it reached a limit (of turns, of
+cost), it is still running, or nobody knows."""
 
 
 class SessionStarted(_OutcomeBase, tag="session_started", frozen=True):
@@ -123,7 +125,7 @@ class SessionEnded(_OutcomeBase, tag="session_ended", frozen=True):
         super().__post_init__()
         if self.status not in SESSION_STATUSES:
             msg = (f"SessionEnded.status={self.status!r:.40}: expected one of "
-                   f"{', '.join(sorted(SESSION_STATUSES))}")
+                   f"{', '.join(SESSION_STATUSES)}")
             raise ValueError(msg)
 
 

@@ -57,14 +57,9 @@ from pydantic_core import PydanticCustomError
 
 from failcode import (
     FC,
-    Cancelled,
     Failure,
     History,
-    NoMatch,
-    PeerExited,
-    RejectedAction,
     Retryability,
-    Veto,
     available_languages,
     classify_http,
     classify_text,
@@ -118,7 +113,7 @@ EXIT_MAX: Final = 2**32 - 1
 as Python reports it, Windows' ``DWORD``)."""
 SOURCE_LANGUAGE: Final = "en"
 
-_Item = TypeVar("_Item", bound=Failure | NoMatch | RejectedAction | Veto | Cancelled | PeerExited)
+_Item = TypeVar("_Item", bound="Failure | NonErrorOutcome")
 
 _SUBJECTS: Final = ("exception", "command", "http", "text")
 _WORD_START: Final = re.compile(r"(?:^|[\s\[(])(?=[A-Za-z_])")

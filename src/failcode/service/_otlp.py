@@ -163,6 +163,7 @@ from failcode import (
     NonErrorOutcome,
     RejectedAction,
     Scalar,
+    SessionStarted,
     classify_http,
     classify_text,
     from_command,
@@ -780,6 +781,10 @@ _NODE_ERRNO: Final = {
     "ENOTDIR": "NotADirectoryError",
 }
 """Node's ``Error:<errno>`` (Claude Code's ``error_type``) as the Python type that names it."""
+_SESSION_STARTS: Final = frozenset({"user_prompt", "conversation_starts"})
+"""Records that say a session is under way (Claude Code, Gemini CLI and Qwen Code log a
+``user_prompt`` per prompt, Codex a ``conversation_starts``): one ``session.started`` per
+session."""
 _PREFIXES: Final = (("claude-code", "claude_code"), ("gemini-cli", "gemini_cli"),
                     ("codex", "codex"))
 """``service.name`` prefix -> event-name prefix, for an undotted ``event.name``."""
@@ -1043,10 +1048,11 @@ class _Mapper:
     def add(self, found: Failure | NonErrorOutcome, event: str, meta: _Meta, *,
             provider: bool = False, id_parts: tuple[object, ...] = (),
             call: str | None = None, retried: tuple[object, ...] | None = None,
-            tool_call: bool = False, **context: Scalar) -> None:
+            tool_call: bool = False, once: str | None = None, **context: Scalar) -> None:
         """Keep ``found`` as the item's event: its id and context are made here. ``call``:
         the agent's id of the tool call (the event id is then the call's); ``retried``: what
-        identifies a provider error the agent retries by itself (the id is then that)."""
+        identifies a provider error the agent retries by itself (the id is then that);
+        ``once``: a fact of the session stored once whatever record says it (its start)."""
         item = meta.item
         if isinstance(item, _Log):
             resource = item.resource
@@ -1071,6 +1077,8 @@ class _Mapper:
         elif retried is not None:
             meta.event_id = derived_event_id(None, "otlp", "retried", meta.session or "",
                                              *retried)
+        elif once is not None and meta.session is not None:
+            meta.event_id = derived_event_id(None, "otlp", "once", meta.session, once)
         meta.context.update(_context(**context))
         self.pending.append(_Pending(found=found, event=event, meta=meta, provider=provider,
                                      tool_call=tool_call))
@@ -1089,6 +1097,10 @@ class _Mapper:
             return
         if what == "api_error":
             self.log_provider(log, family, what, meta)
+            return
+        if what in _SESSION_STARTS and meta.session is not None:
+            # the session exists (a session without failures is one too), once per session
+            self.add(SessionStarted(by="otlp"), "session.started", meta, once="started")
             return
         if what in ("api_request", "sse_event", "websocket_request"):
             error = _str(attrs.get("error.message")) or _str(attrs.get("error"))

@@ -296,8 +296,8 @@ class Service:
 
 def hooked_sessions(store: Store, sessions: set[str]) -> set[str]:
     """The sessions among ``sessions`` whose agent's hooks report their tool calls: those with
-    a ``session.started`` event a hook sent (posted before the session's first call, so before
-    the agent's own export of any of its calls arrives)."""
+    a ``session.started`` event a hook sent saying ``calls: hooks`` (posted before the
+    session's first call, so before the agent's own export of any of its calls arrives)."""
     if not sessions:
         return set()
     names = sorted(sessions)
@@ -305,9 +305,12 @@ def hooked_sessions(store: Store, sessions: set[str]) -> set[str]:
     for start in range(0, len(names), 500):
         chunk = names[start:start + 500]
         rows = store.fetch(
-            f"SELECT DISTINCT session FROM events WHERE session IN ({', '.join('?' * len(chunk))})"
+            f"SELECT session, body FROM events WHERE session IN ({', '.join('?' * len(chunk))})"
             " AND event = 'session.started' AND source LIKE '% hook'", tuple(chunk))
-        found.update(str(row[0]) for row in rows)
+        for session, body in rows:
+            outcome = Event.from_json(body).outcome
+            if outcome is not None and outcome.context.get("calls") == "hooks":
+                found.add(str(session))
     return found
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
+from failcode.record._outcomes import SESSION_STATUSES
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
@@ -47,7 +49,7 @@ SOURCES: Final = ("command", "provider", "tool", "agent", "harness")
 """Where a failure came from: a shell command, the model provider, a tool's own failure, the
 agent itself (its limits, a crash), the harness or runtime around it."""
 
-END_STATUSES: Final = ("submitted", "provider_error", "timeout", "limit", "running", "unknown")
+END_STATUSES: Final = SESSION_STATUSES
 VERDICTS: Final = ("passed", "partial", "failed", "ungraded")
 """A verifier's grade: full reward, some reward, none, or no valid reward (the verifier or
 its sandbox failed, so the reward measures nothing)."""

@@ -30,13 +30,14 @@ Rules (about the format):
 - Exit statuses: a failure read here was classified when it happened and is taken as it is;
   its exit status is part of that failure (its params), never read by this reader.
 - How the session ended: what its latest ``session.ended`` event says (an agent's hook at its
-  stop: :class:`~failcode.SessionEnded`; a ``failed`` end is the session's last failure's), or a failure whose context says it ended the session
-  (``session.ended``: a telemetry record of the error the agent gave up on); a session whose
-  ``agent.failed`` event is the agent reaching a limit (FC-LIFE-009): ``limit``; else
-  ``unknown``. ``session.started`` and ``session.ended`` events are facts of the session, never
-  outcomes of a step; a session with nothing else is still a session. Events
-  recorded by ``failcode triage --store`` carry the session's step count and how it ended in
-  ``triage.*`` keys of the failure's or outcome's context, which are read back (and removed).
+  stop: :class:`~failcode.SessionEnded`; an end on an error is the session's last failure's), or
+  a failure whose context says it ended the session (``session.ended``: a telemetry record of
+  the error the agent gave up on); a session whose ``agent.failed`` event is the agent reaching
+  a limit (FC-LIFE-009): ``limit``; else ``unknown``. ``session.started`` and ``session.ended``
+  events are facts of the session, never outcomes of a step; a session with nothing else is
+  still a session. Events recorded by ``failcode triage --store`` carry the session's step count
+  and how it ended in ``triage.*`` keys of the failure's or outcome's context, which are read
+  back (and removed).
 
 Trust (a file another program wrote):
 
@@ -212,9 +213,10 @@ class _Session:
         elif isinstance(event.outcome, SessionStarted | SessionEnded):
             # what an observer said of the whole session: never an outcome of a step
             if isinstance(event.outcome, SessionEnded) and event.outcome.status != "unknown":
-                # a failed end was the session's last failure's, when it has one
+                # an end on an error was the session's last failure's, when it has one
                 self.ended = event.outcome.status
-                self.ended_failure = self.last_failure if self.ended == "failed" else None
+                self.ended_failure = (None if self.ended in ("submitted", "running")
+                                      else self.last_failure)
         elif event.outcome is not None:
             outcome = event.outcome
             extra, context = _split_context(outcome.context)
