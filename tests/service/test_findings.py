@@ -237,11 +237,12 @@ def test_a_version_1_findings_store_gets_the_session_ends_table(store_url: str,
         ensure_tables(store)
         with store.transaction() as tx:  # as version 1 left it
             tx.run("DROP TABLE svc_session_ends")
+            tx.run("DROP TABLE svc_session_agents")
             tx.run("UPDATE meta SET value = '1' WHERE key = 'service_findings_schema'")
         ensure_tables(store)
         ensure_tables(store)  # once is enough
         assert store.fetch("SELECT value FROM meta WHERE key = 'service_findings_schema'") == [
-            ("2",)]
+            ("3",)]
         findings = Findings(store)
         findings.append([event_of(failure, T0, session="s-on")])  # says nothing of the end
         ended = msgspec.structs.replace(
@@ -249,3 +250,51 @@ def test_a_version_1_findings_store_gets_the_session_ends_table(store_url: str,
         findings.append([event_of(ended, T0, session="s-ended")])
         assert store.fetch("SELECT session, ended FROM svc_session_ends") == [
             ("s-ended", "provider_error")]
+
+
+def test_a_version_2_findings_store_gets_the_session_agents_table(store_url: str,
+                                                                  tmp_path: Path) -> None:
+    """A store whose findings tables are version 2 (before svc_session_agents) is upgraded
+    once, keeping how its sessions ended."""
+    failure = real_failure(tmp_path)
+    ended = msgspec.structs.replace(
+        failure, context={**failure.context, "session.ended": "provider_error"})
+    with open_store(store_url) as store:
+        ensure_tables(store)
+        Findings(store).append([event_of(ended, T0, session="s-old")])
+        with store.transaction() as tx:  # as version 2 left it
+            tx.run("DROP TABLE svc_session_agents")
+            tx.run("UPDATE meta SET value = '2' WHERE key = 'service_findings_schema'")
+        ensure_tables(store)
+        assert store.fetch("SELECT value FROM meta WHERE key = 'service_findings_schema'") == [
+            ("3",)]
+        assert store.fetch("SELECT session, ended FROM svc_session_ends") == [
+            ("s-old", "provider_error")]
+        assert store.fetch("SELECT count(*) FROM svc_session_agents") == [(0,)]
+
+
+def test_a_session_names_its_agent_and_version_from_any_of_its_events(store_url: str,
+                                                                       tmp_path: Path) -> None:
+    """A hook's events name the agent only, the export's the version and model too: the
+    session keeps each one named last, never an empty one over a named one."""
+    from failcode import SessionEnded, SessionStarted
+    from failcode.service._findings import session_agent
+
+    failure = real_failure(tmp_path)
+    by_export = msgspec.structs.replace(failure, context={
+        **failure.context, "agent": "codex", "agent_version": "0.171.0", "model": "gpt-5"})
+    with open_store(store_url) as store:
+        ensure_tables(store)
+        findings = Findings(store)
+        findings.append([outcome_event(SessionStarted(by="codex hook",
+                                                      context={"agent": "codex"}),
+                                       session="s1", ts=T0)])
+        assert session_agent(store, "s1", "") == "codex"
+        findings.append([event_of(by_export, T0 + timedelta(seconds=1), session="s1")])
+        findings.append([outcome_event(SessionEnded(status="submitted", by="codex hook",
+                                                    context={"agent": "codex"}),
+                                       session="s1", ts=T0 + timedelta(seconds=2))])
+        assert store.fetch("SELECT agent, version, model FROM svc_session_agents") == [
+            ("codex", "0.171.0", "gpt-5")]
+        assert session_agent(store, "s1", "") == "codex 0.171.0"
+        assert session_agent(store, "s2", "") == ""

@@ -15,6 +15,8 @@ svc_finding_days            (signature, UTC day): failures that day
 svc_finding_versions        (signature, agent, agent version, model): failures, first/last seen
 svc_session_ends            (session, input): how it ended (the ``triage.ended`` or
                             ``session.ended`` of its latest event that says) and when
+svc_session_agents          (session, input): the agent, its version and the model its events
+                            name (the latest of each that one names)
 ==========================  ====================================================================
 
 Lifecycle (:func:`after_failure` is the rule, a pure function):
@@ -97,6 +99,14 @@ _DDL_2: Final = (
      " ended TEXT NOT NULL, last_us BIGINT NOT NULL, PRIMARY KEY (session, input))"),
 )
 """Version 2: how each session ended, for the dashboard's counts per status and day."""
+_DDL_3: Final = (
+    ("CREATE TABLE IF NOT EXISTS svc_session_agents (session TEXT NOT NULL, input TEXT NOT "
+     "NULL, agent TEXT NOT NULL, version TEXT NOT NULL, model TEXT NOT NULL, last_us BIGINT NOT "
+     "NULL, PRIMARY KEY (session, input))"),
+)
+"""Version 3: which agent (and version, model) each session is, for the sessions pages."""
+_UPGRADES: Final = {"1": (*_DDL_2, *_DDL_3), "2": _DDL_3}
+_SCHEMA_VERSION: Final = "3"
 
 
 def ensure_tables(store: Store) -> None:
@@ -104,14 +114,14 @@ def ensure_tables(store: Store) -> None:
     the store already holds (a store triage filled before the service read it)."""
     with store.transaction() as tx:
         known = tx.run("SELECT value FROM meta WHERE key = ?", (_SCHEMA_KEY,))
-        if known and known[0][0] == "2":
+        if known and known[0][0] == _SCHEMA_VERSION:
             return
-        if known:  # version 1: add how sessions ended (from now on; older sessions: unknown)
-            for statement in _DDL_2:
+        if known:  # an older version: add what it lacks (from now on; older sessions: unknown)
+            for statement in _UPGRADES.get(str(known[0][0]), ()):
                 tx.run(statement)
-            tx.run("UPDATE meta SET value = '2' WHERE key = ?", (_SCHEMA_KEY,))
+            tx.run("UPDATE meta SET value = ? WHERE key = ?", (_SCHEMA_VERSION, _SCHEMA_KEY))
             return
-        for statement in (*_DDL, *_DDL_2):
+        for statement in (*_DDL, *_DDL_2, *_DDL_3):
             tx.run(statement)
         rows = tx.run("SELECT signature, first_us, last_us, count FROM signatures "
                       "ORDER BY first_us, signature")
@@ -122,7 +132,7 @@ def ensure_tables(store: Store) -> None:
                     "(?, ?, 'open', ?, NULL, 0, ?, ?, ?, NULL)",
                     [(r[0], first + i, int(r[1]), int(r[1]), int(r[2]), int(r[3]))
                      for i, r in enumerate(rows)])
-        tx.run("INSERT INTO meta (key, value) VALUES (?, ?)", (_SCHEMA_KEY, "2"))
+        tx.run("INSERT INTO meta (key, value) VALUES (?, ?)", (_SCHEMA_KEY, _SCHEMA_VERSION))
 
 
 def _next_ids(tx: Tx, count: int) -> int:
@@ -305,6 +315,7 @@ class Findings:
             changes.clear()  # a repeated transaction starts over
             changes.extend(_record(tx, new))
             _record_ends(tx, new)
+            _record_agents(tx, new)
 
         stored = self.store.append(events, after=after)
         return stored, changes
@@ -478,6 +489,42 @@ def _record_ends(tx: Tx, events: list[Event]) -> None:
               "excluded.ended ELSE svc_session_ends.ended END, last_us = CASE WHEN "
               "excluded.last_us > svc_session_ends.last_us THEN excluded.last_us ELSE "
               "svc_session_ends.last_us END", want_new=False)
+
+
+def _record_agents(tx: Tx, events: list[Event]) -> None:
+    """Keep, per (session, input), the agent, version and model its events name (each the
+    latest one named: a hook's event names the agent only, its export's the version too)."""
+    from failcode.store._ingest import event_input  # noqa: PLC0415
+
+    latest: dict[tuple[str, str], list[Any]] = {}
+    for event in events:
+        if event.session is None:
+            continue
+        named = event_attributes(event)
+        if not any(named):
+            continue
+        key = (event.session, event_input(event))
+        ts = ts_micros(event.ts)
+        row = latest.setdefault(key, ["", "", "", ts])
+        for index, value in enumerate(named):
+            if value:
+                row[index] = value
+        row[3] = max(row[3], ts)
+    keep = " ".join(
+        f"{c} = CASE WHEN excluded.{c} <> '' THEN excluded.{c} ELSE svc_session_agents.{c} END,"
+        for c in ("agent", "version", "model"))
+    tx.upsert("svc_session_agents", ("session", "input", "agent", "version", "model", "last_us"),
+              ("session", "input"), [(k[0], k[1], *v) for k, v in sorted(latest.items())],
+              f"{keep} last_us = CASE WHEN excluded.last_us > svc_session_agents.last_us THEN "
+              "excluded.last_us ELSE svc_session_agents.last_us END", want_new=False)
+
+
+def session_agent(store: Store, session: str, input_: str) -> str:
+    """The agent of a session and its version, as the pages show them (``claude-code
+    2.1.332``; empty when no event named one)."""
+    rows = store.fetch("SELECT agent, version FROM svc_session_agents WHERE session = ? AND "
+                       "input = ?", (session, input_))
+    return " ".join(str(v) for v in rows[0] if v) if rows else ""
 
 
 def _record(tx: Tx, events: list[Event]) -> list[Change]:  # noqa: PLR0915 - one pass

@@ -11,17 +11,21 @@ Rules:
 - **Findings** are :meth:`Findings.list`'s, ranked as the triage report ranks them: by
   ``cost`` (failures, the store's count) unless another sort is asked; each with who acts (the
   category in words, :data:`failcode.triage._findings.WHO_ACTS`), its message, its remedy
-  (the code's), a 14-day trend (failures per UTC day) and the versions it occurred in.
+  (the code's), a 14-day trend (failures per UTC day) and the agent versions it occurred in
+  (each with its agent: ``codex 0.171.0``).
 - **Sessions** are the store's (session, input) pairs with their failures, sorted by failures;
-  sessions without a failure (outcomes only) are hidden unless asked for. How a session ended
-  is what its latest event says (:func:`~failcode.service._findings.session_end`: the
-  ``triage.ended`` that ``failcode triage --store/--report-to`` records, else ``failed`` after a
-  failure), kept per session at ingest, else ``unknown``; the counts per way and per day come
-  from that table. The service only receives failures and outcomes, so a session that reported
-  neither is not in the store.
+  sessions without a failure (outcomes only, or only a start and an end an agent's hooks or
+  export reported) are hidden unless asked for. Each names its agent and version
+  (``svc_session_agents``: what its events name). How a session ended is what its latest
+  event that says it says (:func:`~failcode.service._findings.session_end`: the
+  ``triage.ended`` that ``failcode triage --store/--report-to`` records, a hook's
+  ``session.ended``, an export's record of the error that ended it), kept per session at
+  ingest, else ``unknown``: a failure along the way is not an end. The counts per way and per
+  day come from that table. A session that reported nothing is not in the store.
 - **A session's timeline** is its events in time order (at most 500), each with its step,
   event, code or outcome, message and command; a run of the same signature 2 or more times in
-  a row is one loop (the store's rule), numbered in the order loops start.
+  a row is one loop (the store's rule), numbered in the order loops start; a failure of
+  unknown cause (``FC-SYS-001`` of class ``unknown``) is never part of one.
 - **Compare** sets two sides side by side, by agent version (or model or agent), or by two
   time windows, with the triage comparison's rules (:mod:`failcode.triage.analysis._compare`):
   a share per side; ``new``, ``gone``, ``up``, ``down``, ``same``; a change is significant at 1.96
@@ -38,11 +42,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-from failcode.service._findings import DAY_US, Finding, FindingDetail, Findings
+from failcode import SessionEnded, SessionStarted
+from failcode.service._findings import (
+    DAY_US,
+    Finding,
+    FindingDetail,
+    Findings,
+    session_agent,
+)
 from failcode.triage._findings import WHO_ACTS
 from failcode.triage.analysis._compare import _significant
 
 if TYPE_CHECKING:
+    from failcode import Failure, NonErrorOutcome
     from failcode.store import Store
 
 __all__ = [
@@ -138,14 +150,17 @@ def _versions(store: Store, signatures: list[str]) -> dict[str, tuple[str, ...]]
     if not signatures:
         return {}
     marks = ", ".join("?" for _ in signatures)
-    rows = store.fetch(f"SELECT DISTINCT signature, version FROM svc_finding_versions WHERE "
-                       f"signature IN ({marks}) AND version <> ''", tuple(signatures))
-    out: dict[str, list[str]] = {s: [] for s in signatures}
-    for signature, version in rows:
-        out[str(signature)].append(str(version))
+    rows = store.fetch(f"SELECT DISTINCT signature, agent, version FROM svc_finding_versions "
+                       f"WHERE signature IN ({marks}) AND version <> ''", tuple(signatures))
+    out: dict[str, list[tuple[str, str]]] = {s: [] for s in signatures}
+    for signature, agent, version in rows:
+        out[str(signature)].append((str(agent), str(version)))
     from failcode.service._findings import version_key  # noqa: PLC0415
 
-    return {s: tuple(sorted(v, key=version_key, reverse=True)[:6]) for s, v in out.items()}
+    # each version with its agent (``codex 0.171.0``): two agents' 1.0 are not one version
+    return {s: tuple(f"{a} {v}".strip() for a, v in sorted(
+        v, key=lambda pair: (pair[0], version_key(pair[1])), reverse=True)[:6])
+        for s, v in out.items()}
 
 
 def filter_options(store: Store) -> dict[str, tuple[str, ...]]:
@@ -231,6 +246,8 @@ class SessionRow:
     ended: str
     codes: tuple[tuple[str, int], ...]
     """(code, failures) chips, the most failures first."""
+    agent: str = ""
+    """The agent and its version (``claude-code 2.1.332``), where an event named them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,7 +300,8 @@ def sessions_page(store: Store, *, clean: bool = False, offset: int = 0) -> Sess
                               failures=int(failures), first_seen=_time(first_us),
                               last_seen=_time(last_us),
                               ended=_ended(store, str(session), str(input_), int(last_us)),
-                              codes=tuple((str(c), int(n)) for c, n in chips)))
+                              codes=tuple((str(c), int(n)) for c, n in chips),
+                              agent=session_agent(store, str(session), str(input_))))
     latest = store.fetch("SELECT DISTINCT last_us / ? AS day FROM svc_session_ends ORDER BY "
                          "day DESC LIMIT 30", (DAY_US,))
     per_status: dict[str, dict[str, int]] = {}
@@ -326,6 +344,8 @@ class SessionView:
     cut: bool
     """More than :data:`TIMELINE_LIMIT` events: the first ones are shown."""
     loops: int
+    agent: str = ""
+    """The agent and its version, where an event named them."""
 
 
 def session_page(store: Store, session: str, input_: str | None = None) -> SessionView | None:
@@ -354,7 +374,8 @@ def session_page(store: Store, session: str, input_: str | None = None) -> Sessi
             f"SELECT signature, id FROM svc_findings WHERE signature IN ({marks})",
             tuple(signatures))}
     decoded = [(Event.from_json(body), str(sig) if sig else None) for body, sig in rows]
-    loop_of = _loops([sig if ev.failure is not None else None for ev, sig in decoded])
+    loop_of = _loops([sig if ev.failure is not None and _caused(ev.failure) else None
+                      for ev, sig in decoded])
     steps = []
     for index, (event, signature) in enumerate(decoded):
         failure, outcome = event.failure, event.outcome
@@ -366,9 +387,7 @@ def session_page(store: Store, session: str, input_: str | None = None) -> Sessi
             ts=event.ts, step=event.step, event=event.event,
             code=failure.code if failure is not None else None,
             outcome=str(outcome.__struct_config__.tag) if outcome is not None else None,
-            message=(failure.message if failure is not None
-                     else str(getattr(outcome, "reason", "") or "") if outcome is not None
-                     else ""),
+            message=(failure.message if failure is not None else _said(outcome)),
             command=command, finding_id=ids.get(signature) if signature else None,
             loop=loop_of[index]))
     return SessionView(session=session, input=str(input_), events=int(events),
@@ -376,7 +395,24 @@ def session_page(store: Store, session: str, input_: str | None = None) -> Sessi
                        last_seen=_time(last_us),
                        ended=_ended(store, session, str(input_), int(last_us)),
                        steps=tuple(steps), cut=cut,
-                       loops=max((n for n in loop_of if n is not None), default=0))
+                       loops=max((n for n in loop_of if n is not None), default=0),
+                       agent=session_agent(store, session, str(input_)))
+
+
+def _said(outcome: NonErrorOutcome | None) -> str:
+    """What an outcome says, in the timeline's words."""
+    if isinstance(outcome, SessionEnded):
+        return f"ended: {outcome.status}" + (f" ({outcome.reason})" if outcome.reason else "")
+    if isinstance(outcome, SessionStarted):
+        return f"started (reported by {outcome.by})"
+    return str(getattr(outcome, "reason", "") or "") if outcome is not None else ""
+
+
+def _caused(failure: Failure) -> bool:
+    """Whether a failure has a known cause: an unclassified one (``FC-SYS-001``, class
+    ``unknown``: an export's ``Shell command failed``) never makes a loop, as the same
+    command failing twice for different reasons would look like one."""
+    return not (failure.code == "FC-SYS-001" and failure.error_class == "unknown")
 
 
 def _loops(signatures: list[str | None]) -> list[int | None]:
