@@ -360,7 +360,9 @@ def outcome_name(outcome: NonErrorOutcome | str) -> str:
 
     Raises:
         ValueError: a NoMatch or a RejectedAction: they are information for the caller (the
-            model, the probe's user), never a boundary's result.
+            model, the probe's user), never a boundary's result; a SessionStarted or
+            SessionEnded: what an observer says of an agent's session, never a process's
+            result either.
     """
     if isinstance(outcome, str):
         return outcome
@@ -371,6 +373,10 @@ def outcome_name(outcome: NonErrorOutcome | str) -> str:
     if name in ("no_match", "rejected_action"):
         msg = (f"a {type(outcome).__name__} is information for the caller, not a boundary "
                f"result; report what the command concluded instead")
+        raise ValueError(msg)
+    if name in ("session_started", "session_ended"):
+        msg = (f"a {type(outcome).__name__} says what an agent's session did, not what this "
+               f"process concluded; report the process's own result instead")
         raise ValueError(msg)
     return name
 

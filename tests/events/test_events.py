@@ -21,6 +21,8 @@ from failcode import (
     NoMatch,
     PeerExited,
     RejectedAction,
+    SessionEnded,
+    SessionStarted,
     Veto,
     decide,
     retry,
@@ -100,6 +102,9 @@ def test_failure_event_redacts_context_and_metadata() -> None:
     (Veto(reason="wrong answer", by="judge"), "task.vetoed"),
     (Cancelled(reason="user pressed Ctrl-C", signal=2), "task.cancelled"),
     (PeerExited(peer="worker", reason="EOF", exit_code=1), "peer.exited"),
+    (SessionStarted(by="claude-code hook"), "session.started"),
+    (SessionEnded(status="provider_error", by="claude-code hook", reason="server_error"),
+     "session.ended"),
 ])
 def test_outcome_event_is_named_by_its_outcome(outcome: object, name: str) -> None:
     """Each typed non-error outcome has its own event name and round-trips."""

@@ -151,6 +151,26 @@ def test_an_entry_failcode_wrote_before_is_updated_not_added_twice(tmp_path: Pat
     assert all("/old/venv" not in c and c.startswith(sys.executable) for c in commands)
 
 
+@pytest.mark.parametrize("agent", sorted(n for n, a in AGENTS.items() if a.kind == "settings"))
+def test_only_a_tool_event_gets_a_matcher(agent: str, tmp_path: Path) -> None:
+    """A tool event's group matches every tool (``*``); another event's has no matcher (Claude
+    Code matches ``StopFailure``'s against the error type, and ``*`` is none: the hook never
+    ran). An older install's ``*`` on such an event is taken away on the next install."""
+    hooks = AGENTS[agent]
+    path = tmp_path / "settings.json"
+    install(hooks, path)
+    table = json.loads(path.read_text())["hooks"]
+    assert {event: [g.get("matcher") for g in groups] for event, groups in table.items()} == {
+        event: ["*" if "Tool" in event else None] for event in hooks.events}
+    for groups in table.values():  # as an older failcode wrote them
+        groups[0] = {"matcher": "*", **groups[0]}
+    path.write_text(json.dumps({"hooks": table}))
+    install(hooks, path)
+    again = json.loads(path.read_text())["hooks"]
+    assert {event: [g.get("matcher") for g in groups] for event, groups in again.items()} == {
+        event: ["*" if "Tool" in event else None] for event in hooks.events}
+
+
 _scalar = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
 _json = _scalar | st.lists(_scalar, max_size=3) | st.dictionaries(
     st.text(max_size=6), _scalar | st.lists(_scalar, max_size=2), max_size=3)

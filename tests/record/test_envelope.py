@@ -20,12 +20,15 @@ from failcode import (
     NoMatch,
     PeerExited,
     RejectedAction,
+    SessionEnded,
+    SessionStarted,
     Veto,
     encode_end,
     read_envelopes,
 )
 from failcode import decode_envelope as decode
 from failcode import encode_envelope as encode
+from failcode.record._outcomes import SESSION_STATUSES
 from tests.strategies import failures
 
 outcomes = st.one_of(
@@ -35,6 +38,9 @@ outcomes = st.one_of(
     st.builds(Veto, reason=st.text(max_size=30), by=st.none() | st.text(max_size=10)),
     st.builds(Cancelled, reason=st.text(max_size=30), signal=st.none() | st.integers(1, 64)),
     st.builds(PeerExited, peer=st.text(min_size=1, max_size=10), reason=st.text(max_size=30)),
+    st.builds(SessionStarted, by=st.text(min_size=1, max_size=20)),
+    st.builds(SessionEnded, status=st.sampled_from(SESSION_STATUSES),
+              by=st.text(min_size=1, max_size=20), reason=st.none() | st.text(max_size=30)),
 )
 
 
@@ -135,3 +141,15 @@ def test_crashed_peer_process_over_a_real_pipe() -> None:
         items = list(read_envelopes(process.stdout, peer="core"))
     assert items[0].code == "FC-OS-005"  # type: ignore[union-attr]
     assert isinstance(items[1], PeerExited)
+
+
+def test_a_session_end_says_how_in_triage_words() -> None:
+    """How a session ended is one of triage's statuses; anything else is refused, naming the
+    value and what is expected."""
+    with pytest.raises(ValueError, match=r"SessionEnded.status='failed': expected one of "
+                                         r"submitted, provider_error"):
+        SessionEnded(status="failed", by="x hook")
+    with pytest.raises(EnvelopeError, match=r"invalid session_ended body: SessionEnded.status="
+                                            r"'done': expected one of"):
+        decode(b'{"failcode": 1, "type": "session_ended", "body": {"status": "done", '
+               b'"by": "x"}}\n')

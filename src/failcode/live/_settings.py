@@ -4,7 +4,9 @@ Rules:
 
 - Install merges one entry per event failcode registers (:class:`AgentHooks.events`) into the
   settings file's ``hooks`` table, in the shape the agent reads (``{"matcher": "*", "hooks":
-  [{"type": "command", "command": ..., "timeout": ...}]}``), and touches nothing else: every
+  [{"type": "command", "command": ..., "timeout": ...}]}``; no matcher for an event that is not
+  a tool's: Claude Code matches ``StopFailure``'s against the error type, which ``*`` is not),
+  and touches nothing else: every
   other key, hook and value stays as it was, in its order. It is idempotent: an entry of
   failcode's already there is kept (its command brought up to date), never added twice.
 - Before a file is changed, its old text is kept beside it (``<name>.failcode-backup``, the
@@ -221,15 +223,20 @@ def install(hooks: AgentHooks, path: Path, *, command: str | None = None) -> boo
     for event in hooks.events:
         run = _run(hooks, event, command)
         groups = _groups(path, table, event)
-        mine = [h for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
-                for h in g["hooks"] if _ours(h)]
-        if mine:
-            for entry in mine:
-                entry["command"] = run
+        ours = [g for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+                and any(_ours(h) for h in g["hooks"])]
+        if ours:
+            for found in ours:
+                for entry in found["hooks"]:
+                    if _ours(entry):
+                        entry["command"] = run
+                if "Tool" not in event and found.get("matcher") == "*":
+                    del found["matcher"]  # an older failcode's: "*" matches no error type
             continue
         group: dict[str, Any] = {"hooks": [{"type": "command", "command": run,
                                             "timeout": timeout}]}
-        if event != "SessionStart":
+        if "Tool" in event:  # a tool event's matcher names tools; another event's (a
+            # session's source, StopFailure's error type) is left out: every one matches
             group = {"matcher": "*", **group}
         table[event] = [*groups, group]
     changed = _dumps(data, before) != before

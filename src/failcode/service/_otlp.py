@@ -783,8 +783,8 @@ _NODE_ERRNO: Final = {
 """Node's ``Error:<errno>`` (Claude Code's ``error_type``) as the Python type that names it."""
 _SESSION_STARTS: Final = frozenset({"user_prompt", "conversation_starts"})
 """Records that say a session is under way (Claude Code, Gemini CLI and Qwen Code log a
-``user_prompt`` per prompt, Codex a ``conversation_starts``): one ``session.started`` per
-session."""
+``user_prompt`` per prompt, Codex a ``conversation_starts``, Qwen Code a ``session.start``):
+one ``session.started`` per session."""
 _PREFIXES: Final = (("claude-code", "claude_code"), ("gemini-cli", "gemini_cli"),
                     ("codex", "codex"))
 """``service.name`` prefix -> event-name prefix, for an undotted ``event.name``."""
@@ -1098,7 +1098,7 @@ class _Mapper:
         if what == "api_error":
             self.log_provider(log, family, what, meta)
             return
-        if what in _SESSION_STARTS and meta.session is not None:
+        if (what in _SESSION_STARTS or name == "session.start") and meta.session is not None:
             # the session exists (a session without failures is one too), once per session
             self.add(SessionStarted(by="otlp"), "session.started", meta, once="started")
             return
