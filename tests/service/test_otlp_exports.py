@@ -246,6 +246,19 @@ def test_a_session_starts_once(scored: tuple[Run, Truth]) -> None:
     assert len({e.event_id for e in run.sent if e.event == "session.started"}) == 1
 
 
+def test_only_a_give_up_record_ends_a_session(scored: tuple[Run, Truth]) -> None:
+    """Claude Code logs its ``api_error`` once, when its retries gave up: that failure ended
+    the session (``session.ended`` = ``provider_error``). Codex and Gemini CLI record no give-up:
+    none of their failures says it ended anything (the session's end stays unknown)."""
+    run, truth = scored
+    ends = [e.failure.context.get("session.ended") for e in run.events
+            if e.failure is not None and "session.ended" in e.failure.context]
+    if run.agent == "claude-code" and truth.fatal:
+        assert ends == ["provider_error"]
+    else:
+        assert ends == []
+
+
 def test_provider_faults(scored: tuple[Run, Truth]) -> None:
     """A fault the agent recovered from is no failure (but for a recovery exported in a later
     request: RECOVERED_LATER); a fatal one is one provider failure with its status."""

@@ -25,6 +25,7 @@ import msgspec
 from failcode.record._frozen import MAX_INT, FrozenDict, Scalar, is_clean, replace_surrogates
 
 __all__ = [
+    "ENDED_KEY",
     "SESSION_STATUSES",
     "Cancelled",
     "NoMatch",
@@ -102,6 +103,12 @@ SESSION_STATUSES: Final = ("submitted", "provider_error", "timeout", "limit", "r
 """How an agent session ends, in triage's words: it finished its work (``submitted``), a
 provider error it gave up on ended it, it ran out of time, it reached a limit (of turns, of
 cost), it is still running, or nobody knows."""
+
+
+ENDED_KEY: Final = "session.ended"
+"""The context key in which a failure says it ended its session, and how (one of
+:data:`SESSION_STATUSES`): what a producer that knows it says (a telemetry record of the error
+the agent gave up on)."""
 
 
 class SessionStarted(_OutcomeBase, tag="session_started", frozen=True):

@@ -52,6 +52,7 @@ import msgspec
 
 from failcode import FC, FailureError, SessionEnded
 from failcode.events._event import ts_micros
+from failcode.record._outcomes import ENDED_KEY
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -461,7 +462,7 @@ def session_end(event: Event) -> str | None:
         return None
     if isinstance(record, SessionEnded):
         return record.status if record.status != "unknown" else None
-    ended = record.context.get("triage.ended") or record.context.get("session.ended")
+    ended = record.context.get("triage.ended") or record.context.get(ENDED_KEY)
     if isinstance(ended, str) and ended:
         return ended[:_MAX_ATTR]
     return None

@@ -172,6 +172,7 @@ from failcode import (
 from failcode._lazy_re import lazy
 from failcode.events import Event, derived_event_id, failure_event, outcome_event
 from failcode.events._ids import call_event_id
+from failcode.record._outcomes import ENDED_KEY
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -1187,6 +1188,8 @@ class _Mapper:
                  if again else None,
                  status_code=status,
                  attempt=_int(attrs.get("attempt")) or _int(attrs.get("attempt_number")))
+        if not again:  # the agent gave up: its turn (a headless session) ended on it
+            meta.context[ENDED_KEY] = "provider_error"
 
     # -- spans ---------------------------------------------------------------------------------
     def spans(self, spans: list[_Span]) -> None:

@@ -73,7 +73,7 @@ from failcode.events import (
     read_events,
     redact_event,
 )
-from failcode.record._outcomes import SESSION_STATUSES, SessionEnded, SessionStarted
+from failcode.record._outcomes import ENDED_KEY, SESSION_STATUSES, SessionEnded, SessionStarted
 from failcode.triage._events import (
     SOURCES,
     VERDICTS,
@@ -92,18 +92,13 @@ if TYPE_CHECKING:
     from failcode import Failure, NonErrorOutcome
     from failcode.triage._events import Event as ReaderEvent
 
-__all__ = ["ENDED_KEY", "TRIAGE_PREFIX", "FailcodeEventsReader", "sessions_from_events"]
+__all__ = ["TRIAGE_PREFIX", "FailcodeEventsReader", "sessions_from_events"]
 
 TRIAGE_PREFIX: Final = "triage."
 """The prefix of the context keys in which ``failcode triage --store`` records what only
 triage knows (``triage.path``, ``triage.format``, ``triage.evidence``, ``triage.repeats``,
 ``triage.masked``, ``triage.timestamp``, ``triage.actor``, the session's ``triage.steps`` and
 ``triage.ended``, and ``triage.ends`` on the failure that ended it)."""
-
-ENDED_KEY: Final = "session.ended"
-"""The context key in which a producer that knows it (a telemetry record of the error that
-ended the session) says how the session ended: one of
-:data:`~failcode.record._outcomes.SESSION_STATUSES`."""
 
 _DECISIONS: Final = frozenset(DECISION_EVENTS.values())
 _SOURCE_BY_AREA: Final = {"command": "command", "agent": "agent", "task": "agent",
