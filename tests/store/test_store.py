@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from failcode import Veto, render_developer
-from failcode.events import outcome_event, remedy_event
+from failcode.events import Event, outcome_event, remedy_event
 from failcode.store import SCHEMA_VERSION, StoreError, open_store
 from tests.conftest import fresh_url, pg_server_url
 from tests.store.sample import T0, event, mixed
@@ -28,6 +28,29 @@ def test_a_batch_appended_twice_is_stored_once(store_url: str) -> None:
         stats = store.stats()
     assert (stats.events_stored, stats.events_ingested) == (50, 50)
     assert sum(d.count for d in open_store(store_url).diagnostics(limit=100)) == 50
+
+
+def test_a_repeat_adds_only_the_step_the_stored_event_lacks(store_url: str) -> None:
+    """An agent's export reports a call first (no step), its hook later (the call's id and
+    step): the stored event takes the step, in its row and its body, and nothing else moves;
+    a step once known is never changed by another repeat."""
+    import msgspec
+
+    first = event("shell.run", "cargo", minute=1)
+    with open_store(store_url) as store:
+        assert store.append([first]) == 1
+        before = (store.stats(), store.diagnostics(limit=10),
+                  store.fetch("SELECT * FROM sessions"),
+                  store.fetch("SELECT * FROM session_signatures"))
+        assert store.append([msgspec.structs.replace(first, step=3)]) == 0
+        assert store.append([msgspec.structs.replace(first, step=5)]) == 0
+        rows = store.fetch("SELECT step, body FROM events")
+        after = (store.stats(), store.diagnostics(limit=10),
+                 store.fetch("SELECT * FROM sessions"),
+                 store.fetch("SELECT * FROM session_signatures"))
+    assert [(step, Event.from_json(body).step) for step, body in rows] == [(3, 3)]
+    assert Event.from_json(rows[0][1]) == msgspec.structs.replace(first, step=3)
+    assert after == before
 
 
 def test_diagnostics_counts_equal_a_recount(store_url: str) -> None:

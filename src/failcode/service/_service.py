@@ -305,9 +305,11 @@ def hooked_sessions(store: Store, sessions: set[str]) -> set[str]:
     for start in range(0, len(names), 500):
         chunk = names[start:start + 500]
         rows = store.fetch(
-            f"SELECT session, body FROM events WHERE session IN ({', '.join('?' * len(chunk))})"
-            " AND event = 'session.started' AND source LIKE '% hook'", tuple(chunk))
-        for session, body in rows:
+            f"SELECT session, source, body FROM events WHERE session IN "
+            f"({', '.join('?' * len(chunk))}) AND event = 'session.started'", tuple(chunk))
+        for session, source, body in rows:
+            if not str(source or "").endswith(" hook"):
+                continue
             outcome = Event.from_json(body).outcome
             if outcome is not None and outcome.context.get("calls") == "hooks":
                 found.add(str(session))

@@ -13,6 +13,9 @@ the clusterer state) are read ``FOR UPDATE``, every table is touched in one glob
 keys in sorted order, and counters are updated additively; a deadlock or serialization failure
 retries the whole batch (appends are idempotent by event id, so a retry stores nothing twice).
 
+Repeats: an event whose id is stored is not stored again and changes no aggregate; the one
+thing it can add is a step the stored event lacks (:func:`_fill_steps`).
+
 Sessions: a session is the pair (session name, input), where an event's input is its failure's
 (an outcome event: its outcome's) context value under ``triage.path`` (:data:`INPUT_KEY`) when
 that is a string, else the empty string (events of sinks and live agents: one stream per
@@ -140,6 +143,8 @@ def ingest(tx: Tx, events: Sequence[Event], clusters: ClustererState,
             unique[event.event_id] = event
     rows = [event_row(event) for event in unique.values()]
     new_ids = tx.upsert("events", EVENT_COLUMNS, ("event_id",), rows, None)
+    _fill_steps(tx, [event for event in unique.values()
+                     if event.step is not None and event.event_id not in new_ids])
     if not new_ids:
         return 0
     # (time, id, event, input): ids are unique, so the sort never compares two events
@@ -149,6 +154,26 @@ def ingest(tx: Tx, events: Sequence[Event], clusters: ClustererState,
     if after is not None:
         after(tx, [entry[2] for entry in batch])
     return len(batch)
+
+
+def _fill_steps(tx: Tx, repeated: list[Event]) -> None:
+    """The one change a repeated event makes: a stored event of that id without a step takes
+    the step the repeat knows (a call an agent's export reported first, then its hook with the
+    call's place in the session). No aggregate depends on the step, so nothing else moves."""
+    if not repeated:
+        return
+    steps = {event.event_id: event.step for event in repeated}
+    from failcode.events._event import Event as Stored  # noqa: PLC0415 - decode at run time
+
+    for start in range(0, len(repeated), _CHUNK):
+        chunk = sorted(steps)[start:start + _CHUNK]
+        stepless = tx.run(f"SELECT event_id, body FROM events WHERE event_id IN "
+                          f"({', '.join('?' * len(chunk))}) AND step IS NULL", chunk)
+        if stepless:
+            tx.many("UPDATE events SET step = ?, body = ? WHERE event_id = ? AND step IS NULL",
+                    [(steps[event_id], _ENCODE(msgspec.structs.replace(
+                        Stored.from_json(body), step=steps[event_id])).decode(), event_id)
+                     for event_id, body in stepless])
 
 
 _SIG_COLUMNS: Final = ("signature", "code", "kind", "category", "error_class", "surface", "area",
