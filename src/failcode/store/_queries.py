@@ -390,12 +390,16 @@ def loops(
     offset: int = 0, input: str | None = None,  # noqa: A002 - the store's word
 ) -> list[Loop]:
     """Retry loops: a signature failing ``min_count`` or more times in one session (one
-    (session, input) pair), or ``min_run`` or more times in a row; the longest first. A time
+    (session, input) pair), or ``min_run`` or more times in a row, unless it is unclassified
+    (``FC-SYS-001`` of class ``unknown``); the longest first. A time
     range selects loops whose last failure falls in it; ``session`` and ``input`` select
     sessions as :func:`diagnostics`."""
     limit, offset = _page(limit, offset)
     clauses, params = _filters("s", kind, code, category)
-    clauses = ["(x.count >= ? OR x.max_run >= ?)", *clauses]
+    # an unclassified failure never loops: nothing says its repeats share a cause (an export's
+    # "Shell command failed" of one command may fail for a new reason each time)
+    clauses = ["(x.count >= ? OR x.max_run >= ?)",
+               "NOT (s.code = 'FC-SYS-001' AND s.error_class = 'unknown')", *clauses]
     params = [min_count, min_run, *params]
     for op, value in ((">=", _us(since)), ("<", _us(until))):
         if value is not None:
