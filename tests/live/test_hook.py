@@ -26,7 +26,7 @@ import pytest
 
 from failcode import FAILCODE_SCHEMA, Section, Setting
 from failcode.events._ids import call_event_id
-from failcode.live import MARK
+from failcode.live import AGENTS, MARK
 from failcode.live._hook import _DEFAULTS, run_hook
 from tests.service.conftest import running
 
@@ -329,3 +329,42 @@ def test_an_outcome_reaches_the_service_as_triage_reports_it(tmp_path: Path) -> 
     assert rows[1][3] == call_event_id(session, "toolu_call_stub_0")
     ended = json.loads(rows[2][4])["outcome"]
     assert (ended["status"], ended["by"]) == ("submitted", "claude-code hook")
+
+
+def _codex_transcript(path: Path, call: str, **item: Any) -> str:
+    """A Codex 0.171 rollout whose last record is the executor's record of ``call`` (the
+    shape its ``item_completed`` event has), after a line of another call."""
+    lines = [{"type": "event_msg", "payload": {"type": "item_completed", "item": {
+                 "type": "CommandExecution", "id": "call_other", "exit_code": 2}}},
+             {"type": "event_msg", "payload": {"type": "item_completed", "item": {
+                 "type": "CommandExecution", "id": call, "command": ["/bin/bash", "-c", "x"],
+                 "aggregated_output": "", **item}}}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return str(path)
+
+
+def test_codex_reads_the_exit_status_from_its_transcript(tmp_path: Path) -> None:
+    """Codex's hook input has no exit status; the transcript it names has, written before the
+    hook runs: a grep that found nothing (exit 1, no output) is the probe triage reports,
+    not a success; a declined call has none; without the transcript the output decides."""
+    from failcode.live._codex import recorded_exit
+    from failcode.live._hook import step_result
+
+    codex = AGENTS["codex"]
+    payload = {**recorded("codex", "pytest-failure")[1][1],
+               "tool_input": {"command": "grep -rn TODO ."}, "tool_response": "",
+               "tool_use_id": "call_stub_0"}
+    transcript = _codex_transcript(tmp_path / "rollout.jsonl", "call_stub_0", exit_code=1,
+                                   status="failed")
+    assert recorded_exit(transcript, "call_stub_0") == 1
+    assert recorded_exit(transcript, "call_other") == 2
+    assert recorded_exit(transcript, "call_unknown") is None
+    assert recorded_exit(str(tmp_path / "missing.jsonl"), "call_stub_0") is None
+    found = codex.read("PostToolUse", {**payload, "transcript_path": transcript})
+    result, _source = step_result(found)
+    assert type(result).__name__ == "NoMatch"
+    declined = _codex_transcript(tmp_path / "declined.jsonl", "call_stub_0", exit_code=-1,
+                                 status="declined")
+    assert recorded_exit(declined, "call_stub_0") is None
+    unread = codex.read("PostToolUse", {**payload, "transcript_path": str(tmp_path / "no")})
+    assert step_result(unread)[0] is None  # no output, no status: reads as a success

@@ -8,10 +8,12 @@ docs/live.md).
 - Inputs: ``PostToolUse`` for every call, failed or not (``tool_name`` ``Bash`` for a
   command, ``tool_input.command``, ``tool_response``: the command's output, with no exit
   status), ``SessionStart``, ``Stop`` (a turn finished); ``session_id``, ``cwd``,
-  ``tool_use_id``. With no status, a
-  command's result is read by the rule triage applies to every log that records none
-  (``shell_failed``: the output in the tool's own words says whether and how it failed);
-  a failure whose output says nothing of it reads as a success.
+  ``tool_use_id``, ``transcript_path``. The exit status is the one Codex wrote for the call in
+  its transcript before it ran the hook (:func:`recorded_exit`: the Codex reader's record of
+  an execution). Without it (a transcript that cannot be read, another version), a command's
+  result is read by the rule triage applies to every log that records none (``shell_failed``:
+  the output in the tool's own words says whether and how it failed); a failure whose output
+  says nothing of it then reads as a success.
 - Answers: ``hookSpecificOutput.additionalContext`` tells the model. ``continue: false``
   after a call does not stop ``codex exec`` (measured in the live lab: the next call runs),
   and ``PreToolUse`` refuses it ("unsupported continue:false"), so a stop is told to the model
@@ -21,7 +23,7 @@ docs/live.md).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from failcode.live._advice import Verdict
 from failcode.live._contract import (
@@ -42,6 +44,47 @@ if TYPE_CHECKING:
 __all__ = ["CODEX"]
 
 
+TAIL: Final = 1024 * 1024
+"""How much of the end of Codex's transcript is read for a call's exit status."""
+
+
+def recorded_exit(transcript: str, call: str) -> int | None:
+    """The exit status Codex recorded for ``call`` in its transcript (the rollout file the
+    hook input names), read as the Codex reader reads an executor's record: the call's
+    ``item_completed`` ``CommandExecution`` (``exit_code``; ``declined``: none) or its
+    ``exec_command_end``. Codex writes it before it runs ``PostToolUse``; only the last
+    :data:`TAIL` bytes are read. None when it is not there (or the file cannot be read)."""
+    import json  # noqa: PLC0415
+
+    from failcode.triage.readers._text import stated_exit  # noqa: PLC0415
+
+    try:
+        with open(transcript, "rb") as file:  # noqa: PTH123 - one bounded read
+            file.seek(0, 2)
+            size = file.tell()
+            file.seek(max(0, size - TAIL))
+            tail = file.read(TAIL)
+    except (OSError, ValueError):
+        return None
+    needle = json.dumps(call).encode()
+    for line in reversed(tail.splitlines()):
+        if needle not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        payload = as_dict(as_dict(record).get("payload"))
+        item = as_dict(payload.get("item")) if payload.get("type") == "item_completed" \
+            else payload if payload.get("type") == "exec_command_end" else {}
+        if as_str(item.get("id") or item.get("call_id")) != call:
+            continue
+        if item.get("status") == "declined":
+            return None
+        return stated_exit(item.get("exit_code"), "Codex's transcript")
+    return None
+
+
 def read(event: str, data: Mapping[str, Any]) -> ToolCall:
     if event != "PostToolUse":
         return not_a_result(event, data, before="PreToolUse", ends={"Stop": "submitted"})
@@ -53,10 +96,14 @@ def read(event: str, data: Mapping[str, Any]) -> ToolCall:
     command = as_str(tool_input.get("command"))
     response = data.get("tool_response")
     text = response if isinstance(response, str) else as_str(as_dict(response).get("output"))
-    found = (Command(0, command, shell_failed(text) or 0, text)
-             if tool in ("Bash", "shell", "exec_command") and command else None)
-    return ToolCall(session_of(data), as_str(data.get("tool_use_id")) or None,
-                    as_str(data.get("cwd")) or None, action_of(tool, tool_input), found)
+    call = as_str(data.get("tool_use_id")) or None
+    found = None
+    if tool in ("Bash", "shell", "exec_command") and command:
+        transcript = as_str(data.get("transcript_path"))
+        status = recorded_exit(transcript, call) if transcript and call else None
+        found = Command(0, command, shell_failed(text) or 0 if status is None else status, text)
+    return ToolCall(session_of(data), call, as_str(data.get("cwd")) or None,
+                    action_of(tool, tool_input), found)
 
 
 def answer(event: str, advice: Advice) -> dict[str, Any]:
