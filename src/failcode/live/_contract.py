@@ -72,8 +72,8 @@ class AgentHooks:
     statuses: bool = True
     """Whether a tool result says how the call ended (a command's exit status): then the
     hooks see every failed call the agent's export does, and a service takes the session's
-    calls from the hooks alone. Codex's ``PostToolUse`` has the output only: its export's
-    record of a call the hooks read as a success (a probe that found nothing) is kept."""
+    calls from the hooks alone. Codex's ``PostToolUse`` has the output only (its hook reads
+    the status from Codex's transcript, which may fail): its export's records are kept."""
 
     def answer(self, event: str, advice: Advice) -> str:
         """What the hook prints on stdout for ``advice`` (empty: nothing)."""
