@@ -53,10 +53,10 @@ def test_a_hooked_session_reads_as_its_agent_reported_it(tmp_path: Path) -> None
     failure along the way is no end), its start and end in the timeline in words, and two
     failures of unknown cause in a row never a loop (the same command failing twice for
     different reasons would look like one); two of a known cause are."""
-    from failcode import SessionEnded, SessionStarted, classify_text, from_command
+    from failcode import NoMatch, SessionEnded, SessionStarted, classify_text, from_command
     from failcode.events import failure_event, outcome_event
     from failcode.service._findings import Findings, ensure_tables
-    from failcode.service._pages import session_page, sessions_page
+    from failcode.service._pages import findings_page, session_page, sessions_page
     from failcode.store import open_store
 
     hook = {"agent": "claude-code"}
@@ -74,6 +74,10 @@ def test_a_hooked_session_reads_as_its_agent_reported_it(tmp_path: Path) -> None
 
     events = [
         outcome_event(SessionStarted(by="claude-code hook", context=hook), session="s1",
+                      source="claude-code hook", ts=at(0)),
+        outcome_event(SessionStarted(by="otlp", context=export), session="s1", source="otlp",
+                      ts=at(0)),
+        outcome_event(NoMatch(probe="grep", exit_code=1, context=hook), session="s1", step=0,
                       source="claude-code hook", ts=at(0)),
         *(failure_event(msgspec.structs.replace(generic, context=export), event="command.failed",
                         session="s1", source="otlp", ts=at(i)) for i in (1, 2)),
@@ -97,8 +101,14 @@ def test_a_hooked_session_reads_as_its_agent_reported_it(tmp_path: Path) -> None
         assert view is not None
         assert view.agent == "claude-code 2.1.332"
         assert [(s.event, s.loop) for s in view.steps] == [
-            ("session.started", None), ("command.failed", None), ("command.failed", None),
-            ("command.failed", 1), ("command.failed", 1), ("session.ended", None)]
-        assert view.steps[0].message == "started (reported by claude-code hook)"
+            ("session.started", None), ("probe.no_match", None), ("command.failed", None),
+            ("command.failed", None), ("command.failed", 1), ("command.failed", 1),
+            ("session.ended", None)]
+        assert [s.message for s in view.steps[:2]] == [
+            "started (reported by claude-code hook, otlp)", "grep found nothing (exit 1)"]
         assert view.steps[-1].message == "ended: submitted"
         assert view.loops == 1
+        # the hook's failures name no version: they take their session's (the export's)
+        rows = findings_page(store, Findings(store), filters={})
+        assert {r.finding.code: r.versions for r in rows.rows} == {
+            "FC-SYS-001": ("claude-code 2.1.332",), "FC-CMD-001": ("claude-code 2.1.332",)}

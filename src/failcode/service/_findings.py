@@ -38,7 +38,8 @@ Lifecycle (:func:`after_failure` is the rule, a pure function):
 Who produced a failure: the failure's (or outcome's) context keys ``agent``, ``agent_version``
 and ``model``; failures that triage recorded (``failcode triage --store``/``--report-to``)
 carry ``triage.format``, ``triage.agent_version`` and ``triage.model`` instead, read the same
-way.
+way. A failure that names no agent version (an agent hook's) takes its session's, when an
+earlier event of the session (its export's) named one for the same agent.
 """
 
 from __future__ import annotations
@@ -314,9 +315,9 @@ class Findings:
 
         def after(tx: Tx, new: list[Event]) -> None:
             changes.clear()  # a repeated transaction starts over
+            _record_agents(tx, new)
             changes.extend(_record(tx, new))
             _record_ends(tx, new)
-            _record_agents(tx, new)
 
         stored = self.store.append(events, after=after)
         return stored, changes
@@ -520,6 +521,22 @@ def _record_agents(tx: Tx, events: list[Event]) -> None:
               "excluded.last_us ELSE svc_session_agents.last_us END", want_new=False)
 
 
+def _session_agents(tx: Tx, events: list[Event],
+                    ) -> dict[tuple[str, str], tuple[str, str | None, str | None]]:
+    """(agent, version, model) of the sessions of ``events`` that name a version, as
+    ``svc_session_agents`` keeps them."""
+    names = sorted({e.session for e in events if e.session is not None})
+    found: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
+    for start in range(0, len(names), 500):
+        chunk = names[start:start + 500]
+        for row in tx.run(f"SELECT session, input, agent, version, model FROM "
+                          f"svc_session_agents WHERE session IN ({', '.join('?' * len(chunk))})"
+                          f" AND version <> ''", chunk):
+            found[(str(row[0]), str(row[1]))] = (str(row[2]), str(row[3]) or None,
+                                                 str(row[4]) or None)
+    return found
+
+
 def session_agent(store: Store, session: str, input_: str) -> str:
     """The agent of a session and its version, as the pages show them (``claude-code
     2.1.332``; empty when no event named one)."""
@@ -530,9 +547,12 @@ def session_agent(store: Store, session: str, input_: str) -> str:
 
 def _record(tx: Tx, events: list[Event]) -> list[Change]:  # noqa: PLR0915 - one pass
     """Keep the findings of the new events of one batch (in its transaction)."""
+    from failcode.store._ingest import event_input  # noqa: PLC0415
+
     per: dict[str, list[Any]] = {}  # signature -> [first, last, count, [(ts, version)]]
     days: dict[tuple[str, int], int] = {}
     versions: dict[tuple[str, str, str, str], list[int]] = {}
+    known = _session_agents(tx, [e for e in events if e.failure is not None])
     for event in events:
         failure = event.failure
         if failure is None:
@@ -540,6 +560,12 @@ def _record(tx: Tx, events: list[Event]) -> list[Change]:  # noqa: PLR0915 - one
         ts = ts_micros(event.ts)
         signature = failure.signature
         agent, version, model = event_attributes(event)
+        if not version and event.session is not None:
+            # a hook's failure names no version: its session's other events may (a session
+            # is one agent version; it may use several models, so the model is not taken)
+            said = known.get((event.session, event_input(event)))
+            if said is not None and (not agent or agent == said[0]):
+                agent, version = said[0], said[1]
         entry = per.get(signature)
         if entry is None:
             per[signature] = [ts, ts, 1, [(ts, version)]]

@@ -42,7 +42,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-from failcode import SessionEnded, SessionStarted
+import msgspec
+
+from failcode import NoMatch, SessionEnded, SessionStarted
 from failcode.service._findings import (
     DAY_US,
     Finding,
@@ -55,6 +57,7 @@ from failcode.triage.analysis._compare import _significant
 
 if TYPE_CHECKING:
     from failcode import Failure, NonErrorOutcome
+    from failcode.events import Event
     from failcode.store import Store
 
 __all__ = [
@@ -373,7 +376,8 @@ def session_page(store: Store, session: str, input_: str | None = None) -> Sessi
         ids = {str(s): int(i) for s, i in store.fetch(
             f"SELECT signature, id FROM svc_findings WHERE signature IN ({marks})",
             tuple(signatures))}
-    decoded = [(Event.from_json(body), str(sig) if sig else None) for body, sig in rows]
+    decoded = _one_start([(Event.from_json(body), str(sig) if sig else None)
+                          for body, sig in rows])
     loop_of = _loops([sig if ev.failure is not None and _caused(ev.failure) else None
                       for ev, sig in decoded])
     steps = []
@@ -399,12 +403,27 @@ def session_page(store: Store, session: str, input_: str | None = None) -> Sessi
                        agent=session_agent(store, session, str(input_)))
 
 
+def _one_start(decoded: list[tuple[Event, str | None]]) -> list[tuple[Event, str | None]]:
+    """The timeline's events with one ``session.started``: the first, naming everyone who
+    reported the start (an agent's hooks and its export both do)."""
+    starts = [event for event, _sig in decoded if isinstance(event.outcome, SessionStarted)]
+    if len(starts) < 2:
+        return decoded
+    by = ", ".join(dict.fromkeys(getattr(e.outcome, "by", "") for e in starts))
+    first = msgspec.structs.replace(starts[0], outcome=SessionStarted(by=by))
+    return [(first if event is starts[0] else event, sig) for event, sig in decoded
+            if event is starts[0] or not isinstance(event.outcome, SessionStarted)]
+
+
 def _said(outcome: NonErrorOutcome | None) -> str:
     """What an outcome says, in the timeline's words."""
     if isinstance(outcome, SessionEnded):
         return f"ended: {outcome.status}" + (f" ({outcome.reason})" if outcome.reason else "")
     if isinstance(outcome, SessionStarted):
         return f"started (reported by {outcome.by})"
+    if isinstance(outcome, NoMatch):
+        return f"{outcome.probe} found nothing" + (
+            f" (exit {outcome.exit_code})" if outcome.exit_code is not None else "")
     return str(getattr(outcome, "reason", "") or "") if outcome is not None else ""
 
 
