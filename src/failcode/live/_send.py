@@ -7,8 +7,9 @@ senders never send one file), posts them to ``FAILCODE_URL`` with ``FAILCODE_KEY
 the service's client (:func:`failcode.report_to`: batches, retries with backoff, the service
 stores each event id once), and deletes the files the service acknowledged, rejected or
 dropped. What is left when it gives up (after :data:`GIVE_UP_S`, the service down) goes back
-to the outbox for the next sender. Failures of its own go to the hook log. A session's start
-is posted at once instead (:func:`post_now`), and queued only when that fails.
+to the outbox for the next sender. Failures of its own go to the hook log. What must be
+stored before the agent goes on (a session's start; Codex's failures) is posted by the hook
+itself instead (:func:`post_now`), and queued only when that fails.
 """
 
 from __future__ import annotations
