@@ -38,8 +38,8 @@ Lifecycle (:func:`after_failure` is the rule, a pure function):
 Who produced a failure: the failure's (or outcome's) context keys ``agent``, ``agent_version``
 and ``model``; failures that triage recorded (``failcode triage --store``/``--report-to``)
 carry ``triage.format``, ``triage.agent_version`` and ``triage.model`` instead, read the same
-way. A failure that names no agent version (an agent hook's) takes its session's, when an
-earlier event of the session (its export's) named one for the same agent.
+way. A failure that names its agent but no version (an agent hook's) takes its session's,
+when an earlier event of the session (its export's) named one for that agent.
 """
 
 from __future__ import annotations
@@ -564,8 +564,8 @@ def _record(tx: Tx, events: list[Event]) -> list[Change]:  # noqa: PLR0915 - one
             # a hook's failure names no version: its session's other events may (a session
             # is one agent version; it may use several models, so the model is not taken)
             said = known.get((event.session, event_input(event)))
-            if said is not None and (not agent or agent == said[0]):
-                agent, version = said[0], said[1]
+            if said is not None and agent == said[0]:
+                version = said[1]
         entry = per.get(signature)
         if entry is None:
             per[signature] = [ts, ts, 1, [(ts, version)]]
