@@ -368,3 +368,24 @@ def test_codex_reads_the_exit_status_from_its_transcript(tmp_path: Path) -> None
     assert recorded_exit(declined, "call_stub_0") is None
     unread = codex.read("PostToolUse", {**payload, "transcript_path": str(tmp_path / "no")})
     assert step_result(unread)[0] is None  # no output, no status: reads as a success
+
+
+@pytest.mark.parametrize(("agent", "transcript", "version"), [
+    ("claude-code", ("claude-code/pytest-failure/session/claude/projects/-lab-project/"
+     "00000000-0000-4000-8000-000000000001.jsonl"), "2.1.332"),
+    ("codex", ("codex/permission-denied/session/codex/sessions/2026/01/01/rollout-2026-01-01T"
+     "00-00-00-00000000-0000-4000-8000-000000000001.jsonl"), "0.171.0")])
+def test_a_reported_failure_names_the_agents_version_from_its_transcript(
+        agent: str, transcript: str, version: str, tmp_path: Path) -> None:
+    """The agent writes its version in the transcript the hook input names (the lab's
+    recorded transcripts): the failure the hook reports carries it; without the transcript,
+    the agent alone."""
+    from failcode.live._hook import _who
+
+    hooks = AGENTS[agent]
+    path = Path(__file__).parents[1] / "lab" / "fixtures" / transcript
+    assert path.is_file()
+    assert _who(hooks, {"transcript_path": str(path)}) == {"agent": agent,
+                                                           "agent_version": version}
+    assert _who(hooks, {"transcript_path": str(tmp_path / "gone.jsonl")}) == {"agent": agent}
+    assert _who(AGENTS["gemini-cli"], {"transcript_path": str(path)}) == {"agent": "gemini-cli"}

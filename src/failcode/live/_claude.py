@@ -27,6 +27,7 @@ from failcode.live._contract import (
     common_answer,
     not_a_result,
     session_of,
+    transcript_version,
 )
 from failcode.triage.readers._text import as_dict, as_str
 
@@ -80,7 +81,12 @@ def answer(event: str, advice: Advice) -> dict[str, Any]:
     return fields
 
 
+def version(data: Mapping[str, Any]) -> str | None:
+    """Claude Code writes its ``version`` on every transcript record."""
+    return transcript_version(data, "version", head=False)
+
+
 CLAUDE_CODE = AgentHooks(
     "claude-code", "Claude Code", ".claude/settings.json", ".claude/settings.json",
     ("PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", *ENDS), read, answer,
-    frozenset({"PreToolUse", "PostToolUse"}))
+    frozenset({"PreToolUse", "PostToolUse"}), version=version)

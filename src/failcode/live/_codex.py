@@ -33,6 +33,7 @@ from failcode.live._contract import (
     common_answer,
     not_a_result,
     session_of,
+    transcript_version,
 )
 from failcode.triage.readers._text import as_dict, as_str
 
@@ -116,10 +117,15 @@ def answer(event: str, advice: Advice) -> dict[str, Any]:
     return common_answer(event, advice)
 
 
+def version(data: Mapping[str, Any]) -> str | None:
+    """Codex writes its ``cli_version`` in the transcript's first record (``session_meta``)."""
+    return transcript_version(data, "cli_version", head=True)
+
+
 CODEX = AgentHooks(
     "codex", "Codex CLI", ".codex/hooks.json", ".codex/hooks.json",
     ("PreToolUse", "PostToolUse", "SessionStart", "Stop"), read, answer, frozenset({"PreToolUse"}),
-    home_env="CODEX_HOME", statuses=False,
+    home_env="CODEX_HOME", statuses=False, version=version,
     note=("Codex runs a hook only once you trust it: start codex and trust failcode's hooks "
           "when it asks for a review (or from its hooks list); automation may pass "
           "--dangerously-bypass-hook-trust instead."))

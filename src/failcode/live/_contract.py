@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from failcode.live._advice import Verdict
 from failcode.triage.readers._text import as_str
@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from failcode.live._advice import Advice
     from failcode.triage._events import Event
 
-__all__ = ["AgentHooks", "ToolCall", "action_of", "common_answer", "not_a_result", "session_of"]
+__all__ = ["AgentHooks", "ToolCall", "action_of", "common_answer", "not_a_result", "session_of",
+           "transcript_version"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,9 @@ class AgentHooks:
     """A variable that moves the user's settings folder (Codex's ``CODEX_HOME``)."""
     note: str = ""
     """What else the person must do before the agent runs the hooks (said after install)."""
+    version: Callable[[Mapping[str, Any]], str | None] | None = None
+    """The agent's own version for a hook input, where the agent writes it where the hook can
+    read it (its transcript), so the service can say which version failed."""
     statuses: bool = True
     """Whether a tool result says how the call ended (a command's exit status): then the
     hooks see every failed call the agent's export does, and a service takes the session's
@@ -79,6 +83,34 @@ class AgentHooks:
         """What the hook prints on stdout for ``advice`` (empty: nothing)."""
         fields = self.answer_fields(event, advice)
         return json.dumps(fields) if fields else ""
+
+
+_SPAN: Final = 64 * 1024
+
+
+def transcript_version(data: Mapping[str, Any], field: str, *, head: bool) -> str | None:
+    """The last (``head``: the first) ``"field": "..."`` string in the first or last 64 KiB of
+    the transcript the hook input names (``transcript_path``): where Claude Code (``version``
+    on every record) and Codex (``cli_version`` in its ``session_meta``) write their version.
+    None when there is none or the file cannot be read."""
+    import re  # noqa: PLC0415
+
+    path = as_str(data.get("transcript_path"))
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as file:  # noqa: PTH123 - one bounded read
+            if not head:
+                file.seek(0, 2)
+                file.seek(max(0, file.tell() - _SPAN))
+            text = file.read(_SPAN)
+    except (OSError, ValueError):
+        return None
+    found = re.findall(rb'"' + re.escape(field.encode()) + rb'"\s*:\s*"([0-9A-Za-z.+-]{1,40})"',
+                       text)
+    if not found:
+        return None
+    return str((found[0] if head else found[-1]).decode())
 
 
 def session_of(data: Mapping[str, Any]) -> str:

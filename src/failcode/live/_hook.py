@@ -207,7 +207,7 @@ def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
     step, failed = recorded
     if not isinstance(result, Failure):
         if reporting and result is not None:  # a probe that found nothing, a refused action
-            _send(_outcome_event(result, found, step, agent=hooks.name), env,
+            _send(_outcome_event(result, found, step, who=_who(hooks, data)), env,
                   now=not hooks.statuses, settings=settings)
         return Advice(Verdict.SILENT, "success"), found
     failure = result
@@ -223,7 +223,8 @@ def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
                     tell_after=int(settings["tell_after"]),
                     stop_for_person=bool(settings["stop_for_person"]))
     if reporting:
-        _send(_failure_event(failure, decision, found, step, source=source, agent=hooks.name),
+        _send(_failure_event(failure, decision, found, step, source=source,
+                             who=_who(hooks, data)),
               env, now=not hooks.statuses, settings=settings)
     if advice.verdict is Verdict.STOP and event not in hooks.can_stop:
         history.hold(hooks.name, found.session, advice.text)
@@ -231,29 +232,35 @@ def hook_answer(hooks: AgentHooks, event: str, data: Mapping[str, Any], *,
     return advice, found
 
 
+def _who(hooks: AgentHooks, data: Mapping[str, Any]) -> dict[str, str]:
+    """The agent, and its version where the agent writes it for the hook to read."""
+    version = hooks.version(data) if hooks.version is not None else None
+    return {"agent": hooks.name, **({"agent_version": version} if version else {})}
+
+
 def _failure_event(failure: Failure, decision: Decision, found: ToolCall, step: int, *,
-                   source: str, agent: str) -> Event:
+                   source: str, who: Mapping[str, str]) -> Event:
     """The failure's event: the call's own id (a mirror of it is stored once), the agent."""
     from failcode.events._event import failure_event  # noqa: PLC0415
     from failcode.events._ids import call_event_id  # noqa: PLC0415
 
     name = "command.failed" if source == "command" else "tool.failed"
-    context = {**failure.context, "agent": agent}
+    context = {**failure.context, **who}
     return failure_event(msgspec.structs.replace(failure, context=context), event=name,
-                         session=found.session, step=step, source=f"{agent} hook",
+                         session=found.session, step=step, source=f"{who['agent']} hook",
                          decision=decision,
                          event_id=call_event_id(found.session, found.call) if found.call
                          else None)
 
 
 def _outcome_event(outcome: NonErrorOutcome, found: ToolCall, step: int, *,
-                   agent: str) -> Event:
+                   who: Mapping[str, str]) -> Event:
     from failcode.events._event import outcome_event  # noqa: PLC0415
     from failcode.events._ids import call_event_id  # noqa: PLC0415
 
-    context = {**outcome.context, "agent": agent}
+    context = {**outcome.context, **who}
     return outcome_event(msgspec.structs.replace(outcome, context=context),
-                         session=found.session, step=step, source=f"{agent} hook",
+                         session=found.session, step=step, source=f"{who['agent']} hook",
                          event_id=call_event_id(found.session, found.call) if found.call
                          else None)
 
