@@ -4,8 +4,8 @@
 # offline plugins, Chromium and chromedriver for the HTML report and dashboard tests, axe-core)
 # when they are missing, the session lab's pinned agent CLIs into the user's cache directory,
 # starts a throwaway PostgreSQL server for the store tests (scripts/pg-throwaway.sh; stopped on
-# exit), installs the package with its test extras into
-# the active Python environment (use a virtual environment), then runs pytest; extra arguments
+# exit), installs the package with its test extras (at the versions constraints/test.txt locks)
+# into the active Python environment (use a virtual environment), then runs pytest; extra arguments
 # go to pytest. (.ci/run adds ruff and mypy.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,7 +50,9 @@ fi
 source scripts/pg-throwaway.sh
 
 python -m pip install --quiet --upgrade pip
-python -m pip install --quiet -e ".[test]"
+# the versions the suite last ran green with (constraints/test.txt; scripts/deps-drift.sh says
+# what newer releases would change)
+python -m pip install --quiet -c constraints/test.txt -e ".[test]"
 
 # -- the session lab's agents at their pinned versions (tests/lab/pins.toml), into the user's
 # cache directory (~/.cache/failcode/lab, a few GB; reused by later runs): the live subset runs
