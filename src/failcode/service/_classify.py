@@ -72,7 +72,7 @@ from failcode import (
 from failcode.events import MAX_STEP
 from failcode.record._frozen import MAX_VALUE_CHARS, FrozenDict
 from failcode.signature._redact import redact_cut, redact_tree
-from failcode.triage.readers._text import exception_line, split_exception
+from failcode.triage.readers._text import _EXC_LINE, exception_line
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -118,6 +118,10 @@ _Item = TypeVar("_Item", bound="Failure | NonErrorOutcome")
 _SUBJECTS: Final = ("exception", "command", "http", "text")
 _WORD_START: Final = re.compile(r"(?:^|[\s\[(])(?=[A-Za-z_])")
 """Where a word starts in a log line: an exception's type name may begin there."""
+_EXC_FROM: Final = re.compile(_EXC_LINE.pattern.removeprefix("^"))
+"""The triage readers' exception line (``pkg.ErrorName: message``), matched from a position of
+a line rather than its start: the line is stripped once and each word tried in place, where a
+slice per word (stripped again) cost the line's length per word, quadratic on a long line."""
 _CLASSIFY_HISTORY: Final = History()
 """A first occurrence: nothing failed before in this operation."""
 
@@ -504,10 +508,11 @@ def _exception_in_text(text: str) -> tuple[str, str, str | None]:
         rest = text[len(traceback):].strip("\n")
         return type_name, (f"{message}\n{rest}" if rest.strip() else message).strip(), traceback
     for line in reversed(text.splitlines()):
-        for word in _WORD_START.finditer(line):
-            named = split_exception(line[word.end():])
+        stripped = line.strip()
+        for word in _WORD_START.finditer(stripped):
+            named = _EXC_FROM.match(stripped, word.end())
             if named is not None:
-                return named[0], named[1], None
+                return named.group("type"), (named.group("message") or "").strip(), None
     return "Exception", text.strip(), None
 
 
