@@ -9,6 +9,9 @@ the default run deselects and ``.ci/run`` runs as its own step (``pytest -m deep
 
 Under ``CI=true`` a skipped test fails the run (see :mod:`tests._needs`): the CI set-up provides
 every tool, package and data folder the suite needs.
+
+Signals: SIGINT and SIGQUIT get their default dispositions back when the suite starts ignoring
+them (a shell's background job), so every command a test runs sees them as a terminal's would.
 """
 
 from __future__ import annotations
@@ -55,6 +58,20 @@ def pytest_configure(config: pytest.Config) -> None:
     # the same as `pytest --hypothesis-seed=SEED`: every property test draws from this seed
     if config.getoption("hypothesis_seed", None) is None:
         config.option.hypothesis_seed = SEED
+    _default_signals()
+
+
+def _default_signals() -> None:
+    """Run with the signal dispositions a terminal gives. A shell's background job starts
+    with SIGINT and SIGQUIT ignored, and an ignored signal stays ignored in every process the
+    tests start (``bash -c 'kill -INT $$'`` then exits 0): put the defaults back, so the tests
+    see what a person's or CI's commands see, whatever started the suite."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if hasattr(signal, "SIGQUIT") and signal.getsignal(signal.SIGQUIT) == signal.SIG_IGN:
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 _skipped: list[str] = []
