@@ -146,6 +146,8 @@ def _ago(value: datetime | None) -> str:
     if value is None:
         return "—"
     seconds = (datetime.now(UTC) - value).total_seconds()
+    if seconds < -60:  # stored before the doors bounded times: said, not hidden as "just now"
+        return "in the future"
     for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
         if seconds >= size:
             count = int(seconds // size)

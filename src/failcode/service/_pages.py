@@ -141,8 +141,11 @@ def _trends(store: Store, signatures: list[str], now_us: int) -> dict[str, tuple
         return {}
     first = now_us // DAY_US - TREND_DAYS + 1
     marks = ", ".join("?" for _ in signatures)
+    # both ends bounded: a day after today (an event stored with a time ahead, kept by every
+    # prune since) is not one of the trend's days
     rows = store.fetch(f"SELECT signature, day, count FROM svc_finding_days WHERE signature IN "
-                       f"({marks}) AND day >= ?", (*signatures, first))
+                       f"({marks}) AND day >= ? AND day < ?",
+                       (*signatures, first, first + TREND_DAYS))
     out = {s: [0] * TREND_DAYS for s in signatures}
     for signature, day, count in rows:
         out[str(signature)][int(day) - first] += int(count)
@@ -493,8 +496,10 @@ def _window(text: str) -> tuple[int, int] | None:
         last = datetime.fromisoformat(end if sep else start).replace(tzinfo=UTC)
     except ValueError:
         return None
-    return (int((first - _EPOCH).total_seconds()) * 1_000_000,
-            int((last + timedelta(days=1) - _EPOCH).total_seconds()) * 1_000_000)
+    # computed from the day's start: the day after 9999-12-31 is no datetime
+    end_us = (last.replace(hour=0, minute=0, second=0, microsecond=0)
+              - _EPOCH) // timedelta(microseconds=1) + DAY_US
+    return (first - _EPOCH) // timedelta(microseconds=1), end_us
 
 
 def compare_page(store: Store, *, by: str, a: str, b: str) -> ComparePage:

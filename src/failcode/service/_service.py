@@ -20,6 +20,13 @@ Rules:
   the answer, every good line is stored. A body with no valid event at all is FC-DATA-001
   (400). After the batch is stored, its alerts are handed to the alerter, which never
   delays the answer.
+- **Event times.** A door keeps an event's time when it lies in the window from
+  :data:`OLDEST_TS` (2000-01-01T00:00:00Z) to :data:`AHEAD` (one hour) after the request
+  arrived. A time outside it (a skewed clock, a forged or corrupt time) is clamped to the
+  window's nearer edge, and the time the event named is kept in its failure's (or outcome's)
+  context as ``ts.original`` (ISO 8601): the event is stored and counted, but no time can sit
+  in the dashboard's future or before any agent existed (:func:`bounded_time`). Both doors
+  (failcode events and OTLP) apply the same rule.
 - **Retention.** Every ``prune_interval_s`` each project's events older than its retention are
   deleted (:meth:`failcode.store.Store.prune`): counts, findings and knowledge stay.
 """
@@ -29,11 +36,12 @@ from __future__ import annotations
 import io
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import msgspec
 
-from failcode import FC, FailureError
+from failcode import FC, FailureError, FrozenDict
 from failcode.events import Event, EventProblem, read_events
 from failcode.service._control import SCOPES, Control, Key, Project, Scope, digest
 from failcode.service._findings import Findings
@@ -48,7 +56,12 @@ if TYPE_CHECKING:
     from failcode.service._findings import Change
     from failcode.store import Store
 
-__all__ = ["IngestResult", "Service"]
+__all__ = ["AHEAD", "OLDEST_TS", "IngestResult", "Service", "bounded_time"]
+
+OLDEST_TS: Final = datetime(2000, 1, 1, tzinfo=UTC)
+"""The earliest event time a door keeps: no agent reported anything before it."""
+AHEAD: Final = timedelta(hours=1)
+"""How far after a request's arrival an event's time may lie (clocks drift, a little)."""
 
 _COVERS: Final[dict[Scope, frozenset[str]]] = {
     "ingest": frozenset({"ingest", "classify"}),
@@ -216,6 +229,7 @@ class Service:
     # -- ingest ----------------------------------------------------------------------------
     def ingest_events(self, project: str, body: bytes) -> IngestResult:
         """Store a failcode-events body: a JSON array of events or JSONL (see the module)."""
+        arrived = datetime.now(UTC)
         lines = _event_lines(body)
         events: list[Event] = []
         problems: list[EventProblem] = []
@@ -223,7 +237,7 @@ class Service:
             if isinstance(item, EventProblem):
                 problems.append(item)
             else:
-                events.append(item)
+                events.append(bounded_time(item, arrived))
             if len(events) + len(problems) > self.config.max_batch_events:
                 raise _too_many(self.config.max_batch_events)
         if not events:
@@ -241,10 +255,11 @@ class Service:
         """Store what an OTLP/HTTP request maps to (:mod:`failcode.service._otlp`)."""
         from failcode.service._otlp import parse_otlp  # noqa: PLC0415 - the OTLP door only
 
+        arrived = datetime.now(UTC)
         batch = parse_otlp(signal, body, content_type=content_type)
         if batch.items > self.config.max_batch_events:
             raise _too_many(self.config.max_batch_events)
-        events = list(batch.events)
+        events = [bounded_time(event, arrived) for event in batch.events]
         if batch.tool_calls:  # the hooks report these sessions' tool calls: theirs are kept
             hooked = hooked_sessions(self.store(project), {
                 e.session for e in events if e.event_id in batch.tool_calls and e.session})
@@ -314,6 +329,30 @@ def hooked_sessions(store: Store, sessions: set[str]) -> set[str]:
             if outcome is not None and outcome.context.get("calls") == "hooks":
                 found.add(str(session))
     return found
+
+
+def bounded_time(event: Event, arrived: datetime) -> Event:
+    """``event`` with its time in the door's window (see the module's event-times rule).
+
+    Inside ``[OLDEST_TS, arrived + AHEAD]`` the event is returned as it is. Outside, its time
+    becomes the nearer edge, and its failure's context (else its outcome's) gains
+    ``ts.original``, the time it named; an event with neither (a remedy event) is clamped
+    without it.
+    """
+    ts = event.ts
+    latest = arrived + AHEAD
+    if OLDEST_TS <= ts <= latest:
+        return event
+    original = {"ts.original": ts.isoformat()}
+    failure, outcome = event.failure, event.outcome
+    if failure is not None:
+        failure = msgspec.structs.replace(
+            failure, context=FrozenDict({**failure.context, **original}))
+    elif outcome is not None and isinstance(getattr(outcome, "context", None), FrozenDict):
+        outcome = msgspec.structs.replace(
+            outcome, context=FrozenDict({**outcome.context, **original}))
+    return msgspec.structs.replace(event, ts=OLDEST_TS if ts < OLDEST_TS else latest,
+                                   failure=failure, outcome=outcome)
 
 
 def _too_many(limit: int) -> FailureError:
