@@ -6,6 +6,17 @@ Rules:
   or digit (it appears in URLs, file names and PostgreSQL schema names). Each project has its
   own event store (:mod:`failcode.service._projects`) and a retention in days: at least
   :data:`RETENTION_FLOOR_DAYS`, :data:`DEFAULT_RETENTION_DAYS` unless set.
+- **Project schemas (PostgreSQL).** A project's schema name is chosen when the project is made
+  and kept in its row (``svc_projects.schema_name``): ``fc<oid>_<n>_<name>``, where ``<oid>``
+  is the PostgreSQL id of the control store's schema (unique in the database), ``<n>`` the
+  project's number in its control store (one more than the last, never reused) and
+  ``<name>`` the project name, hyphens as underscores, cut to fit 63 bytes. The digits before
+  the name make it unique by construction, so no two projects of one service or of two
+  services sharing a database ever share a schema. Projects made before (control schema
+  version 1) keep the schema the old rule gave them (:func:`legacy_schema_name`, as PostgreSQL
+  cut it to 63 bytes); when two of them were cut to the same schema, the oldest keeps it and
+  the others get a new schema of their own. On SQLite the column stays empty: a project's file
+  is named after the project, and project names are unique.
 - **Keys.** A key belongs to one project and has one scope: ``ingest`` (the doors in:
   events, OTLP, classify; nothing else), ``read`` (every GET of its project, and classify) or
   ``admin`` (everything of its project: reading, changing findings and webhooks, ingest). A
@@ -33,6 +44,7 @@ from failcode import FC, FailureError
 
 if TYPE_CHECKING:
     from failcode.store import Store
+    from failcode.store._ingest import Tx
 
 __all__ = [
     "DEFAULT_RETENTION_DAYS",
@@ -43,6 +55,8 @@ __all__ = [
     "Project",
     "Scope",
     "check_project_name",
+    "legacy_schema_name",
+    "unique_schema_name",
 ]
 
 Scope = Literal["ingest", "read", "admin"]
@@ -56,10 +70,13 @@ MAX_RETENTION_DAYS: Final = 36_500
 _NAME_RE: Final = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
 _KEY_RE: Final = re.compile(r"fc_(ingest|read|admin)_([a-z0-9]{12})_([A-Za-z0-9_-]{43})")
 _SCHEMA_KEY: Final = "service_control_schema"
+_SCHEMA_VERSION: Final = "2"
+_SEQ_KEY: Final = "service_project_seq"
+_PG_NAME_BYTES: Final = 63
 
 _DDL: Final = (
     ("CREATE TABLE IF NOT EXISTS svc_projects (name TEXT PRIMARY KEY, created_us BIGINT NOT NULL,"
-    " retention_days BIGINT NOT NULL)"),
+    " retention_days BIGINT NOT NULL, schema_name TEXT)"),
     ("CREATE TABLE IF NOT EXISTS svc_keys (key_id TEXT PRIMARY KEY, project TEXT NOT NULL, "
     "scope TEXT NOT NULL, digest TEXT NOT NULL, note TEXT NOT NULL, created_us BIGINT NOT NULL, "
     "revoked_us BIGINT)"),
@@ -106,6 +123,31 @@ def check_project_name(name: str) -> str:
     return name
 
 
+def legacy_schema_name(project: str, control_schema: str = "public") -> str:
+    """The schema control schema version 1 gave ``project``, as PostgreSQL made it.
+
+    ``failcode_<name>`` under a control store in ``public``, ``<control schema>_<name>``
+    otherwise (hyphens as underscores), cut to 63 bytes: two long names could be cut to one
+    schema, which is why new projects get :func:`unique_schema_name`.
+    """
+    base = check_project_name(project).replace("-", "_")
+    name = "failcode_" + base if control_schema == "public" else f"{control_schema}_{base}"
+    return name.encode()[:_PG_NAME_BYTES].decode("utf-8", "ignore")
+
+
+def unique_schema_name(project: str, control_oid: int, number: int) -> str:
+    """The schema of the ``number``-th project of the control store in schema ``control_oid``.
+
+    ``fc<oid>_<number>_<name>`` cut to 63 bytes: the part before the name (digits, each
+    ended by ``_``) differs for every (control schema, project) pair, so the whole does.
+    """
+    if control_oid < 0 or number < 1:
+        raise ValueError(f"a schema id needs a control schema oid >= 0 and a project number "
+                         f">= 1, not {control_oid} and {number}")
+    head = f"fc{control_oid}_{number}_"
+    return head + check_project_name(project).replace("-", "_")[:_PG_NAME_BYTES - len(head)]
+
+
 def check_retention(days: int) -> int:
     """``days`` when it is a valid retention (FC-DATA-001 otherwise; never clamped)."""
     if type(days) is not int or not RETENTION_FLOOR_DAYS <= days <= MAX_RETENTION_DAYS:
@@ -131,8 +173,52 @@ class Control:
         with store.transaction() as tx:
             for statement in _DDL:
                 tx.run(statement)
-            tx.upsert("meta", ("key", "value"), ("key",), [(_SCHEMA_KEY, "1")], None,
-                      want_new=False)
+            tx.run("INSERT INTO meta (key, value) VALUES (?, '0') ON CONFLICT (key) DO NOTHING",
+                   (_SEQ_KEY,))
+            known = tx.run("SELECT value FROM meta WHERE key = ?" + tx.lock, (_SCHEMA_KEY,))
+            if not known:  # a new control store: its table has the column already
+                tx.run("INSERT INTO meta (key, value) VALUES (?, ?)",
+                       (_SCHEMA_KEY, _SCHEMA_VERSION))
+            elif str(known[0][0]) == "1":
+                self._migrate_from_1(tx)
+                tx.run("UPDATE meta SET value = ? WHERE key = ?", (_SCHEMA_VERSION, _SCHEMA_KEY))
+            tx.run("CREATE UNIQUE INDEX IF NOT EXISTS svc_projects_schema "
+                   "ON svc_projects (schema_name)")
+
+    def _migrate_from_1(self, tx: Tx) -> None:
+        """Give version 1's projects the column, and on PostgreSQL the schema they have."""
+        columns = ("SELECT column_name FROM information_schema.columns WHERE table_schema = "
+                   "current_schema() AND table_name = 'svc_projects'"
+                   if self.store.dialect == "postgresql"
+                   else "SELECT name FROM pragma_table_info('svc_projects')")
+        if "schema_name" not in {str(r[0]) for r in tx.run(columns)}:
+            tx.run("ALTER TABLE svc_projects ADD COLUMN schema_name TEXT")
+        if self.store.dialect != "postgresql":
+            return
+        control_schema = str(tx.run("SELECT current_schema()")[0][0])
+        taken: set[str] = set()
+        for name, schema in tx.run("SELECT name, schema_name FROM svc_projects "
+                                   "ORDER BY created_us, name"):
+            if schema is not None:
+                taken.add(str(schema))
+                continue
+            old = legacy_schema_name(str(name), control_schema)
+            # the oldest project keeps a schema the old rule gave two; the others get new ones
+            chosen = old if old not in taken else self._new_schema(tx, str(name))
+            taken.add(chosen)
+            tx.run("UPDATE svc_projects SET schema_name = ? WHERE name = ?", (chosen, name))
+
+    def _new_schema(self, tx: Tx, project: str) -> str:
+        """The next project number's schema (the meta row's lock orders concurrent makers)."""
+        number = int(tx.run("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) "
+                            "WHERE key = ? RETURNING value", (_SEQ_KEY,))[0][0])
+        oid = int(tx.run("SELECT oid FROM pg_namespace WHERE nspname = current_schema()")[0][0])
+        return unique_schema_name(project, oid, number)
+
+    def schema_of(self, name: str) -> str | None:
+        """The PostgreSQL schema of project ``name`` (None on SQLite or for no such project)."""
+        rows = self.store.fetch("SELECT schema_name FROM svc_projects WHERE name = ?", (name,))
+        return None if not rows or rows[0][0] is None else str(rows[0][0])
 
     # -- projects --------------------------------------------------------------------------
     def create_project(self, name: str, *, retention_days: int = DEFAULT_RETENTION_DAYS,
@@ -145,8 +231,12 @@ class Control:
         project = Project(name=check_project_name(name), created_us=_now_us(),
                           retention_days=check_retention(retention_days))
         with self.store.transaction() as tx:
-            made = tx.upsert("svc_projects", ("name", "created_us", "retention_days"), ("name",),
-                             [(project.name, project.created_us, project.retention_days)], None)
+            schema = (self._new_schema(tx, project.name)
+                      if self.store.dialect == "postgresql" else None)
+            made = tx.run("INSERT INTO svc_projects (name, created_us, retention_days, "
+                          "schema_name) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING "
+                          "RETURNING name", (project.name, project.created_us,
+                                             project.retention_days, schema))
         if not made:
             raise FailureError(FC.SVC_CONFLICT.failure(surface="service.control", params={
                 "problem": f"the project {name} exists"}))

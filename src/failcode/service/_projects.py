@@ -4,12 +4,16 @@ Rules:
 
 - SQLite: the control store ``sqlite:///data/failcode.db`` keeps project ``web``'s events in
   ``data/failcode.projects/web.db`` (the folder is made when the first project is opened).
-- PostgreSQL: the control store's database keeps project ``web``'s events in the schema
-  ``failcode_web`` (hyphens become underscores; project names hold no underscore, so two
-  names never share a schema), made when the project is first opened; the project's store
-  connects with ``search_path`` set to it. The role needs ``CREATE`` on the database. A
-  control store in another schema than ``public`` (``options=-csearch_path=team``) keeps its
-  projects in ``team_web``, so two services can share one database.
+  Project names are unique and lowercase, so two projects never share a file.
+- PostgreSQL: the control store's database keeps each project's events in a schema of its
+  own, named when the project is made and kept in the control store
+  (:mod:`failcode.service._control`: ``fc<oid>_<n>_<name>``, e.g. ``fc2200_1_web``; unique
+  by construction, never a cut name, so two projects of one service, or of two services
+  sharing a database in different control schemas, never share one). The schema is made when
+  the project is first opened; the project's store connects with ``search_path`` set to it.
+  The role needs ``CREATE`` on the database. Projects made by an older version keep the
+  schema they have (``failcode_web``, or ``team_web`` under a control store in schema
+  ``team``).
 - A project's store is an ordinary failcode store: ``failcode store diagnostics --store
   <its URL>`` reads it, and ``failcode triage --store <its URL>`` writes to it.
 - Stores are opened once and kept; :meth:`ProjectStores.close` closes them all.
@@ -19,10 +23,11 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-from failcode.service._control import check_project_name
+from failcode import FC, FailureError
+from failcode.service._control import check_project_name, legacy_schema_name
 from failcode.service._findings import ensure_tables
 from failcode.store import open_store
 
@@ -30,8 +35,6 @@ if TYPE_CHECKING:
     from failcode.store import Store
 
 __all__ = ["ProjectStores", "project_url"]
-
-_SCHEMA_PREFIX: Final = "failcode_"
 
 
 def _sqlite_path(url: str) -> Path:
@@ -43,14 +46,14 @@ def _sqlite_path(url: str) -> Path:
     return Path(text)
 
 
-def schema_name(project: str, control_schema: str = "public") -> str:
-    """The PostgreSQL schema of a project under a control store in ``control_schema``."""
-    base = check_project_name(project).replace("-", "_")
-    return _SCHEMA_PREFIX + base if control_schema == "public" else f"{control_schema}_{base}"
+def project_url(control_url: str, project: str, *, control_schema: str = "public",
+                schema: str | None = None) -> str:
+    """The store URL of ``project`` under the control store ``control_url`` (see the module).
 
-
-def project_url(control_url: str, project: str, *, control_schema: str = "public") -> str:
-    """The store URL of ``project`` under the control store ``control_url`` (see the module)."""
+    On PostgreSQL the project's schema is ``schema``, the name its row in the control store
+    keeps (:meth:`ProjectStores.url` reads it); without it, the name an older version gave it
+    (:func:`~failcode.service._control.legacy_schema_name` under ``control_schema``).
+    """
     check_project_name(project)
     if control_url.startswith(("postgresql://", "postgres://")):
         parts = urlsplit(control_url)
@@ -63,7 +66,7 @@ def project_url(control_url: str, project: str, *, control_schema: str = "public
                 if not value:
                     continue
             query.append((name, value))
-        schema = schema_name(project, control_schema)
+        schema = schema or legacy_schema_name(project, control_schema)
         options = dict(query).get("options", "")
         query = [(n, v) for n, v in query if n != "options"]
         query.append(("options", f"{options} -csearch_path={schema}".strip()))
@@ -82,18 +85,31 @@ class ProjectStores:
         self._timeout = timeout_s
         self._stores: dict[str, Store] = {}
         self._lock = threading.Lock()
-        self._control_schema: str | None = None
+        self._schemas: dict[str, str] = {}
 
     def url(self, project: str) -> str:
-        """The store URL of ``project``."""
-        return project_url(self._url, project, control_schema=self._schema())
+        """The store URL of ``project``.
 
-    def _schema(self) -> str:
+        Raises:
+            FailureError: FC-SVC-003 on PostgreSQL when the control store has no such project.
+        """
+        return project_url(self._url, project, schema=self.schema(project))
+
+    def schema(self, project: str) -> str | None:
+        """The PostgreSQL schema of ``project``, as its row keeps it (None on SQLite)."""
         if self._control.dialect != "postgresql":
-            return "public"
-        if self._control_schema is None:
-            self._control_schema = str(self._control.fetch("SELECT current_schema()")[0][0])
-        return self._control_schema
+            return None
+        known = self._schemas.get(check_project_name(project))
+        if known is None:
+            rows = self._control.fetch("SELECT schema_name FROM svc_projects WHERE name = ?",
+                                       (project,))
+            if not rows or rows[0][0] is None:
+                raise FailureError(FC.SVC_NOT_FOUND.failure(
+                    surface="service.projects", params={
+                        "what": f"The project {project} (make it with `failcode project "
+                                f"create {project}`)"}))
+            known = self._schemas[project] = str(rows[0][0])
+        return known
 
     def get(self, project: str) -> Store:
         """The store of ``project``, opened (made and migrated) on first use.
@@ -115,7 +131,7 @@ class ProjectStores:
         url = self.url(project)
         if self._control.dialect == "postgresql":
             with self._control.transaction() as tx:
-                tx.run(f'CREATE SCHEMA IF NOT EXISTS "{schema_name(project, self._schema())}"')
+                tx.run(f'CREATE SCHEMA IF NOT EXISTS "{self.schema(project)}"')
         else:
             _sqlite_path(url).parent.mkdir(parents=True, exist_ok=True)
         store = open_store(url, timeout_s=self._timeout)
