@@ -232,8 +232,8 @@ def test_a_full_disk_raises_store_006_keeps_the_batch_and_writes_it_once(
     assert failure.detail is not None
     assert "No space left on device (ENOSPC)" in failure.detail
     assert "are kept" in failure.detail
-    assert path.stat().st_size > 0
     size = path.stat().st_size
+    assert path.read_bytes().endswith(b"\n")  # the first flush's lines; no half line
     with pytest.raises(FailureError):  # still full: nothing more is written, nothing lost
         sink.flush()
     assert path.stat().st_size == size
@@ -252,10 +252,11 @@ def test_a_full_disk_raises_store_006_keeps_the_batch_and_writes_it_once(
     assert found == first + batch
 
 
-def test_a_torn_line_on_a_full_disk_is_closed_when_another_writer_appended(
+def test_a_batch_cut_short_on_a_full_disk_leaves_nothing_for_another_writer(
         small_disk: Path) -> None:
-    """When the disk filled in the middle of a line and another writer appended before the
-    retry, the fragment is one malformed line and every event of both writers is read once."""
+    """When the disk filled in the middle of a batch, the file is cut back to where the batch
+    began (no half line is left), so another writer appending before the retry starts on a
+    line of its own; every event of both writers is read once and no line is bad."""
     path = small_disk / "events.jsonl"
     sink = JsonlSink(path, buffer=100_000)
     filler = _fill(small_disk, leave=8192)
@@ -264,7 +265,7 @@ def test_a_torn_line_on_a_full_disk_is_closed_when_another_writer_appended(
         sink.emit(event)
     with pytest.raises(FailureError):
         sink.flush()
-    assert not path.read_bytes().endswith(b"\n")  # the cut line, to be torn by the other
+    assert path.read_bytes() == b""  # nothing of the failed batch is left behind
     filler.unlink()
     theirs = _events(3, session="theirs")
     with JsonlSink(path) as other:
@@ -275,7 +276,7 @@ def test_a_torn_line_on_a_full_disk_is_closed_when_another_writer_appended(
     assert sorted((e.session or "", e.step) for e in found) == sorted(
         (e.session or "", e.step) for e in ours + theirs)
     assert len(found) == len({e.event_id for e in found})  # each once
-    assert [p.kind for p in problems] == ["malformed"]  # the fragment, closed by a newline
+    assert problems == []
 
 
 def test_any_other_os_error_is_store_011_naming_the_reason(tmp_path: Path) -> None:

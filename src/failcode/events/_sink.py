@@ -59,9 +59,37 @@ class Sink(Protocol):
 
 _ENCODER: Final = msgspec.json.Encoder(order="deterministic")
 
+if sys.platform == "win32":  # no flock: each batch is still one appending write
+    _flock: Callable[[int, int], None] | None = None
+    _LOCK_EX, _LOCK_UN = 2, 8
+else:
+    from fcntl import LOCK_EX as _LOCK_EX
+    from fcntl import LOCK_UN as _LOCK_UN
+    from fcntl import flock as _flock
+
 _NO_SPACE: Final = frozenset(code for code in (
     getattr(errno, name, None) for name in ("ENOSPC", "EDQUOT", "EFBIG")) if code is not None)
 """The errors of a write that mean "no room" (FC-STORE-006); any other is FC-STORE-011."""
+
+
+@contextlib.contextmanager
+def _locked(fd: int) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``fd`` (where the OS has one: not on Windows), so the
+    JsonlSinks of every process on the file write one at a time."""
+    if _flock is None:
+        yield
+        return
+    locked = True
+    try:
+        _flock(fd, _LOCK_EX)
+    except OSError:  # a file system without locks: appends stay atomic as one write each
+        locked = False
+    try:
+        yield
+    finally:
+        if locked:
+            with contextlib.suppress(OSError):
+                _flock(fd, _LOCK_UN)
 
 
 def _write_error(path: Path, exc: OSError, *, doing: str, kept: int) -> FailureError:
@@ -89,10 +117,8 @@ class _File:
 
     It is apart from the sink so that the exit hook (a ``weakref.finalize`` of the sink) can
     flush it without keeping the sink alive. ``body`` holds whole lines, each ending in a
-    newline; after a short write its first ``partial`` bytes are already the file's last bytes
-    (when the file still ends at ``end``, the next write goes on from there; when another
-    writer appended meanwhile, the fragment is closed with a newline and the line written
-    whole). ``end`` is where the file ended after this sink's last write, -1 when unknown.
+    newline. ``end`` is where the file ended after this sink's last write, -1 when unknown.
+    On a pipe, after a short write, the first ``partial`` bytes of ``body`` are already out.
     """
 
     __slots__ = ("body", "count", "end", "fd", "fsync", "lock", "partial", "path", "pid",
@@ -126,43 +152,74 @@ class _File:
             return False
 
     def write(self) -> None:
-        """Write the batch, in one ``write`` unless the OS writes less; the lock is held.
+        """Write the batch; the lock is held.
+
+        A file is written under an exclusive ``flock`` (every JsonlSink on the file takes it,
+        in any process), as one ``write`` unless the OS writes less: no other sink's line
+        lands between the check of the file's last byte and the batch, so no line is torn and
+        no blank line added. When a write fails part way (a full disk), the file is cut back
+        to where the batch began, so no half line is left behind; the batch stays in ``body``.
+        A pipe is written as it comes (see :meth:`_write_stream`).
 
         Raises:
             FailureError: FC-STORE-006 / FC-STORE-011; what is not in the file stays in
                 ``body`` for the next call.
         """
+        if self.fd is None or not self.body:
+            return
+        if not self.seekable:
+            self._write_stream()
+            return
+        body, fd = self.body, self.fd
+        with _locked(fd):
+            try:
+                start = os.lseek(fd, 0, os.SEEK_END)
+                # the file as found, or another writer's: is its last line whole?
+                if start != self.end and start and not self._ends_line(fd, start):
+                    _wrote(os.write(fd, b"\n"))  # close the torn line, never glue to it
+                    start += 1
+            except OSError as exc:
+                self.count = body.count(b"\n")
+                raise _write_error(self.path, exc, doing="write", kept=self.count) from None
+            done = 0
+            try:
+                with memoryview(body) as view:
+                    while done < len(body):
+                        with view[done:] as rest:
+                            done += _wrote(os.write(fd, rest))
+            except OSError as exc:
+                self.end = -1
+                if done:
+                    self._cut(fd, start, start + done)
+                self.count = body.count(b"\n")
+                raise _write_error(self.path, exc, doing="write", kept=self.count) from None
+            self.end = start + done
+            body.clear()
+            self.count = 0
+
+    def _cut(self, fd: int, start: int, end: int) -> None:
+        """Cut the file back to ``start``, where the failed batch began, when it still ends
+        at ``end`` (a writer that takes no lock may have appended after the fragment: then the
+        fragment stays, and the next write ends it with a newline)."""
+        with contextlib.suppress(OSError):
+            if os.lseek(fd, 0, os.SEEK_END) == end:
+                os.ftruncate(fd, start)
+
+    def _write_stream(self) -> None:
+        """Write the batch to a pipe or terminal, going on where a short write stopped."""
         body, fd = self.body, self.fd
         if fd is None:
             return
         try:
-            while body:  # one pass, unless the OS wrote less than asked
-                # where the file ends (appends ignore the offset); a pipe: where we left it
-                size = os.lseek(fd, 0, os.SEEK_END) if self.seekable else self.end
-                skip = 0
-                if size == self.end:  # the file is as this sink left it
-                    skip = self.partial
-                else:  # another writer (or the file as found): is its last line whole?
-                    self.partial = 0  # a fragment of ours no longer at the end is torn
-                    if size and not self._ends_line(fd, size):
-                        _wrote(os.write(fd, b"\n"))  # close the torn line; the batch anew
-                        self.end = size + 1
-                        continue
-                if skip:
-                    with memoryview(body) as view, view[skip:] as rest:
-                        written = _wrote(os.write(fd, rest))
-                else:
-                    written = _wrote(os.write(fd, body))
-                if skip + written == len(body):
-                    self.end = size + written
+            while body:
+                with memoryview(body) as view, view[self.partial:] as rest:
+                    written = _wrote(os.write(fd, rest))
+                done = self.partial + written
+                if done == len(body):
                     body.clear()
                     self.count = self.partial = 0
                     return
-                # a short write: keep the lines not wholly in the file
-                self.end = (os.lseek(fd, 0, os.SEEK_CUR) if self.seekable
-                            else size + written)
-                done = skip + written
-                cut = body.rfind(b"\n", 0, done) + 1
+                cut = body.rfind(b"\n", 0, done) + 1  # a short write: keep what is not out
                 del body[:cut]
                 self.partial = done - cut
         except OSError as exc:
@@ -215,7 +272,9 @@ class JsonlSink:
     """Appends events to a JSON Lines file, one event per line (:func:`read_events` reads it).
 
     Lines are buffered and written with one ``write`` per flush on a file opened for
-    appending, so several processes may append to one file without interleaving lines.
+    appending, under an exclusive ``flock`` of the file (POSIX; every JsonlSink takes it), so
+    several processes may append to one file: every line stays whole, none is lost, and no
+    blank line is added between their batches.
 
     What survives what:
 
@@ -234,10 +293,11 @@ class JsonlSink:
 
     A write that fails (a full disk, an I/O error) raises FailureError and keeps the events
     not written, so the next flush writes them, each exactly once. A write cut short (the
-    disk filled in the middle of it) goes on where it stopped when the file still ends
-    there; when another writer appended meanwhile, or the file was found ending in the middle
-    of a line, the next write first ends that torn line with a newline, so it is one
-    malformed line to a reader and the next event is never glued to it.
+    disk filled in the middle of it) is undone: the file is cut back to its last whole line,
+    where the batch began, so no half line is left behind even when the process dies before
+    it retries. A file found ending in the middle of a line (another program's torn write)
+    gets a newline before the next batch, so it is one malformed line to a reader and the
+    next event is never glued to it.
 
     Args:
         path: the file (created with its parent directories when missing).
@@ -390,12 +450,15 @@ def _problem(file: str, number: int, line: bytes | bytearray,
              exc: Exception) -> EventProblem:
     try:
         probe = _PROBE(line)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         probe = None
     if (probe is not None and probe.version is not None and probe.version != EVENT_VERSION
             and 0 <= probe.version <= MAX_STEP):  # a version beyond that is malformed
         return EventProblem(file=file, line=number, kind="unknown_version",
                             problem=f"event version {probe.version}", found=probe.version)
+    if isinstance(exc, RecursionError):
+        return EventProblem(file=file, line=number, kind="malformed", problem=(
+            f"JSON nested too deep to read ({len(line):,} bytes; {exc})"))
     text = str(exc).rstrip(".")
     # msgspec's ValidationError is a DecodeError too: only a syntax error is "not JSON"
     if isinstance(exc, msgspec.DecodeError) and not isinstance(exc, msgspec.ValidationError):
@@ -406,6 +469,9 @@ def _problem(file: str, number: int, line: bytes | bytearray,
 
 MAX_LINE: Final = 32 * 1024 * 1024
 """The longest line :func:`read_events` holds (bytes): 32 MiB; a longer one is skipped."""
+
+_BOM: Final = b"\xef\xbb\xbf"
+"""The UTF-8 byte-order mark some editors write before a file's first line; it is skipped."""
 
 _CHUNK: Final = 256 * 1024
 _POLL_S: Final = 0.05
@@ -543,12 +609,15 @@ def _decode_lines(batches: Iterable[list[_Line]], name: str, *,
                 line = item.data
             else:  # a line that spanned chunks
                 line = item
+            if number == 1 and line.startswith(_BOM):  # a UTF-8 byte-order mark: not data
+                line = line[len(_BOM):]
             try:
                 event = decode(line)
-            except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
                 if not line.strip():
                     continue
-                if isinstance(item, _Cut) and not isinstance(exc, msgspec.ValidationError):
+                if isinstance(item, _Cut) and not isinstance(exc, (msgspec.ValidationError,
+                                                                RecursionError)):
                     yield EventProblem(file=name, line=number, kind="unfinished", problem=(
                         f"the last line ends early: {len(line):,} bytes with no newline and "
                         "not a whole event (unfinished: its writer stopped in the middle of "
