@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import failcode
 from failcode import FailureError
 from failcode.service._alerts import (
+    ALLOW_ENV,
     FINDING_PATH,
     RULES,
     Alerter,
@@ -26,6 +27,8 @@ from failcode.service._alerts import (
     BatchFacts,
     FindingFact,
     Webhook,
+    allow_networks,
+    check_target,
     evaluate,
     payload,
     redact_url,
@@ -397,6 +400,11 @@ def test_slack_body_has_slack_incoming_webhook_shape() -> None:
 # delivery to a real receiver
 
 
+LOCAL = ["127.0.0.1/32"]
+"""The allow-list every delivery test needs: its receivers listen on 127.0.0.1, which the
+default refuses (see TestTargets)."""
+
+
 class Receiver:
     """A ThreadingHTTPServer on 127.0.0.1 that records every POST and answers from a script."""
 
@@ -492,7 +500,7 @@ class TestDelivery:
     def test_an_alert_is_posted_with_its_headers(self, receiver: Receiver,
                                                  alerters: list[Alerter]) -> None:
         """One POST per alert: the payload as JSON, the failcode User-Agent and the rule."""
-        alerter = Alerter(base_url=BASE)
+        alerter = Alerter(allow=LOCAL, base_url=BASE)
         alerters.append(alerter)
         alerts = alerter.submit([hook(url=receiver.url())], new_batch("sig-a"))
         assert alerter.wait_idle(30)
@@ -508,7 +516,7 @@ class TestDelivery:
     def test_a_slack_webhook_gets_the_slack_body(self, receiver: Receiver,
                                                  alerters: list[Alerter]) -> None:
         """format="slack" posts slack_body()."""
-        alerter = Alerter(base_url=BASE)
+        alerter = Alerter(allow=LOCAL, base_url=BASE)
         alerters.append(alerter)
         alerts = alerter.submit([hook(url=receiver.url(), format="slack")], new_batch("sig-a"))
         assert alerter.wait_idle(30)
@@ -519,7 +527,7 @@ class TestDelivery:
                                                        alerters: list[Alerter]) -> None:
         """500 twice then 200: three attempts, delivered once, two retries counted."""
         receiver.script = [(500, {}), (500, {})]
-        alerter = Alerter(initial_delay_s=0.01, max_delay_s=0.05)
+        alerter = Alerter(allow=LOCAL, initial_delay_s=0.01, max_delay_s=0.05)
         alerters.append(alerter)
         alerter.submit([hook(url=receiver.url())], new_batch("sig-a"))
         assert alerter.wait_idle(30)
@@ -533,7 +541,7 @@ class TestDelivery:
                                       caplog: pytest.LogCaptureFixture) -> None:
         """429 with Retry-After: 1: the retry is decided no sooner than the server asked."""
         receiver.script = [(429, {"Retry-After": "1"})]
-        alerter = Alerter(initial_delay_s=0.01, max_delay_s=0.05)
+        alerter = Alerter(allow=LOCAL, initial_delay_s=0.01, max_delay_s=0.05)
         alerters.append(alerter)
         with caplog.at_level(logging.DEBUG, logger="failcode.service.alerts"):
             alerter.submit([hook(url=receiver.url())], new_batch("sig-a"))
@@ -548,7 +556,7 @@ class TestDelivery:
                                                 alerters: list[Alerter]) -> None:
         """A refusal decide() does not retry is given up at once, its failure kept."""
         receiver.script = [(404, {})]
-        alerter = Alerter(initial_delay_s=0.01)
+        alerter = Alerter(allow=LOCAL, initial_delay_s=0.01)
         alerters.append(alerter)
         alerter.submit([hook(url=receiver.url())], new_batch("sig-a"))
         assert alerter.wait_idle(30)
@@ -563,7 +571,7 @@ class TestDelivery:
                                           alerters: list[Alerter]) -> None:
         """A webhook that keeps failing gets max_attempts attempts, then the alert is given up."""
         receiver.script = [(503, {})] * 10
-        alerter = Alerter(max_attempts=3, initial_delay_s=0.01, max_delay_s=0.02)
+        alerter = Alerter(allow=LOCAL, max_attempts=3, initial_delay_s=0.01, max_delay_s=0.02)
         alerters.append(alerter)
         alerter.submit([hook(url=receiver.url())], new_batch("sig-a"))
         assert alerter.wait_idle(30)
@@ -575,7 +583,7 @@ class TestDelivery:
                                                        alerters: list[Alerter]) -> None:
         """While the worker is stuck in a request, submit still evaluates and enqueues."""
         receiver.hang = threading.Event()
-        alerter = Alerter(timeout_s=60)
+        alerter = Alerter(allow=LOCAL, timeout_s=60)
         alerters.append(alerter)
         hooks = [hook(url=receiver.url())]
         alerter.submit(hooks, new_batch("sig-0"))
@@ -592,7 +600,7 @@ class TestDelivery:
                                            alerters: list[Alerter]) -> None:
         """Past queue_size alerts waiting or in flight, new ones are dropped and counted."""
         receiver.hang = threading.Event()
-        alerter = Alerter(timeout_s=60, queue_size=3)
+        alerter = Alerter(allow=LOCAL, timeout_s=60, queue_size=3)
         alerters.append(alerter)
         hooks = [hook(url=receiver.url())]
         alerter.submit(hooks, new_batch("sig-0"))
@@ -613,7 +621,7 @@ class TestDelivery:
         receiver.script = [(429, {"Retry-After": "120"})]
         scheduled = RetryScheduled()
         logger = logging.getLogger("failcode.service.alerts")
-        alerter = Alerter(initial_delay_s=0.01)
+        alerter = Alerter(allow=LOCAL, initial_delay_s=0.01)
         with caplog.at_level(logging.DEBUG, logger=logger.name):
             logger.addHandler(scheduled)
             try:
@@ -650,7 +658,7 @@ class TestSecrets:
         receiver.script = [(404, {})]
         url = f"http://alice:hunter2-pass@127.0.0.1:{receiver.port}/hook?token=tok-s3cr3t-value"
         webhook = hook(url=url)
-        alerter = Alerter()
+        alerter = Alerter(allow=LOCAL)
         alerters.append(alerter)
         with caplog.at_level(logging.DEBUG, logger="failcode.service.alerts"):
             alerter.submit([webhook], new_batch("sig-a"))
@@ -666,7 +674,7 @@ class TestSecrets:
         """A connection refused is retried, given up, and named without the URL's secrets."""
         url = f"http://alice:hunter2-pass@127.0.0.1:{closed_port()}/h?token=tok-s3cr3t-value"
         webhook = hook(url=url)
-        alerter = Alerter(max_attempts=2, initial_delay_s=0.01, max_delay_s=0.02)
+        alerter = Alerter(allow=LOCAL, max_attempts=2, initial_delay_s=0.01, max_delay_s=0.02)
         alerters.append(alerter)
         with caplog.at_level(logging.DEBUG, logger="failcode.service.alerts"):
             alerter.submit([webhook], new_batch("sig-a"))
@@ -674,3 +682,167 @@ class TestSecrets:
         stats = alerter.stats()
         assert (stats.failed, stats.retries) == (1, 1)
         self.assert_hidden(alerter, caplog, webhook)
+
+
+# ---------------------------------------------------------------------------------------------
+# one project never holds up another
+
+
+class TestProjectsApart:
+    TIMEOUT_S = 10.0
+    """The alerter's timeout_s here: the documented bound on how long another project's
+    hanging receivers may hold up an alert (they hold it up not at all)."""
+
+    def test_hanging_receivers_of_one_project_do_not_delay_another(
+            self, alerters: list[Alerter]) -> None:
+        """Project a has two receivers that accept and never answer; project b's alert reaches
+        its receiver within timeout_s (with one shared worker it would wait 2 x timeout_s)."""
+        hanging = [Receiver(), Receiver()]
+        other = Receiver()
+        try:
+            for server in hanging:
+                server.hang = threading.Event()  # never set while the test waits
+            alerter = Alerter(allow=LOCAL, timeout_s=self.TIMEOUT_S)
+            alerters.append(alerter)
+            hooks_a = [hook(f"a{i}", project="a", url=server.url())
+                       for i, server in enumerate(hanging)]
+            alerter.submit(hooks_a, batch(T0, project="a", new=[fact("sig-a", project="a")]))
+            assert hanging[0].arrived.wait(30)  # project a's first request now hangs
+            alerter.submit([hook("b", project="b", url=other.url())],
+                           batch(T0, project="b", new=[fact("sig-b", project="b")]))
+            assert other.arrived.wait(self.TIMEOUT_S), (
+                f"project b's alert did not arrive within timeout_s={self.TIMEOUT_S}")
+            [request] = other.requests
+            assert request["body"]["project"] == "b"
+            assert hanging[0].requests[0]["body"]["project"] == "a"
+        finally:
+            for server in (*hanging, other):
+                server.stop()
+
+    def test_a_full_queue_drops_only_its_own_projects_alerts(
+            self, receiver: Receiver, alerters: list[Alerter],
+            caplog: pytest.LogCaptureFixture) -> None:
+        """queue_size bounds each project: a's full queue drops a's alerts, counted and logged
+        with its name, and b's alert is queued and delivered."""
+        receiver.hang = threading.Event()
+        other = Receiver()
+        try:
+            alerter = Alerter(allow=LOCAL, timeout_s=60, queue_size=2)
+            alerters.append(alerter)
+            hooks_a = [hook("a", project="a", url=receiver.url())]
+            alerter.submit(hooks_a, batch(T0, project="a", new=[fact("sig-0", project="a")]))
+            assert receiver.arrived.wait(30)
+            with caplog.at_level(logging.WARNING, logger="failcode.service.alerts"):
+                more = [fact(f"sig-{i}", i + 1, project="a") for i in range(1, 4)]
+                alerter.submit(hooks_a, batch(T0, project="a", new=more))
+                assert alerter.stats().dropped == 2  # 1 in flight + 1 queued = 2: 2 of 3 dropped
+                alerter.submit([hook("b", project="b", url=other.url())],
+                               batch(T0, project="b", new=[fact("sig-b", project="b")]))
+            assert other.arrived.wait(30)
+            assert [r["body"]["project"] for r in other.requests] == ["b"]
+            assert alerter.stats().dropped == 2
+            assert "project a: 2 alert(s) dropped" in caplog.text
+            assert "project b" not in caplog.text
+            receiver.hang.set()
+            assert alerter.wait_idle(60)
+            stats = alerter.stats()
+            assert (stats.fired, stats.delivered, stats.dropped) == (5, 3, 2)
+        finally:
+            other.stop()
+
+    def test_a_due_retry_goes_behind_a_first_try(self, receiver: Receiver,
+                                                 alerters: list[Alerter]) -> None:
+        """The first alert fails (500) and its retry is due at once; the second alert, already
+        queued, is tried before that retry."""
+        receiver.script = [(500, {})]
+        receiver.hang = threading.Event()
+        alerter = Alerter(allow=LOCAL, initial_delay_s=0.0, max_delay_s=0.0)
+        alerters.append(alerter)
+        alerter.submit([hook(url=receiver.url())], new_batch("sig-a", "sig-b"))
+        receiver.hang.set()  # both are queued: now the receiver answers
+        assert alerter.wait_idle(30)
+        order = [r["body"]["finding"]["signature"] for r in receiver.requests]
+        assert order == ["sig-a", "sig-b", "sig-a"]
+
+
+# ---------------------------------------------------------------------------------------------
+# where a webhook may point
+
+
+class TestTargets:
+    @pytest.mark.parametrize(("url", "why"), [
+        ("http://127.0.0.1:8080/hook", "a loopback address"),
+        ("http://169.254.169.254/latest/meta-data", "a link-local address"),
+        ("http://10.1.2.3/hook", "a private address"),
+        ("http://192.168.0.7/hook", "a private address"),
+        ("http://[::1]/hook", "a loopback address"),
+        ("http://[::ffff:127.0.0.1]/hook", "a loopback address"),
+        ("http://[fe80::1]/hook", "a link-local address"),
+        ("http://0.0.0.0/hook", "an unspecified address"),
+        ("http://localhost:9/hook", "a loopback address"),
+    ])
+    def test_a_non_public_target_is_refused_naming_url_and_why(self, url: str,
+                                                               why: str) -> None:
+        with pytest.raises(FailureError) as caught:
+            check_target(url + "?token=tok-s3cr3t-value")
+        message = caught.value.failure.message
+        assert redact_url(url) in message
+        assert why.split(" ", 1)[1] in message
+        assert "webhook_allow" in message
+        assert "s3cr3t" not in message
+
+    def test_a_public_address_passes(self) -> None:
+        check_target("https://93.184.215.14/hook")
+        check_target("https://[2606:4700::1111]/hook")
+
+    def test_the_allow_list_opens_exactly_its_networks(self) -> None:
+        allow = allow_networks(["127.0.0.1/32", "10.0.0.0/8"])
+        check_target("http://127.0.0.1:8080/hook", allow)
+        check_target("http://10.200.0.1/hook", allow)
+        with pytest.raises(FailureError, match=r"127\.0\.0\.2"):
+            check_target("http://127.0.0.2/hook", allow)
+        with pytest.raises(FailureError, match=r"169\.254\.169\.254"):
+            check_target("http://169.254.169.254/", allow)
+
+    @pytest.mark.parametrize("entry", ["10.0.0.1/8", "not-a-net", "127.0.0.1/33"])
+    def test_a_bad_allow_entry_is_refused_naming_it(self, entry: str) -> None:
+        with pytest.raises(FailureError, match="webhook_allow entry") as caught:
+            allow_networks([entry])
+        assert entry in caught.value.failure.message
+
+    def test_the_allow_list_comes_from_the_environment(
+            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv(ALLOW_ENV, " 127.0.0.1/32 , fd00::/8 ")
+        assert [str(n) for n in allow_networks()] == ["127.0.0.1/32", "fd00::/8"]
+        monkeypatch.delenv(ALLOW_ENV)
+        assert allow_networks() == ()
+
+    @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+    def test_delivery_refuses_the_resolved_address_by_default(
+            self, host: str, receiver: Receiver, alerters: list[Alerter],
+            monkeypatch: pytest.MonkeyPatch) -> None:
+        """Without an allow-list the receiver on 127.0.0.1 never gets a request, by address or
+        by a name resolved at delivery time; the alert is given up at once, not retried."""
+        monkeypatch.delenv(ALLOW_ENV, raising=False)
+        alerter = Alerter(initial_delay_s=0.01, max_delay_s=0.02)
+        alerters.append(alerter)
+        alerter.submit([hook(url=f"http://{host}:{receiver.port}/hook?token=tok-s3cr3t")],
+                       new_batch("sig-a"))
+        assert alerter.wait_idle(30)
+        stats = alerter.stats()
+        assert (stats.delivered, stats.failed, stats.retries) == (0, 1, 0)
+        assert stats.last_failure is not None
+        assert "loopback" in stats.last_failure.message
+        assert "s3cr3t" not in msgspec.json.encode(stats.last_failure).decode()
+        assert receiver.requests == []
+
+    def test_the_environment_allow_list_lets_delivery_through(
+            self, receiver: Receiver, alerters: list[Alerter],
+            monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv(ALLOW_ENV, "127.0.0.1/32")
+        alerter = Alerter()
+        alerters.append(alerter)
+        alerter.submit([hook(url=receiver.url())], new_batch("sig-a"))
+        assert alerter.wait_idle(30)
+        assert alerter.stats().delivered == 1
+        assert len(receiver.requests) == 1

@@ -29,9 +29,13 @@ Rules (a webhook takes part only when its ``project`` is the batch's project):
 Delivery (:class:`Alerter`):
 
 - :meth:`Alerter.submit` evaluates and enqueues; it never blocks on the network and never
-  raises for a delivery problem. More than ``queue_size`` alerts waiting or in flight: the new
-  one is dropped and counted (``dropped``), as is one submitted after :meth:`Alerter.close`.
-- One daemon thread POSTs each alert's JSON body (:func:`payload`, or :func:`slack_body` for
+  raises for a delivery problem. Each project has its own queue: more than ``queue_size``
+  alerts of one project waiting or in flight, that project's new one is dropped and counted
+  (``dropped``, and a warning naming the project); other projects' alerts are not. One
+  submitted after :meth:`Alerter.close` is dropped too.
+- Each project with alerts to deliver has its own daemon thread (started by its first alert,
+  ended when its queue is empty), so one project's receivers never hold up another's. It
+  POSTs each alert's JSON body (:func:`payload`, or :func:`slack_body` for
   ``format="slack"``) with urllib, headers ``Content-Type: application/json``,
   ``User-Agent: failcode/<version>`` and ``X-Failcode-Alert: <rule>``. A 2xx answer delivers
   it. Redirects are not followed (a webhook that moved must be configured again), and a URL's
@@ -45,9 +49,16 @@ Delivery (:class:`Alerter`):
   connection errors), after the decided delay, which honours Retry-After up to 5 minutes; any
   other 4xx (e.g. 404) and every other decision give up at once (``failed``, and
   ``last_failure``).
-- A retry waits in a queue ordered by due time, so a waiting retry holds up no other delivery;
-  the thread does one request at a time, so a receiver that hangs holds the others up to
-  ``timeout_s``.
+- A retry waits in a queue ordered by due time, so a waiting retry holds up no other delivery,
+  and a due retry goes after the project's queued first tries. A project's thread does one
+  request at a time, so a receiver that hangs holds up that project's other alerts up to
+  ``timeout_s`` per request, and no other project's.
+- Targets (against blind SSRF from the service's host): a webhook may reach only public
+  addresses unless an allow-list (``allow``; by default :data:`ALLOW_ENV`) holds the
+  address. :func:`check_target` refuses a URL at registration; every delivery checks again the
+  very address it connects to (after resolving the name then, so a DNS change cannot slip
+  past), and a refused one is given up at once (FC-DATA-001, no retry). No proxy from the
+  environment is used: the service connects to the receiver itself.
 - A webhook URL's query, fragment and userinfo are never logged, kept in a Failure or shown:
   every message names the webhook by its id and :func:`redact_url` (scheme, host, port and
   the path passed through :func:`~failcode.redact`, with every long random-looking path
@@ -58,11 +69,15 @@ from __future__ import annotations
 
 import base64
 import collections
+import functools
 import heapq
 import http.client
+import ipaddress
 import itertools
 import logging
+import os
 import queue
+import socket
 import threading
 import time
 import urllib.error
@@ -105,6 +120,8 @@ __all__ = [
     "PAYLOAD_VERSION",
     "RULES",
     "Webhook",
+    "allow_networks",
+    "check_target",
     "evaluate",
     "payload",
     "redact_url",
@@ -204,6 +221,174 @@ def _scrub(text: str, secrets: Sequence[str]) -> str:
     for piece in secrets:
         text = text.replace(piece, "<secret>")
     return redact(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# where a webhook may point: public addresses, and what the allow-list opens
+
+ALLOW_ENV: Final = "FAILCODE_WEBHOOK_ALLOW"
+"""The environment variable an :class:`Alerter` reads its allow-list from when given none:
+networks in CIDR notation separated by commas (``10.0.0.0/8,127.0.0.1/32``)."""
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def allow_networks(values: Sequence[str] | str | None = None) -> tuple[Network, ...]:
+    """The networks a webhook may reach although they are not public.
+
+    ``values`` is a list of CIDR networks (``"10.0.0.0/8"``, ``"127.0.0.1/32"``, ``"fd00::/8"``)
+    or one text of them separated by commas; None reads :data:`ALLOW_ENV` (unset or empty:
+    none). A network with host bits set (``10.0.0.1/8``) is refused, not widened.
+
+    Raises:
+        FailureError: FC-DATA-001 naming the value and what is expected.
+    """
+    if values is None:
+        values = os.environ.get(ALLOW_ENV, "")
+    if isinstance(values, str):
+        values = [piece for piece in (part.strip() for part in values.split(",")) if piece]
+    found: list[Network] = []
+    for value in values:
+        try:
+            found.append(ipaddress.ip_network(str(value).strip(), strict=True))
+        except ValueError as error:
+            msg = (f"webhook_allow entry {value!r:.60} is not a network in CIDR notation "
+                   f"(e.g. 10.0.0.0/8 or 127.0.0.1/32): {error}")
+            raise _bad(msg) from None
+    return tuple(found)
+
+
+def _refusal(address: str, allow: Sequence[Network]) -> str | None:
+    """Why ``address`` may not be reached (a few words), or None when it may.
+
+    A public (globally routable) address may; any other only when one of ``allow`` holds it.
+    An IPv4-mapped IPv6 address is judged as its IPv4 address.
+    """
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return "not an IP address"
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if any(ip.version == net.version and ip in net for net in allow):
+        return None
+    checks = (("loopback", ip.is_loopback), ("link-local", ip.is_link_local),
+              ("unspecified", ip.is_unspecified), ("multicast", ip.is_multicast),
+              ("private", ip.is_private), ("reserved", ip.is_reserved),
+              ("not public", not ip.is_global))
+    return next((f"a {name} address" if name != "not public" else "not a public address"
+                 for name, hit in checks if hit), None)
+
+
+def _refused_message(url: str, address: str, why: str) -> str:
+    return (f"webhook URL {redact_url(url)!r} reaches {address}, {why}; webhooks may reach "
+            "only public addresses unless the service's webhook_allow lists the network "
+            "(e.g. webhook_allow = [\"10.0.0.0/8\"])")
+
+
+def check_target(url: str, allow: Sequence[Network] = ()) -> None:
+    """Refuse a webhook ``url`` whose host is, or resolves to, an address it may not reach.
+
+    Checked when a webhook is registered; delivery checks again, on the address it connects
+    to (a name's DNS may change after registration). A name that does not resolve now passes
+    here (delivery refuses it if it later resolves somewhere refused). Every address a name
+    resolves to must be allowed (see :func:`_refusal`).
+
+    Raises:
+        FailureError: FC-DATA-001 naming the redacted URL, the address and why.
+    """
+    try:
+        host = urllib.parse.urlsplit(url).hostname or ""
+    except ValueError:
+        return  # Webhook itself refuses a URL that does not parse
+    try:
+        addresses = [str(ipaddress.ip_address(host))]
+    except ValueError:
+        try:
+            infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError):
+            return
+        addresses = sorted({str(info[4][0]) for info in infos})
+    for address in addresses:
+        why = _refusal(address, allow)
+        if why is not None:
+            raise _bad(_refused_message(url, address, why))
+
+
+class _RefusedError(OSError):
+    """A connection not made: every address of the host is one a webhook may not reach."""
+
+
+def _guarded_connect(allow: Sequence[Network], address: tuple[str, int],
+                     timeout: float | None = None,
+                     source_address: tuple[str, int] | None = None,
+                     *_: object, **__: object) -> socket.socket:
+    """:func:`socket.create_connection`, connecting only to addresses :func:`_refusal` allows:
+    the address checked is the address connected to, so a DNS change cannot slip past."""
+    host, port = address
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    last: OSError | None = None
+    refused: list[str] = []
+    for family, kind, proto, _name, sockaddr in infos:
+        why = _refusal(str(sockaddr[0]), allow)
+        if why is not None:
+            refused.append(f"{sockaddr[0]} ({why})")
+            continue
+        sock = socket.socket(family, kind, proto)
+        try:
+            if timeout is not None:
+                sock.settimeout(timeout)
+            if source_address is not None:
+                sock.bind(source_address)
+            sock.connect(sockaddr)
+        except OSError as error:
+            sock.close()
+            last = error
+            continue
+        return sock
+    if last is not None:
+        raise last
+    shown = ", ".join(sorted(set(refused))) or "no address"
+    msg = (f"host {host} reaches only {shown}; webhooks may reach only public addresses "
+           "unless the service's webhook_allow lists the network")
+    raise _RefusedError(msg)
+
+
+class _GuardedHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, *args: Any, allow: Sequence[Network], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._create_connection = functools.partial(_guarded_connect, allow)
+
+
+class _GuardedHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, *args: Any, allow: Sequence[Network], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._create_connection = functools.partial(_guarded_connect, allow)
+
+
+class _GuardedHTTPHandler(urllib.request.HTTPHandler):
+    """Plain HTTP through :func:`_guarded_connect`."""
+
+    def __init__(self, allow: Sequence[Network]) -> None:
+        super().__init__()
+        self._allow = tuple(allow)
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        """Open ``req`` on a guarded connection."""
+        return self.do_open(functools.partial(_GuardedHTTPConnection, allow=self._allow), req)
+
+
+class _GuardedHTTPSHandler(urllib.request.HTTPSHandler):
+    """HTTPS through :func:`_guarded_connect` (the certificate is checked for the host name)."""
+
+    def __init__(self, allow: Sequence[Network]) -> None:
+        super().__init__()
+        self._allow = tuple(allow)
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        """Open ``req`` on a guarded TLS connection."""
+        return self.do_open(functools.partial(_GuardedHTTPSConnection, allow=self._allow), req,
+                            context=self._context)  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -758,16 +943,32 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         """None: urllib then raises the 3xx as an HTTPError."""
 
 
+class _Lane:
+    """One project's deliveries: its queue, what it holds and the thread that works it."""
+
+    __slots__ = ("pending", "project", "queue", "thread")
+
+    def __init__(self, project: str) -> None:
+        self.project = project
+        self.queue: queue.SimpleQueue[tuple[Alert, Webhook] | None] = queue.SimpleQueue()
+        self.pending = 0
+        self.thread: threading.Thread | None = None
+
+
 class Alerter:
-    """Evaluates batches and delivers their alerts from one daemon thread (see the module).
+    """Evaluates batches and delivers their alerts, one daemon thread per project (see the
+    module).
 
     Args:
         timeout_s: the longest one request may take (connect and answer).
-        queue_size: the most alerts waiting, retrying or in flight; more are dropped.
+        queue_size: the most alerts of one project waiting, retrying or in flight; more of
+            that project are dropped (other projects' are not).
         max_attempts: attempts per alert, the first included (1 to 20).
         base_url: the service's public URL, for the link to each finding; None: no link.
         initial_delay_s: the backoff of the first retry (full jitter: a random share of it).
         max_delay_s: the cap of the backoff (a Retry-After up to 5 minutes is honoured beyond).
+        allow: networks (CIDR) a webhook may reach although they are not public; None: those
+            of :data:`ALLOW_ENV` (unset: none). See :func:`allow_networks`.
 
     Raises:
         FailureError: FC-DATA-001 for an argument out of its range.
@@ -775,7 +976,7 @@ class Alerter:
 
     def __init__(self, *, timeout_s: float = 5.0, queue_size: int = 1000, max_attempts: int = 5,
                  base_url: str | None = None, initial_delay_s: float = 1.0,
-                 max_delay_s: float = 60.0) -> None:
+                 max_delay_s: float = 60.0, allow: Sequence[str] | str | None = None) -> None:
         checks = (("timeout_s", timeout_s, 0.0, 600.0), ("queue_size", queue_size, 1, 1_000_000),
                   ("max_attempts", max_attempts, 1, MAX_ATTEMPTS),
                   ("initial_delay_s", initial_delay_s, 0.0, 3600.0),
@@ -801,27 +1002,28 @@ class Alerter:
                                             deadline_s=_DEADLINE_S)},
             retry_after_ceiling_s=_RETRY_AFTER_CEILING_S)
         self._budgets: dict[str, Budget] = {}
-        self._opener = urllib.request.build_opener(_NoRedirect())
+        self.allow = allow_networks(allow)
+        self._opener = urllib.request.build_opener(
+            urllib.request.ProxyHandler({}), _NoRedirect(), _GuardedHTTPHandler(self.allow),
+            _GuardedHTTPSHandler(self.allow))
         self._state = AlertState()
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
-        self._queue: queue.SimpleQueue[tuple[Alert, Webhook] | None] = queue.SimpleQueue()
+        self._lanes: dict[str, _Lane] = {}
         self._closed = False
         self._stop_at: float | None = None
         self._fired = self._delivered = self._failed = self._dropped = self._retries = 0
         self._pending = 0
         self._last_failure: Failure | None = None
         self._order = itertools.count()
-        self._thread = threading.Thread(target=self._run, name="failcode-alerts", daemon=True)
-        self._thread.start()
 
     # -- the caller's side --------------------------------------------------------------------
 
     def submit(self, webhooks: Sequence[Webhook], facts: BatchFacts) -> list[Alert]:
         """Evaluate ``facts`` and enqueue its alerts; returns them (delivered or not).
 
-        Never blocks on delivery and never raises for it: a full queue or a closed alerter
-        drops the alert and counts it.
+        Never blocks on delivery and never raises for it: a full queue of the batch's project
+        or a closed alerter drops the alert and counts it (a warning names the project).
         """
         by_id = {hook.id: hook for hook in webhooks if hook.project == facts.project}
         dropped = 0
@@ -829,16 +1031,25 @@ class Alerter:
             alerts = evaluate(list(by_id.values()), facts, self._state)
             self._fired += len(alerts)
             for alert in alerts:
-                if self._closed or self._pending >= self.queue_size:
+                lane = self._lanes.get(facts.project)
+                if self._closed or (lane is not None and lane.pending >= self.queue_size):
                     dropped += 1
                     continue
+                if lane is None:
+                    lane = self._lanes[facts.project] = _Lane(facts.project)
+                    lane.thread = threading.Thread(target=self._run, args=(lane,),
+                                                   name="failcode-alerts", daemon=True)
+                    lane.thread.start()
+                lane.pending += 1
                 self._pending += 1
-                self._queue.put((alert, by_id[alert.webhook_id]))
+                lane.queue.put((alert, by_id[alert.webhook_id]))
             self._dropped += dropped
             total = self._dropped
         if dropped and (total == dropped or total // 1000 != (total - dropped) // 1000):
-            _log.warning("failcode alerts: %d alert(s) dropped (the queue of %d is full or the "
-                         "alerter is closed); %d dropped in all", dropped, self.queue_size, total)
+            _log.warning("failcode alerts: project %s: %d alert(s) dropped (its queue of %d is "
+                         "full or the alerter is closed); %d dropped in all", facts.project,
+                         dropped, self.queue_size, total,
+                         extra={"failcode_project": facts.project})
         return alerts
 
     def stats(self) -> AlerterStats:
@@ -871,9 +1082,14 @@ class Alerter:
             if self._closed:
                 return
             self._closed = True
-            self._stop_at = time.monotonic() + max(float(timeout_s), 0.0)
-            self._queue.put(None)  # the worker stops when it reads this
-        self._thread.join(max(float(timeout_s), 0.0))
+            self._stop_at = stop_at = time.monotonic() + max(float(timeout_s), 0.0)
+            threads = []
+            for lane in self._lanes.values():
+                lane.queue.put(None)  # its worker stops when it reads this
+                if lane.thread is not None:
+                    threads.append(lane.thread)
+        for thread in threads:
+            thread.join(max(stop_at - time.monotonic(), 0.0))
 
     def __enter__(self) -> Alerter:
         return self
@@ -883,9 +1099,10 @@ class Alerter:
 
     # -- the worker ---------------------------------------------------------------------------
 
-    def _finish(self, *, delivered: bool = False, failure: Failure | None = None,
+    def _finish(self, lane: _Lane, *, delivered: bool = False, failure: Failure | None = None,
                 dropped: int = 0) -> None:
         with self._lock:
+            lane.pending -= int(delivered or failure is not None) + dropped
             if delivered:
                 self._delivered += 1
                 self._pending -= 1
@@ -899,7 +1116,9 @@ class Alerter:
             if not self._pending:
                 self._idle.notify_all()
 
-    def _run(self) -> None:
+    def _run(self, lane: _Lane) -> None:
+        """Work one project's lane: first tries before due retries, one request at a time;
+        ends when the lane holds nothing (a later alert starts a new worker) or at close."""
         waiting: list[tuple[float, int, _Delivery]] = []
         stopping = False
         while True:
@@ -907,53 +1126,72 @@ class Alerter:
             stop_at = self._stop_at
             if stop_at is not None:
                 if now >= stop_at:
-                    self._drop_queued(len(waiting))
+                    self._drop_queued(lane, len(waiting))
                     return
                 keep = [entry for entry in waiting if entry[0] <= stop_at]
                 if len(keep) < len(waiting):  # due after the close's deadline: never sent
-                    self._finish(dropped=len(waiting) - len(keep))
+                    self._finish(lane, dropped=len(waiting) - len(keep))
                     waiting = keep
                     heapq.heapify(waiting)
+            try:
+                item = lane.queue.get_nowait()  # a first try goes before any due retry
+            except queue.Empty:
+                pass
+            else:
+                stopping = self._take(lane, item, waiting) or stopping
+                continue
             if waiting and waiting[0][0] <= now:
-                self._attempt(heapq.heappop(waiting)[2], waiting)
+                self._attempt(lane, heapq.heappop(waiting)[2], waiting)
                 continue
             if stopping and not waiting:
                 return
+            if not waiting and stop_at is None:
+                with self._lock:
+                    if not lane.pending:  # nothing queued, retrying or in flight: end
+                        if self._lanes.get(lane.project) is lane:
+                            del self._lanes[lane.project]
+                        return
             timeout = waiting[0][0] - now if waiting else None
             if stop_at is not None:
                 timeout = stop_at - now if timeout is None else min(timeout, stop_at - now)
             try:
-                item = self._queue.get(timeout=timeout)
+                item = lane.queue.get(timeout=timeout)
             except queue.Empty:
                 continue
-            if item is None:
-                stopping = True
-                continue
-            alert, hook = item
-            try:
-                body = self._body(alert, hook)
-            except Exception as error:  # noqa: BLE001 - one bad alert never stops the worker
-                self._give_up(alert, hook, self._failure_of(error, hook), attempts=0)
-                continue
-            self._attempt(_Delivery(alert, hook, body), waiting)
+            stopping = self._take(lane, item, waiting) or stopping
 
-    def _drop_queued(self, count: int) -> None:
+    def _take(self, lane: _Lane, item: tuple[Alert, Webhook] | None,
+              waiting: list[tuple[float, int, _Delivery]]) -> bool:
+        """Make the first try of ``item``; True when it is the stop mark instead."""
+        if item is None:
+            return True
+        alert, hook = item
+        try:
+            body = self._body(alert, hook)
+        except Exception as error:  # noqa: BLE001 - one bad alert never stops the worker
+            self._give_up(lane, alert, hook, self._failure_of(error, hook), attempts=0)
+            return False
+        self._attempt(lane, _Delivery(alert, hook, body), waiting)
+        return False
+
+    def _drop_queued(self, lane: _Lane, count: int) -> None:
         """Count ``count`` waiting retries and everything still queued as dropped."""
         while True:
             try:
-                item = self._queue.get_nowait()
+                item = lane.queue.get_nowait()
             except queue.Empty:
                 break
             if item is not None:
                 count += 1
         if count:
-            self._finish(dropped=count)
+            self._finish(lane, dropped=count)
 
     def _body(self, alert: Alert, hook: Webhook) -> bytes:
         shape = slack_body if hook.format == "slack" else payload
         return msgspec.json.encode(shape(alert, base_url=self.base_url))
 
-    def _attempt(self, delivery: _Delivery, waiting: list[tuple[float, int, _Delivery]]) -> None:
+    def _attempt(self, lane: _Lane, delivery: _Delivery,
+                 waiting: list[tuple[float, int, _Delivery]]) -> None:
         hook, alert = delivery.hook, delivery.alert
         if delivery.attempts:
             with self._lock:
@@ -969,7 +1207,7 @@ class Alerter:
             budget = self._budgets.get(hook.id)
             if budget is not None:
                 self._budgets[hook.id] = budget.refunded(self._policy)
-            self._finish(delivered=True)
+            self._finish(lane, delivered=True)
             return
         failure = self._with_context(failure, delivery)
         decision = decide(failure, delivery.history, self._policy,
@@ -985,16 +1223,17 @@ class Alerter:
             heapq.heappush(waiting, (time.monotonic() + decision.delay_s, next(self._order),
                                      delivery))
             return
-        self._give_up(alert, hook, failure, attempts=delivery.attempts, reason=decision.reason)
+        self._give_up(lane, alert, hook, failure, attempts=delivery.attempts,
+                      reason=decision.reason)
 
-    def _give_up(self, alert: Alert, hook: Webhook, failure: Failure, *, attempts: int,
-                 reason: str = "") -> None:
+    def _give_up(self, lane: _Lane, alert: Alert, hook: Webhook, failure: Failure, *,
+                 attempts: int, reason: str = "") -> None:
         _log.warning("failcode alerts: webhook %s (%s): %s alert for %s not delivered after %s: "
                      "%s %s %s", hook.id, redact_url(hook.url), alert.rule,
                      alert.finding.signature, _plural(attempts, "attempt"), failure.code,
                      failure.message, reason,
                      extra={"failcode_webhook": hook.id, "failcode_code": failure.code})
-        self._finish(failure=failure)
+        self._finish(lane, failure=failure)
 
     def _post(self, delivery: _Delivery) -> Failure | None:
         """One POST: None when delivered, else the failure (already free of the URL's secrets)."""
@@ -1036,7 +1275,11 @@ class Alerter:
         except urllib.error.URLError as error:
             reason = error.reason
             cause = reason if isinstance(reason, BaseException) else error
+            if isinstance(cause, _RefusedError):
+                return _bad(f"webhook {hook.id} ({redact_url(hook.url)}): {cause}").failure
             return self._failure_of(cause, hook)
+        except _RefusedError as error:
+            return _bad(f"webhook {hook.id} ({redact_url(hook.url)}): {error}").failure
         except (OSError, http.client.HTTPException, ValueError) as error:
             return self._failure_of(error, hook)
 
