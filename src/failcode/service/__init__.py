@@ -44,8 +44,8 @@ def open_service(config: ServiceConfig) -> Service:
 
 def serve(config: ServiceConfig, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
           log_level: str = "info") -> None:
-    """Run the service on uvicorn until interrupted."""
-    import uvicorn  # noqa: PLC0415 - the server is only needed here
+    """Run the service on uvicorn until interrupted, with ``config``'s connection bounds (read
+    timeout, keep-alive, connection cap, request head size)."""
+    from failcode.service._server import run  # noqa: PLC0415 - the server is only needed here
 
-    uvicorn.run(create_app(config), host=host, port=port, log_level=log_level,
-                proxy_headers=False, server_header=False, access_log=False)
+    run(create_app(config), config, host=host, port=port, log_level=log_level)

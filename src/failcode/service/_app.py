@@ -194,27 +194,47 @@ async def _no_body() -> dict[str, Any]:
 
 
 def _inflate(body: bytes, encoding: str | None, limit: int) -> bytes:
-    """The body after its Content-Encoding (identity or gzip), at most ``limit`` bytes."""
+    """The body after its Content-Encoding (identity or gzip), at most ``limit`` bytes.
+
+    A gzip body is read whole, as :func:`gzip.decompress` reads it: every member, one after
+    the other (RFC 1952 section 2.2: a gzip file is a series of members), their outputs
+    joined; zero bytes after the last member are padding and skipped. Anything else after a
+    member (bytes that begin no member, a member cut short) is a 400 naming the byte offset;
+    more than ``limit`` bytes in all, across the members, is a 413 (a gzip bomb, one member or
+    many), found without inflating more than ``limit + 1`` bytes.
+    """
     name = (encoding or "identity").strip().lower()
     if name in ("", "identity"):
         return body
     if name not in ("gzip", "x-gzip"):
         raise FailureError(FC.SVC_UNSUPPORTED_MEDIA.failure(surface="service.http", params={
             "problem": f"Content-Encoding {name[:40]}", "expected": "gzip or no encoding"}))
-    inflater = zlib.decompressobj(wbits=31)
-    try:
-        out = inflater.decompress(body, limit + 1)
-    except zlib.error as exc:
-        raise FailureError(FC.DATA_INVALID_INPUT.failure(
-            surface="service.http", error_class="malformed_json", params={
-                "problem": f"the gzip body cannot be inflated ({exc})"})) from None
-    if len(out) > limit or inflater.unconsumed_tail:
-        raise _too_large(f"the body inflates to more than {limit} bytes")
-    if not inflater.eof:
-        raise FailureError(FC.DATA_INVALID_INPUT.failure(
-            surface="service.http", error_class="malformed_json",
-            params={"problem": "the gzip body ends early"}))
-    return out
+    parts: list[bytes] = []
+    size = 0
+    rest = body
+    while True:
+        offset = len(body) - len(rest)
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            out = inflater.decompress(rest, limit - size + 1)
+        except zlib.error as exc:
+            where = "" if offset == 0 else f" at byte {offset}, after its gzip stream"
+            raise _malformed(f"the gzip body cannot be inflated{where} ({exc})") from None
+        size += len(out)
+        if size > limit or inflater.unconsumed_tail:
+            raise _too_large(f"the body inflates to more than {limit} bytes")
+        if not inflater.eof:
+            where = "" if offset == 0 else f" (its gzip member at byte {offset})"
+            raise _malformed(f"the gzip body ends early{where}")
+        parts.append(out)
+        rest = inflater.unused_data.lstrip(b"\x00")
+        if not rest:
+            return b"".join(parts)
+
+
+def _malformed(problem: str) -> FailureError:
+    return FailureError(FC.DATA_INVALID_INPUT.failure(
+        surface="service.http", error_class="malformed_json", params={"problem": problem}))
 
 
 def _identity_only(encoding: str | None) -> None:

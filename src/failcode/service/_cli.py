@@ -70,7 +70,8 @@ def _when(us: int | None) -> str:
 @click.command("serve", epilog=_examples(
     "failcode serve",
     "failcode serve --store postgresql://failcode@db/failcode --host 0.0.0.0",
-    "failcode serve --store sqlite:///var/lib/failcode/failcode.db --port 8321"))
+    "failcode serve --store sqlite:///var/lib/failcode/failcode.db --port 8321",
+    "failcode serve --read-timeout 60 --max-connections 4000"))
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on (0.0.0.0: every interface).")
 @click.option("--port", type=click.IntRange(1, 65535), default=8321, show_default=True,
@@ -83,10 +84,19 @@ def _when(us: int | None) -> str:
               help="Seconds between retention runs (0: never).")
 @click.option("--rate", "rate", type=click.IntRange(1), default=1200, show_default=True,
               help="Requests per key and minute.")
+@click.option("--read-timeout", type=click.FloatRange(0, min_open=True), default=30,
+              show_default=True,
+              help="Seconds a request (line, headers, body) may take to arrive after the "
+                   "connection opens or the previous answer; the connection is closed after.")
+@click.option("--keep-alive", type=click.IntRange(1), default=5, show_default=True,
+              help="Seconds an idle connection is kept open after an answer.")
+@click.option("--max-connections", type=click.IntRange(2), default=1000, show_default=True,
+              help="Connections open at once; a request on one more is answered 503.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
               default="info", show_default=True, help="What the server logs.")
 def serve_command(host: str, port: int, url: str | None, public_url: str | None,
-                  prune_interval: float, rate: int, log_level: str) -> None:
+                  prune_interval: float, rate: int, read_timeout: float, keep_alive: int,
+                  max_connections: int, log_level: str) -> None:
     """Receive failures from agents on many machines: failcode events, OTLP, raw failures."""
     try:
         from failcode.service import ServiceConfig, serve  # noqa: PLC0415
@@ -98,7 +108,9 @@ def serve_command(host: str, port: int, url: str | None, public_url: str | None,
 
     resolved, _thresholds = _settings(url)
     config = ServiceConfig(store_url=resolved or default_store_url(), public_url=public_url,
-                           prune_interval_s=prune_interval, rate_per_minute=rate)
+                           prune_interval_s=prune_interval, rate_per_minute=rate,
+                           read_timeout_s=read_timeout, keep_alive_s=keep_alive,
+                           max_connections=max_connections)
     try:
         from failcode.service._service import Service  # noqa: PLC0415
 

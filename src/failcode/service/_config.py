@@ -26,6 +26,11 @@ class ServiceConfig(msgspec.Struct, frozen=True, kw_only=True):
             revoked key is refused at most this long after it was revoked).
         prune_interval_s: how often retention is enforced (0: never, only by the CLI).
         store_timeout_s: how long to wait for the store's locks and connections.
+        read_timeout_s: how long a request (line, headers and body) may take to arrive, from
+            the connection's opening or the previous response: the connection is closed after.
+        keep_alive_s: how long an idle connection is kept open after a response.
+        max_connections: connections open at once; a request on one more is answered 503.
+        max_head_bytes: the largest request line and headers: 400 above.
     """
 
     store_url: str
@@ -37,3 +42,7 @@ class ServiceConfig(msgspec.Struct, frozen=True, kw_only=True):
     key_cache_s: float = 5.0
     prune_interval_s: float = 3600.0
     store_timeout_s: float = 5.0
+    read_timeout_s: float = 30.0
+    keep_alive_s: int = 5
+    max_connections: int = 1000
+    max_head_bytes: int = 16 * 1024

@@ -1,0 +1,99 @@
+"""The HTTP server under the service: uvicorn, with the connection bounds of :class:`ServiceConfig`.
+
+Rules:
+
+- **A request arrives in time, or its connection is closed.** From the moment a connection
+  opens, and again from each response sent on it, the next request (its request line, headers
+  and body) must have arrived whole within ``read_timeout_s``; else the connection is closed
+  without an answer (a client that sends half a request line and waits holds nothing longer).
+  uvicorn itself has no such bound: its keep-alive timeout runs only between requests and is
+  cancelled by the first byte of the next one. The time the application takes to answer is not
+  counted.
+- **An idle connection is closed** ``keep_alive_s`` after its last response (uvicorn's
+  ``timeout_keep_alive``).
+- **A cap on connections.** With ``max_connections`` connections open, a request on a new one
+  is answered 503 and its connection closed (uvicorn's ``limit_concurrency``; the connections
+  counted include the new one): the others are served on.
+- **A bound on a request's head.** A request line and headers larger than ``max_head_bytes``
+  are answered 400 (uvicorn's ``h11_max_incomplete_event_size``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from fastapi import FastAPI
+
+    from failcode.service._config import ServiceConfig
+
+__all__ = ["bounded_protocol", "run"]
+
+_RECEIVED: frozenset[type[h11._util.Sentinel]] = frozenset(
+    {h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR, h11.SWITCHED_PROTOCOL})
+"""Where the client's side of h11's state machine stands once its request has arrived whole."""
+
+
+class _ReadBounded(H11Protocol):
+    """uvicorn's h11 protocol, closing a connection whose request does not arrive in time."""
+
+    read_timeout_s: float = 30.0
+    _read_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.conn.their_state in _RECEIVED:
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+            self._arm()
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._read_timer = self.loop.call_later(self.read_timeout_s, self._too_slow)
+
+    def _disarm(self) -> None:
+        if self._read_timer is not None:
+            self._read_timer.cancel()
+            self._read_timer = None
+
+    def _too_slow(self) -> None:
+        self._read_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+
+def bounded_protocol(read_timeout_s: float) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol, closing a connection whose request takes longer than
+    ``read_timeout_s`` to arrive (see the module's rules)."""
+    return type("ReadBoundedH11", (_ReadBounded,), {"read_timeout_s": read_timeout_s})
+
+
+def run(app: FastAPI, config: ServiceConfig, *, host: str, port: int, log_level: str) -> None:
+    """Serve ``app`` on uvicorn with ``config``'s connection bounds until interrupted."""
+    import uvicorn  # noqa: PLC0415 - the server is only needed here
+
+    options: dict[str, Any] = {
+        "host": host, "port": port, "log_level": log_level, "proxy_headers": False,
+        "server_header": False, "access_log": False,
+        "http": bounded_protocol(config.read_timeout_s),
+        "timeout_keep_alive": config.keep_alive_s,
+        "limit_concurrency": config.max_connections,
+        "h11_max_incomplete_event_size": config.max_head_bytes,
+    }
+    uvicorn.run(app, **options)
