@@ -41,6 +41,8 @@ from failcode.events._ids import derived_event_id, event_id_time_ms, new_event_i
 from failcode.events._sink import EventProblem, JsonlSink, Sink, read_events, write_events
 
 if TYPE_CHECKING:
+    import os
+
     from failcode.events._remote import RemoteSink, report_to
     from failcode.store import Store
 
@@ -67,12 +69,12 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-def open_store(url: str | None = None, **options: Any) -> Store:
+def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Store:
     """Open (creating and migrating as needed) the event store at ``url``.
 
-    ``sqlite:///path/failcode.db`` or a plain path: the embedded store; ``postgresql://...``:
-    the team store. None: ``$FAILCODE_STORE``, else the embedded store in the user data
-    directory. See :func:`failcode.store.open_store` for the options.
+    ``sqlite:///path/failcode.db``, a plain path or a :class:`pathlib.Path`: the embedded
+    store; ``postgresql://...``: the team store. None: ``$FAILCODE_STORE``, else the embedded
+    store in the user data directory. See :func:`failcode.store.open_store` for the options.
 
     Raises:
         failcode.store.StoreError: a FailureError with an FC-STORE code (bad URL, unreachable

@@ -109,7 +109,8 @@ def _bad_url(url: str, problem: str) -> StoreError:
                                                params={"url": url, "problem": problem}))
 
 
-def open_store(url: str | None = None, *, promote_after: int = DEFAULT_PROMOTE_AFTER,
+def open_store(url: str | os.PathLike[str] | None = None, *,
+               promote_after: int = DEFAULT_PROMOTE_AFTER,
                demote_after: int = DEFAULT_DEMOTE_AFTER, batch: int = 500,
                flush_interval_s: float = 0.1, timeout_s: float = 5.0,
                read_only: bool = False) -> Store:
@@ -118,8 +119,9 @@ def open_store(url: str | None = None, *, promote_after: int = DEFAULT_PROMOTE_A
 
     Args:
         url: ``sqlite:///relative/or/absolute.db`` (``sqlite:////abs.db`` works too), a plain
-            path ending in ``.db``, or ``postgresql://user:pass@host:port/db``; None: see
-            :func:`default_store_url`.
+            path ending in ``.db``, or ``postgresql://user:pass@host:port/db``; a
+            :class:`pathlib.Path` (any ``os.PathLike``) is the SQLite file it names; None: see
+            :func:`default_store_url`. Any other value is FC-STORE-001 naming it.
         promote_after: successes after which a remedy is the signature's known remedy.
         demote_after: failures in a row after which a known remedy is demoted.
         batch: events :meth:`Store.emit` buffers before it writes them as one transaction.
@@ -132,8 +134,7 @@ def open_store(url: str | None = None, *, promote_after: int = DEFAULT_PROMOTE_A
         StoreError: FC-STORE-001 bad URL, -002 unreachable, -003 locked, -004 corrupt,
             -005 not writable, -007 schema newer than this failcode, -010 access denied.
     """
-    if url is None:
-        url = default_store_url()
+    url = _store_url(url)
     backend = _backend(url.strip(), timeout_s=timeout_s, read_only=read_only)
     store = Store(backend, read_only=read_only, promote_after=promote_after,
                   demote_after=demote_after, batch=batch, flush_interval_s=flush_interval_s)
@@ -150,6 +151,23 @@ def open_store(url: str | None = None, *, promote_after: int = DEFAULT_PROMOTE_A
         open_store(url, **options).close()
         return open_store(url, read_only=True, **options)
     return store
+
+
+def _store_url(url: object) -> str:
+    """The URL ``open_store`` was given, as text: a path-like value is the SQLite file it
+    names; anything else but a string is FC-STORE-001 naming the value and what is expected."""
+    if url is None:
+        return default_store_url()
+    if isinstance(url, str):
+        return url
+    if isinstance(url, os.PathLike):
+        path = os.fspath(url)
+        if isinstance(path, str):
+            return path
+    shown = _printable_url(repr(url))[:200]
+    raise _bad_url(shown, f"a store URL is a str (sqlite:///path/failcode.db, "
+                          f"postgresql://...) or a pathlib.Path of a SQLite file, not "
+                          f"{type(url).__name__}")
 
 
 def _printable_url(url: str) -> str:
