@@ -15,6 +15,7 @@ import pytest
 
 from failcode import FC
 from failcode.events import failure_event
+from failcode.service._alerts import ALLOW_ENV
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -65,6 +66,13 @@ class Receiver:
         time.sleep(quiet_s)
         with self.lock:
             return list(self.bodies)
+
+
+@pytest.fixture(autouse=True)
+def allow_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The receivers listen on 127.0.0.1, which a webhook may not reach by default: the service
+    started after this (the ``served`` fixture) inherits the allow-list from its environment."""
+    monkeypatch.setenv(ALLOW_ENV, "127.0.0.1/32")
 
 
 @pytest.fixture
@@ -130,3 +138,27 @@ def test_the_receiver_gets_exactly_the_alerts_the_rules_say(served: Served,
     status, listed = served.json("GET", "/v1/webhooks", key=served.keys["admin"])
     assert status == 200
     assert [h["url"] for h in listed] == [receiver.url.split("?", 1)[0]]
+
+
+@pytest.mark.parametrize(("url", "why"), [
+    ("http://169.254.169.254/latest/meta-data/?token=s3cr3t-hook-token", "link-local"),
+    ("http://127.0.0.2:8080/hook?token=s3cr3t-hook-token", "loopback"),
+    ("http://10.0.0.5/hook?token=s3cr3t-hook-token", "private"),
+])
+def test_a_webhook_to_a_non_public_address_is_refused_with_400(served: Served, url: str,
+                                                               why: str) -> None:
+    """Outside the allow-list (127.0.0.1/32 here) a loopback, link-local or private target is
+    refused at registration: 400 naming the URL (without its token) and why; nothing is kept."""
+    status, answer = served.json(
+        "POST", "/v1/webhooks", key=served.keys["admin"],
+        body=json.dumps({"url": url, "on": ["new_finding"]}).encode(),
+        headers={"Content-Type": "application/json"})
+    assert status == 400, answer
+    shown = json.dumps(answer)
+    assert url.split("?", 1)[0] in shown
+    assert why in shown
+    assert "webhook_allow" in shown
+    assert "s3cr3t" not in shown
+    status, listed = served.json("GET", "/v1/webhooks", key=served.keys["admin"])
+    assert status == 200
+    assert listed == []

@@ -122,6 +122,7 @@ __all__ = [
     "Webhook",
     "allow_networks",
     "check_target",
+    "check_webhook_url",
     "evaluate",
     "payload",
     "redact_url",
@@ -313,6 +314,17 @@ def check_target(url: str, allow: Sequence[Network] = ()) -> None:
         why = _refusal(address, allow)
         if why is not None:
             raise _bad(_refused_message(url, address, why))
+
+
+def check_webhook_url(url: str, allow: Sequence[str] | str | None = None) -> None:
+    """:func:`check_target` with the allow-list as the service's ``webhook_allow`` holds it
+    (None: :data:`ALLOW_ENV`); what the service calls before it registers a webhook.
+
+    Raises:
+        FailureError: FC-DATA-001 (answered 400) naming the redacted URL, the address and why,
+            or a bad allow-list entry.
+    """
+    check_target(url, allow_networks(allow))
 
 
 class _RefusedError(OSError):

@@ -623,9 +623,11 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
               summary="Add a webhook (admin)")
     async def post_webhook(request: Request, body: WebhookBody,
                            project: ProjectParam = None) -> Response:
+        from failcode.service._alerts import check_webhook_url  # noqa: PLC0415
         from failcode.service._hooks import add_webhook, shown_url  # noqa: PLC0415
 
         name = await access(request, "admin", project)
+        await run_in_threadpool(check_webhook_url, body.url, running().config.webhook_allow)
         hook = await run_in_threadpool(lambda: add_webhook(
             running().control_store, name, body.url, on=list(body.on),
             rate_threshold=body.rate_threshold, rate_window_s=body.rate_window_s,

@@ -26,6 +26,10 @@ class ServiceConfig(msgspec.Struct, frozen=True, kw_only=True):
             revoked key is refused at most this long after it was revoked).
         prune_interval_s: how often retention is enforced (0: never, only by the CLI).
         store_timeout_s: how long to wait for the store's locks and connections.
+        webhook_allow: networks in CIDR notation (``"10.0.0.0/8"``, ``"127.0.0.1/32"``) a
+            webhook may reach although they are not public (loopback, link-local, private...
+            are refused otherwise, at registration and at delivery); None: those of the
+            ``FAILCODE_WEBHOOK_ALLOW`` environment variable (comma-separated; unset: none).
         read_timeout_s: how long a request (line, headers and body) may take to arrive, from
             the connection's opening or the previous response: the connection is closed after.
         keep_alive_s: how long an idle connection is kept open after a response.
@@ -42,6 +46,7 @@ class ServiceConfig(msgspec.Struct, frozen=True, kw_only=True):
     key_cache_s: float = 5.0
     prune_interval_s: float = 3600.0
     store_timeout_s: float = 5.0
+    webhook_allow: tuple[str, ...] | None = None
     read_timeout_s: float = 30.0
     keep_alive_s: int = 5
     max_connections: int = 1000
