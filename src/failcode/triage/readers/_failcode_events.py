@@ -10,8 +10,10 @@ Rules (about the format):
   other lines are still read; the input then counts as damaged (exit status 2).
 - A session is the events' ``session`` (events without one belong to a session named after
   the file); sessions are reported in the order they first appear, whatever the interleaving
-  of lines from several writers. A step is the event's ``step``; the session's step count is
-  its largest step + 1.
+  of lines from several writers. Events ``failcode triage --store`` recorded name their input
+  (``triage.path``): sessions of one name from different inputs (events exported from a store
+  that triaged both) stay apart, each named ``session (input path)``. A step is the event's
+  ``step``; the session's step count is its largest step + 1.
 - Failures: every event that carries a failure and is not a decision or remedy event
   (``command.failed``, ``tool.failed``, ``agent.failed``, ``task.failed``... and any other
   ``area.what`` with a failure). Decision events (``retry.scheduled``, ``failure.escalated``...)
@@ -336,7 +338,13 @@ class FailcodeEventsReader:
                     yield item
 
         default = _stem(label)
-        for session in sessions_from_events(events(), redacted=True):
+        sessions = sessions_from_events(events(), redacted=True)
+        named: dict[str | None, int] = {}
+        for session in sessions:
+            named[session.name] = named.get(session.name, 0) + 1
+        for session in sessions:
+            if session.path is not None and named[session.name] > 1:  # kept apart by input
+                session.name = f"{session.name or default} ({session.path})"
             yield from session.replay(default)
         if problems:
             first = problems[0].failure()
