@@ -8,7 +8,9 @@ Rules tested (docs/service.md, "Event times"; docs/service-otlp.md for OTLP):
   time the event named in its failure's (or outcome's) context as ``ts.original``.
 - Every dashboard page answers 200 over a store that holds events stored before the doors
   bounded times (written with :meth:`Findings.append`, as the doors did): a failure in year
-  9999, one 26 hours ahead and one at the oldest time an event allows (0001-01-01).
+  9999, one 26 hours ahead and one at the oldest time an event allows (0001-01-01); the
+  per-day tables (a finding's last 30 days, how sessions ended per day) hold no day after
+  the window's.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import pytest
 
 from failcode import FC, Failure, FrozenDict, SessionEnded
 from failcode.events import Event, failure_event, outcome_event
+from failcode.service import _pages
 from failcode.service._findings import Findings
 from failcode.service._projects import ProjectStores
 from failcode.store import open_store
@@ -225,3 +228,11 @@ def test_every_page_survives_extreme_stored_times(service: Served, store: Store)
         if code != 200:
             failed.append((path, code))
     assert not failed, failed
+    # the per-day tables count no day after the window's: "last 30 days" holds no year 9999
+    today = datetime.now(UTC).date()
+    per_day = _pages.sessions_page(store, clean=True).per_day
+    assert per_day
+    assert all(day <= (today + timedelta(days=1)).isoformat() for day, _n in per_day), per_day
+    for finding_id in ids:
+        days = _pages.finding_page(store, Findings(store), finding_id).detail.days
+        assert all(day <= today.isoformat() for day, _n in days), days

@@ -216,6 +216,10 @@ def finding_page(store: Store, findings: Findings, finding_id: int) -> FindingVi
     from failcode.codes._docs import explain_text  # noqa: PLC0415
     from failcode.codes._registry import UnknownCodeError, catalogs, lookup  # noqa: PLC0415
     detail = findings.detail(finding_id, occurrences=10, days=30)
+    today = datetime.now(UTC).date().isoformat()
+    if any(day > today for day, _count in detail.days):  # a time ahead, stored before the
+        detail = msgspec.structs.replace(detail, days=tuple(  # doors bounded times
+            (day, count) for day, count in detail.days if day <= today))
     finding = detail.finding
     pieces = finding.signature.split(":")
     parts = dict(zip(("kind", "surface", "class", "location", "message hash"), pieces,
@@ -265,8 +269,8 @@ class SessionsPage:
     clean_hidden: int
     """Sessions without a failure (not listed unless ``clean``)."""
     per_day: tuple[tuple[str, dict[str, int]], ...]
-    """(UTC day, sessions per way they ended) on the latest 30 days with sessions, by the day
-    of each session's latest event."""
+    """(UTC day, sessions per way they ended) on the latest 30 days with sessions up to
+    tomorrow, by the day of each session's latest event."""
 
 
 def _ended(store: Store, session: str, input_: str, last_us: int) -> str:
@@ -308,13 +312,16 @@ def sessions_page(store: Store, *, clean: bool = False, offset: int = 0) -> Sess
                               ended=_ended(store, str(session), str(input_), int(last_us)),
                               codes=tuple((str(c), int(n)) for c, n in chips),
                               agent=session_agent(store, str(session), str(input_))))
-    latest = store.fetch("SELECT DISTINCT last_us / ? AS day FROM svc_session_ends ORDER BY "
-                         "day DESC LIMIT 30", (DAY_US,))
+    # up to tomorrow (a door keeps times up to an hour ahead): a session stored with a time
+    # further ahead, before the doors bounded times, is in no day's count
+    until = (time.time_ns() // 1000 // DAY_US + 2) * DAY_US
+    latest = store.fetch("SELECT DISTINCT last_us / ? AS day FROM svc_session_ends WHERE "
+                         "last_us < ? ORDER BY day DESC LIMIT 30", (DAY_US, until))
     per_status: dict[str, dict[str, int]] = {}
     if latest:
         days = store.fetch("SELECT last_us / ? AS day, ended, count(*) FROM svc_session_ends "
-                           "WHERE last_us >= ? GROUP BY day, ended ORDER BY day, ended",
-                           (DAY_US, int(latest[-1][0]) * DAY_US))
+                           "WHERE last_us >= ? AND last_us < ? GROUP BY day, ended ORDER BY "
+                           "day, ended", (DAY_US, int(latest[-1][0]) * DAY_US, until))
         for day, ended, count in days:
             label = _time(int(day) * DAY_US).date().isoformat()
             per_status.setdefault(label, {})[str(ended)] = int(count)
