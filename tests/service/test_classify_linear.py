@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from failcode import Failure, classify_text
-from failcode.service._classify import MAX_BODY_CHARS, ClassifyRequest, classify_payload
+from failcode.service._classify import (
+    _WORD_START,
+    MAX_BODY_CHARS,
+    ClassifyRequest,
+    classify_payload,
+)
+from failcode.triage.readers._text import split_exception
 from tests._growth_alarm import LIMIT, growth
 
 if TYPE_CHECKING:
@@ -27,6 +33,7 @@ LARGE = MAX_BODY_CHARS - 64
 UNITS = (
     "word ", "a", "a.", "x y\n", "ValueError ", "(a", "[a ", "E: ", "a.b:", ":",
     "Traceback (most recent call last):\n", '  File "x.py", line 1, in f\n', "ValueError: x ",
+    "(Error", "a.Error ", "aError\t", "ValueError:",
 )
 """Runs of words, dotted names, type-like words, line breaks and traceback lines: one long line
 or many short ones."""
@@ -61,6 +68,31 @@ def test_classify_door_is_linear(subject: str, unit: str) -> None:
     ratio = growth(_door(subject), _run(unit, SMALL), _run(unit, LARGE))
     assert ratio <= LIMIT, (f"{subject} of {unit!r}: {LARGE // 1024} KiB cost {ratio:.0f}x "
                             f"{SMALL // 1024} KiB (at most {LIMIT:.0f}x)")
+
+
+LINES = (
+    "ERROR openai.RateLimitError: Error code: 429",
+    "  [worker] (httpx.ReadTimeout: timed out)  ",
+    "ValueError",
+    "x ValueError y",
+    "retry 3 failed: TimeoutError: read timed out\tat step 4",
+    "a.b.c.ConnectionRefused",
+    "prefix[socket.TimeoutError: slow",
+    "no exception here at all",
+    "\tOSError: [Errno 28] No space left on device  ",
+)
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_a_line_names_what_split_exception_reads_from_its_first_such_word(line: str) -> None:
+    """The in-place search finds what the readers' ``split_exception`` finds on the rest of the
+    line from its first word that names an exception (the search as it was, on short lines)."""
+    expected = next((named for word in _WORD_START.finditer(line)
+                     if (named := split_exception(line[word.end():])) is not None), None)
+    answer = classify_payload(ClassifyRequest.model_validate({"text": line}))
+    found = classify_text(*expected) if expected else classify_text("Exception", line.strip())
+    assert isinstance(found, Failure)
+    assert (answer.code, answer.signature) == (found.code, found.signature)
 
 
 def test_long_line_names_its_exception() -> None:
