@@ -817,16 +817,18 @@ class TestTargets:
         monkeypatch.delenv(ALLOW_ENV)
         assert allow_networks() == ()
 
+    @pytest.mark.parametrize("scheme", ["http", "https"])
     @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
     def test_delivery_refuses_the_resolved_address_by_default(
-            self, host: str, receiver: Receiver, alerters: list[Alerter],
+            self, host: str, scheme: str, receiver: Receiver, alerters: list[Alerter],
             monkeypatch: pytest.MonkeyPatch) -> None:
         """Without an allow-list the receiver on 127.0.0.1 never gets a request, by address or
-        by a name resolved at delivery time; the alert is given up at once, not retried."""
+        by a name resolved at delivery time, over http or https; the alert is given up at once,
+        not retried."""
         monkeypatch.delenv(ALLOW_ENV, raising=False)
         alerter = Alerter(initial_delay_s=0.01, max_delay_s=0.02)
         alerters.append(alerter)
-        alerter.submit([hook(url=f"http://{host}:{receiver.port}/hook?token=tok-s3cr3t")],
+        alerter.submit([hook(url=f"{scheme}://{host}:{receiver.port}/hook?token=tok-s3cr3t")],
                        new_batch("sig-a"))
         assert alerter.wait_idle(30)
         stats = alerter.stats()
@@ -846,3 +848,21 @@ class TestTargets:
         assert alerter.wait_idle(30)
         assert alerter.stats().delivered == 1
         assert len(receiver.requests) == 1
+
+    def test_a_redirect_is_not_followed(self, receiver: Receiver,
+                                        alerters: list[Alerter]) -> None:
+        """A 302 to another address (here an allowed one) is the failure it is: given up, and
+        the place it points to gets nothing."""
+        inner = Receiver()
+        try:
+            receiver.script = [(302, {"Location": inner.url("/inner")})]
+            alerter = Alerter(allow=LOCAL, initial_delay_s=0.01, max_delay_s=0.02)
+            alerters.append(alerter)
+            alerter.submit([hook(url=receiver.url())], new_batch("sig-a"))
+            assert alerter.wait_idle(30)
+            stats = alerter.stats()
+            assert (stats.delivered, stats.failed) == (0, 1)
+            assert len(receiver.requests) == 1
+            assert inner.requests == []
+        finally:
+            inner.stop()
