@@ -121,10 +121,10 @@ def _drop_project_schemas(store: str) -> None:
     schema = store.rsplit("search_path%3D", 1)[-1]
     server = store.split("?", 1)[0]
     with psycopg.connect(server, autocommit=True) as connection:
-        rows = connection.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE %s",
-                                  (schema + "\\_%",)).fetchall()
+        rows = connection.execute(f'SELECT schema_name FROM "{schema}".svc_projects '
+                                  "WHERE schema_name IS NOT NULL").fetchall()
         for (name,) in rows:
-            connection.execute(f'DROP SCHEMA "{name}" CASCADE')
+            connection.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
 def make_served(store: str, tmp_path: Path, *, extra: tuple[str, ...] = ()) -> Served:

@@ -40,7 +40,7 @@ import pytest
 
 from failcode import FC, Failure, classify_text, from_command
 from failcode.events import failure_event
-from failcode.service._projects import project_url
+from failcode.service._projects import ProjectStores
 from failcode.store import open_store
 from tests.conftest import BACKENDS
 from tests.provider_stub import closed_port
@@ -204,8 +204,8 @@ class Probe:
     # -- what the stores hold ------------------------------------------------------------
     def store(self, name: str) -> Store:
         if name not in self._stores:
-            url = (self.served.store if name == "control" else project_url(
-                self.served.store, name, control_schema=control_schema(self.served.store)))
+            url = (self.served.store if name == "control" else ProjectStores(
+                self.store("control"), self.served.store).url(name))
             self._stores[name] = open_store(url, read_only=True)
         return self._stores[name]
 
@@ -230,11 +230,6 @@ class Probe:
     def close(self) -> None:
         for store in self._stores.values():
             store.close()
-
-
-def control_schema(store: str) -> str:
-    """The schema of a test service's control store (PostgreSQL), else ``public``."""
-    return store.rsplit("search_path%3D", 1)[-1] if store.startswith("postgresql") else "public"
 
 
 def secret_parts(key: str) -> tuple[str, ...]:

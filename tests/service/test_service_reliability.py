@@ -29,7 +29,7 @@ import pytest
 
 from failcode import Failure, from_command, report_to
 from failcode.events import failure_event
-from failcode.service._projects import project_url
+from failcode.service._projects import ProjectStores
 from failcode.store import open_store
 from tests.conftest import BACKENDS
 from tests.service.conftest import Served, running
@@ -98,10 +98,9 @@ def records(out: Path) -> list[dict[str, object]]:
 
 def stored_ids(served: Served) -> list[str]:
     """Every event id the project ``web`` holds (with repeats, if any)."""
-    schema = served.store.rsplit("search_path%3D", 1)[-1] \
-        if served.store.startswith("postgresql") else "public"
-    with open_store(project_url(served.store, "web", control_schema=schema),
-                    read_only=True) as store:
+    with open_store(served.store, read_only=True) as control:
+        url = ProjectStores(control, served.store).url("web")
+    with open_store(url, read_only=True) as store:
         return [str(row[0]) for row in store.fetch("SELECT event_id FROM events")]
 
 
