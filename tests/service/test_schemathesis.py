@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -89,7 +90,17 @@ def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     tmp = tmp_path_factory.mktemp(f"schemathesis-{request.param}")
     for store in fresh_url(request.param, tmp):
         served = make_served(store, tmp, extra=("--rate", "1000000"))
-        served.start()
+        # every receiver the generator names may be registered (the default refuses internal
+        # addresses: a generated webhook would then only ever exercise the refusal)
+        before = os.environ.get("FAILCODE_WEBHOOK_ALLOW")
+        os.environ["FAILCODE_WEBHOOK_ALLOW"] = "0.0.0.0/0,::/0"
+        try:
+            served.start()
+        finally:
+            if before is None:
+                os.environ.pop("FAILCODE_WEBHOOK_ALLOW")
+            else:
+                os.environ["FAILCODE_WEBHOOK_ALLOW"] = before
         try:
             status, _headers, body = served.request(
                 "POST", "/v1/events", key=served.keys["ingest"], body=_seed_events(tmp),

@@ -284,8 +284,10 @@ def webhook_add(hook_url: str, project_name: str, rules: tuple[str, ...],
                 rate_threshold: int | None, rate_window: int, throttle: int, fmt: str,
                 url: str | None, as_json: bool) -> None:
     """Add a webhook to a project."""
+    from failcode.service._alerts import check_webhook_url  # noqa: PLC0415
     from failcode.service._hooks import add_webhook, shown_url  # noqa: PLC0415
 
+    check_webhook_url(hook_url)  # as the service does: FAILCODE_WEBHOOK_ALLOW's networks only
     with _control(url) as control:
         control.require_project(project_name)
         hook = add_webhook(control.store, project_name, hook_url, on=list(rules),
