@@ -19,6 +19,9 @@ Access rules:
   ``admin`` key (a ``read`` session gets 403). ``SameSite=Strict`` keeps other sites' forms
   from carrying the cookie at all.
 - A page without a session redirects (303) to the sign-in page, which returns to it after.
+- A bad query parameter (a NUL character anywhere, an ``offset`` that is not a whole number
+  from 0 to 1,000,000) or a resolve form's ``in_version`` the API would refuse is a 400 page
+  naming it, on both backends; nothing reaches the store.
 - Every page counts against the key's request rate like an API request.
 
 The pages are not in the OpenAPI document (they are HTML, not the API).
@@ -62,6 +65,8 @@ _SINCE: Final = {"24h": timedelta(days=1), "7d": timedelta(days=7), "30d": timed
                  "90d": timedelta(days=90)}
 _FILTERS: Final = ("status", "category", "agent", "model", "version")
 _MAX_FORM: Final = 16 * 1024
+_MAX_OFFSET: Final = 1_000_000
+_MAX_VERSION: Final = 120
 
 
 @dataclass
@@ -175,6 +180,38 @@ def _form(body: bytes) -> dict[str, str]:
     return {k: v[0] for k, v in fields.items() if v}
 
 
+def query_problem(items: Sequence[tuple[str, str]]) -> str | None:
+    """Why a page's query is the client's mistake, or ``None`` when it is not.
+
+    Every parameter is free of NUL characters (PostgreSQL cannot hold one); ``offset``, where
+    given, is a whole number from 0 to 1,000,000 (the API's bound). Anything else a page does
+    not know is ignored, as before; a known filter with an unknown value shows no filter.
+    """
+    for name, value in items:
+        shown = name[:40].replace("\x00", "\\0")
+        if "\x00" in name or "\x00" in value:
+            return (f"The query parameter {shown!r} holds a NUL character; expected text "
+                    "without one.")
+        if name == "offset":
+            digits = value.strip()
+            if digits and (not digits.isascii() or not digits.isdigit()
+                           or int(digits) > _MAX_OFFSET):
+                return (f"The query parameter 'offset' is {value[:40]!r}; expected a whole "
+                        f"number from 0 to {_MAX_OFFSET:,}.")
+    return None
+
+
+def version_problem(value: str) -> str | None:
+    """Why a resolve form's ``in_version`` is refused, or ``None``: the API's rule (at most
+    120 characters, no NUL), so the form and ``POST /v1/findings/{id}/resolve`` agree."""
+    if "\x00" in value:
+        return "The field in_version holds a NUL character; expected a version without one."
+    if len(value) > _MAX_VERSION:
+        return (f"The field in_version is {len(value)} characters long; expected at most "
+                f"{_MAX_VERSION} (an agent version such as 1.4.0).")
+    return None
+
+
 def _page_url(path: str, query: dict[str, str]) -> str:
     kept = {k: v for k, v in query.items() if v not in ("", None)}
     return path + ("?" + urlencode(kept) if kept else "")
@@ -217,8 +254,16 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
         return RedirectResponse("/ui/signin?" + urlencode({"next": target}), status_code=303)
 
     async def signed_in(request: Request) -> Viewer | Response:
+        """The session's viewer; a redirect to sign-in without one; a 400 page when the
+        query is the client's mistake (:func:`query_problem`)."""
         viewer = await run_in_threadpool(viewer_of, request)
-        return viewer if viewer is not None else to_signin(request)
+        if viewer is None:
+            return to_signin(request)
+        problem = query_problem(request.query_params.multi_items())
+        if problem is not None:
+            return render("error.html", 400, viewer=viewer, title="Bad request", nav="",
+                          message=problem)
+        return viewer
 
     def safe_next(target: str | None) -> str:
         if target and target.startswith("/ui") and not target.startswith("//"):
@@ -267,7 +312,12 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
     async def signout(request: Request) -> Response:
         viewer = await run_in_threadpool(viewer_of, request)
         form = _form((await request.body())[:_MAX_FORM])
-        if viewer is not None and hmac.compare_digest(form.get("csrf", ""), viewer.csrf):
+        if viewer is not None:
+            if not hmac.compare_digest(form.get("csrf", "").encode(), viewer.csrf.encode()):
+                return render("error.html", 403, viewer=viewer, title="Refused", nav="",
+                              message="This sign-out form is out of date (its security token "
+                                      "does not match the session's): reload the page and "
+                                      "sign out again. The session stays signed in.")
             sessions.close(viewer.sid)
         response = RedirectResponse("/ui/signin", status_code=303)
         response.delete_cookie(COOKIE, path="/ui")
@@ -288,10 +338,7 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
         if since in _SINCE:
             filters["since"] = datetime.now(UTC) - _SINCE[since]
         sort = str(q.get("sort")) if q.get("sort") in SORTS else "count"
-        try:
-            offset = max(0, min(int(q.get("offset", "0")), 1_000_000))
-        except ValueError:
-            offset = 0
+        offset = int(q.get("offset", "0").strip() or "0")  # checked by query_problem
         return filters, shown, sort, offset
 
     @router.get("/")
@@ -329,7 +376,7 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
         if isinstance(viewer, Response):
             return viewer
         form = _form((await request.body())[:_MAX_FORM])
-        if not hmac.compare_digest(form.get("csrf", ""), viewer.csrf):
+        if not hmac.compare_digest(form.get("csrf", "").encode(), viewer.csrf.encode()):
             return render("error.html", 403, viewer=viewer, title="Refused", nav="findings",
                           message="This form is out of date (its security token does not "
                                   "match the session's): reload the page and try again.")
@@ -340,6 +387,10 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
         if action not in ("resolve", "ignore", "reopen"):
             return render("error.html", 404, viewer=viewer, title="Not found", nav="findings",
                           message=f"There is no action {action[:40]!r}.")
+        problem = version_problem(form.get("in_version", ""))
+        if problem is not None:
+            return render("error.html", 400, viewer=viewer, title="Not changed", nav="findings",
+                          message=problem)
         version = form.get("in_version", "").strip() or None
         chosen: Literal["resolve", "ignore", "reopen"] = action  # type: ignore[assignment]
         service = running()
@@ -361,10 +412,7 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
         if isinstance(viewer, Response):
             return viewer
         clean = request.query_params.get("clean") == "1"
-        try:
-            offset = max(0, int(request.query_params.get("offset", "0")))
-        except ValueError:
-            offset = 0
+        offset = int(request.query_params.get("offset", "0").strip() or "0")  # checked above
         service = running()
         page = await run_in_threadpool(lambda: _pages.sessions_page(
             service.store(viewer.project), clean=clean, offset=offset))
