@@ -146,3 +146,25 @@ def test_sign_out_needs_the_csrf_token(service: Served, sent: dict[str, str]) ->
     status, headers, _page = raw(service, "GET", "/ui/", headers={"Cookie": cookie})
     assert status == 303
     assert headers["location"].startswith("/ui/signin")
+
+
+@pytest.mark.parametrize(("path", "status", "said"), [
+    (f"/ui/findings/{2**63}", 404, f"There is no finding {2**63}"),
+    (f"/ui/findings/{2**62 + 1}", 404, f"There is no finding {2**62 + 1}"),
+    ("/ui/sessions/a%00b", 400, "The session name"),
+])
+def test_a_bad_path_is_the_clients_mistake(service: Served, path: str, status: int,
+                                           said: str) -> None:
+    cookie, _csrf = sign_in(service, "read")
+    answered, _headers, page = raw(service, "GET", path, headers={"Cookie": cookie})
+    assert answered == status, page[-2000:]
+    assert said in html.unescape(page)
+
+
+def test_changing_a_finding_past_the_stores_numbers_is_not_found(service: Served) -> None:
+    cookie, csrf = sign_in(service, "admin")
+    body = urllib.parse.urlencode({"csrf": csrf}).encode()
+    status, _headers, page = raw(service, "POST", f"/ui/findings/{2**63}/ignore", body=body,
+                                 headers={**FORM, "Cookie": cookie})
+    assert status == 404, page[-2000:]
+    assert f"There is no finding {2**63}" in page

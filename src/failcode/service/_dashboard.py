@@ -21,7 +21,8 @@ Access rules:
 - A page without a session redirects (303) to the sign-in page, which returns to it after.
 - A bad query parameter (a NUL character anywhere, an ``offset`` that is not a whole number
   from 0 to 1,000,000) or a resolve form's ``in_version`` the API would refuse is a 400 page
-  naming it, on both backends; nothing reaches the store.
+  naming it, on both backends; nothing reaches the store. So is a session name with a NUL; a
+  finding number outside 1 to 2**62 (the API's bound) is not found (404).
 - Every page counts against the key's request rate like an API request.
 
 The pages are not in the OpenAPI document (they are HTML, not the API).
@@ -67,6 +68,7 @@ _FILTERS: Final = ("status", "category", "agent", "model", "version")
 _MAX_FORM: Final = 16 * 1024
 _MAX_OFFSET: Final = 1_000_000
 _MAX_VERSION: Final = 120
+_MAX_FINDING: Final = 2**62  # the API's bound on a finding's number
 
 
 @dataclass
@@ -361,6 +363,9 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
         if isinstance(viewer, Response):
             return viewer
         service = running()
+        if not 1 <= finding_id <= _MAX_FINDING:  # no such number is stored: not found
+            return render("error.html", 404, viewer=viewer, title="Not found", nav="findings",
+                          message=f"There is no finding {finding_id} in {viewer.project}.")
         try:
             view = await run_in_threadpool(lambda: _pages.finding_page(
                 service.store(viewer.project), service.findings(viewer.project), finding_id))
@@ -384,6 +389,9 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
             return render("error.html", 403, viewer=viewer, title="Refused", nav="findings",
                           message="Changing a finding needs an admin key; this session "
                                   f"signed in with a {viewer.scope} key.")
+        if not 1 <= finding_id <= _MAX_FINDING:
+            return render("error.html", 404, viewer=viewer, title="Not found", nav="findings",
+                          message=f"There is no finding {finding_id} in {viewer.project}.")
         if action not in ("resolve", "ignore", "reopen"):
             return render("error.html", 404, viewer=viewer, title="Not found", nav="findings",
                           message=f"There is no action {action[:40]!r}.")
@@ -424,6 +432,10 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
         viewer = await signed_in(request)
         if isinstance(viewer, Response):
             return viewer
+        if "\x00" in name:
+            return render("error.html", 400, viewer=viewer, title="Bad request",
+                          nav="sessions", message="The session name holds a NUL character; "
+                                                  "expected a name without one.")
         service = running()
         view = await run_in_threadpool(lambda: _pages.session_page(
             service.store(viewer.project), name[:400], request.query_params.get("input")))
