@@ -19,10 +19,11 @@ import logging
 import zlib
 from contextlib import asynccontextmanager
 from datetime import datetime  # noqa: TC003 - FastAPI reads the annotations at run time
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, cast
 
 import msgspec
 from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader, HTTPBearer
@@ -31,7 +32,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
-from failcode import FC, FailureError, __version__
+from failcode import FC, FailureError, __version__, redact
 from failcode.integrations.fastapi import (
     install_problem_handlers,
     negotiate_locale,
@@ -43,7 +44,14 @@ from failcode.service._findings import SORTS, STATUSES  # noqa: TC001 - as above
 from failcode.service._service import Service
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, MutableMapping
+    from collections.abc import (
+        AsyncIterator,
+        Awaitable,
+        Callable,
+        Coroutine,
+        MutableMapping,
+        Sequence,
+    )
 
     from failcode.service._config import ServiceConfig
 
@@ -75,6 +83,8 @@ _METRICS_ANSWERS: Final[dict[int | str, dict[str, Any]]] = {**_OTLP_ANSWERS, 200
                    "X-Failcode-Received (-New and -Duplicates are 0). An empty export response "
                    "in the request's media type (OTLP/HTTP)."}}
 _RETRY_AFTER_S: Final = 5
+_CHALLENGE: Final = 'Bearer realm="failcode"'
+"""The ``WWW-Authenticate`` of every 401 (RFC 6750)."""
 _NO_NUL: Final = r"^[^\x00]*$"
 """Text a store keeps: no NUL character (PostgreSQL's text cannot hold one)."""
 _bearer = HTTPBearer(auto_error=False, description="A key made by `failcode token create`.")
@@ -131,7 +141,16 @@ def _problem(exc: FailureError, request: Request) -> Response:
     if response.status_code in (429, 503):
         retry = getattr(exc, "retry_after_s", None) or _RETRY_AFTER_S
         response.headers["Retry-After"] = str(int(retry))
+    if response.status_code == 401:
+        response.headers["WWW-Authenticate"] = _CHALLENGE
     return response
+
+
+def _redacted_errors(errors: Sequence[Any]) -> list[dict[str, Any]]:
+    """Validation errors whose locations and messages went through :func:`failcode.redact`
+    (a body's field names are the client's text: a key named like a token is a secret)."""
+    return [{**error, "loc": tuple(redact(str(part)) for part in error.get("loc", ())),
+             "msg": redact(str(error.get("msg", "")))} for error in errors]
 
 
 class _BodyLimit:
@@ -329,7 +348,15 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
             "what": f"The route {request.url.path[:200]}"})
         return problem_response(failure)
 
+    validation = app.exception_handlers[RequestValidationError]
+
+    async def on_validation(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        answer = validation(request, RequestValidationError(_redacted_errors(exc.errors())))
+        return await cast("Awaitable[Response]", answer)
+
     app.add_exception_handler(FailureError, on_failure)
+    app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_middleware(_BodyLimit, limit=config.max_body_bytes)
 
@@ -380,10 +407,23 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"], summary="The store is reachable")
-    async def readyz() -> dict[str, str]:
-        await run_in_threadpool(running().ready)
-        return {"status": "ready"}
+    @app.get("/readyz", tags=["health"], summary="The store is reachable", responses={
+        200: {"description": "Ready", "content": {"application/json": {"schema": {
+            "type": "object", "properties": {"status": {"type": "string", "enum": ["ready"]}},
+            "required": ["status"]}}}}})
+    async def readyz(request: Request) -> Response:
+        """Ready or not ready, in words that name no location: the key-less caller learns
+        neither the store's path nor its host, port, user or database; the log has them."""
+        try:
+            await run_in_threadpool(running().ready)
+        except FailureError as exc:
+            _LOG.warning("not ready: %s", exc.failure.message)
+            return _problem(FailureError(FC.STORE_UNREACHABLE.failure(
+                surface="service.ready", params={
+                    "url": "(named in the service's log)",
+                    "problem": "it did not answer a read, so the service is not ready"})),
+                request)
+        return _encode({"status": "ready"})
 
     # -- doors in --------------------------------------------------------------------------
     events_body = {"requestBody": {"required": True, "content": {

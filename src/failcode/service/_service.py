@@ -143,8 +143,9 @@ class Service:
         return self._alerter
 
     def ready(self) -> None:
-        """Raise the store's failure when the control store cannot be read."""
-        self.control_store.fetch("SELECT 1")
+        """Raise the store's failure when the control store's tables cannot be read (a bare
+        ``SELECT 1`` would pass on a SQLite file that no longer holds a failcode store)."""
+        self.control_store.fetch("SELECT 1 FROM svc_projects LIMIT 1")
 
     # -- access ----------------------------------------------------------------------------
     def authenticate(self, presented: str | None, *, path: str) -> Key:
