@@ -270,7 +270,7 @@ def _schema_problem(error: ValidationError, prefix: str = "") -> str:
 MAX_SCHEMA_PROBLEMS: Final = 100
 """Invalid events after which reading a trace stops: a huge broken trace costs its first
 problems, not one error object per event."""
-_EVENT_ADAPTER: Final = TypeAdapter(TraceEvent)
+_EVENT_ADAPTER: Final[TypeAdapter[Any]] = TypeAdapter(TraceEvent)
 
 
 def _validated_events(events: list[Any], source: str | None) -> list[Any]:
