@@ -13,21 +13,15 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from failcode import FC
-from failcode.events import Event, EventProblem, JsonlSink, failure_event, read_events
+from failcode.events import Event, EventProblem, JsonlSink, read_events
+from tests.events.test_sink_reliability import ENV, REPO, _events
 
-REPO = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-
-
-def _events(count: int, *, session: str = "s", start: int = 0) -> list[Event]:
-    failure = FC.CMD_NOT_FOUND.failure(surface="shell.run", params={"program": "cargo"})
-    return [failure_event(failure, event="command.failed", session=session, step=start + i)
-            for i in range(count)]
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _split(items: list[Event | EventProblem]) -> tuple[list[Event], list[EventProblem]]:
