@@ -521,19 +521,17 @@ def _record_agents(tx: Tx, events: list[Event]) -> None:
               "excluded.last_us ELSE svc_session_agents.last_us END", want_new=False)
 
 
-def _session_agents(tx: Tx, events: list[Event],
-                    ) -> dict[tuple[str, str], tuple[str, str | None, str | None]]:
-    """(agent, version, model) of the sessions of ``events`` that name a version, as
-    ``svc_session_agents`` keeps them."""
+def _session_versions(tx: Tx, events: list[Event]) -> dict[tuple[str, str], tuple[str, str]]:
+    """(agent, version) that ``svc_session_agents`` keeps for the sessions of ``events``, those
+    with a version; no query when ``events`` is empty."""
     names = sorted({e.session for e in events if e.session is not None})
-    found: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
+    found: dict[tuple[str, str], tuple[str, str]] = {}
     for start in range(0, len(names), 500):
         chunk = names[start:start + 500]
-        for row in tx.run(f"SELECT session, input, agent, version, model FROM "
-                          f"svc_session_agents WHERE session IN ({', '.join('?' * len(chunk))})"
-                          f" AND version <> ''", chunk):
-            found[(str(row[0]), str(row[1]))] = (str(row[2]), str(row[3]) or None,
-                                                 str(row[4]) or None)
+        for row in tx.run(f"SELECT session, input, agent, version FROM svc_session_agents "
+                          f"WHERE session IN ({', '.join('?' * len(chunk))}) AND version <> ''",
+                          chunk):
+            found[(str(row[0]), str(row[1]))] = (str(row[2]), str(row[3]))
     return found
 
 
@@ -552,7 +550,9 @@ def _record(tx: Tx, events: list[Event]) -> list[Change]:  # noqa: PLR0915 - one
     per: dict[str, list[Any]] = {}  # signature -> [first, last, count, [(ts, version)]]
     days: dict[tuple[str, int], int] = {}
     versions: dict[tuple[str, str, str, str], list[int]] = {}
-    known = _session_agents(tx, [e for e in events if e.failure is not None])
+    # a failure naming its agent but no version (a hook's) takes its session's, if one is known
+    known = _session_versions(tx, [e for e in events if e.failure is not None
+                                   and e.session is not None and not event_attributes(e)[1]])
     for event in events:
         failure = event.failure
         if failure is None:
@@ -561,8 +561,7 @@ def _record(tx: Tx, events: list[Event]) -> list[Change]:  # noqa: PLR0915 - one
         signature = failure.signature
         agent, version, model = event_attributes(event)
         if not version and event.session is not None:
-            # a hook's failure names no version: its session's other events may (a session
-            # is one agent version; it may use several models, so the model is not taken)
+            # a session is one agent version (it may use several models: those are not taken)
             said = known.get((event.session, event_input(event)))
             if said is not None and agent == said[0]:
                 version = said[1]
