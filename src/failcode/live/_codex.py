@@ -33,6 +33,7 @@ from failcode.live._contract import (
     common_answer,
     not_a_result,
     session_of,
+    transcript_span,
     transcript_version,
 )
 from failcode.triage.readers._text import as_dict, as_str
@@ -59,13 +60,8 @@ def recorded_exit(transcript: str, call: str) -> int | None:
 
     from failcode.triage.readers._text import stated_exit  # noqa: PLC0415
 
-    try:
-        with open(transcript, "rb") as file:  # noqa: PTH123 - one bounded read
-            file.seek(0, 2)
-            size = file.tell()
-            file.seek(max(0, size - TAIL))
-            tail = file.read(TAIL)
-    except (OSError, ValueError):
+    tail = transcript_span(transcript, TAIL, head=False)
+    if tail is None:
         return None
     needle = json.dumps(call).encode()
     for line in reversed(tail.splitlines()):

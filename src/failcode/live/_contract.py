@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from failcode.triage._events import Event
 
 __all__ = ["AgentHooks", "ToolCall", "action_of", "common_answer", "not_a_result", "session_of",
-           "transcript_version"]
+           "transcript_span", "transcript_version"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +88,19 @@ class AgentHooks:
 _SPAN: Final = 64 * 1024
 
 
+def transcript_span(path: str, size: int, *, head: bool) -> bytes | None:
+    """The first (``head``) or last ``size`` bytes of the transcript at ``path``, read once;
+    None when it cannot be read."""
+    try:
+        with open(path, "rb") as file:  # noqa: PTH123 - one bounded read
+            if not head:
+                file.seek(0, 2)
+                file.seek(max(0, file.tell() - size))
+            return file.read(size)
+    except (OSError, ValueError):
+        return None
+
+
 def transcript_version(data: Mapping[str, Any], field: str, *, head: bool) -> str | None:
     """The last (``head``: the first) ``"field": "..."`` string in the first or last 64 KiB of
     the transcript the hook input names (``transcript_path``): where Claude Code (``version``
@@ -96,15 +109,8 @@ def transcript_version(data: Mapping[str, Any], field: str, *, head: bool) -> st
     import re  # noqa: PLC0415
 
     path = as_str(data.get("transcript_path"))
-    if not path:
-        return None
-    try:
-        with open(path, "rb") as file:  # noqa: PTH123 - one bounded read
-            if not head:
-                file.seek(0, 2)
-                file.seek(max(0, file.tell() - _SPAN))
-            text = file.read(_SPAN)
-    except (OSError, ValueError):
+    text = transcript_span(path, _SPAN, head=head) if path else None
+    if text is None:
         return None
     found = re.findall(rb'"' + re.escape(field.encode()) + rb'"\s*:\s*"([0-9A-Za-z.+-]{1,40})"',
                        text)
