@@ -90,7 +90,14 @@ exactly one of ``failures``, ``outcomes``, ``ignored``):
   ``tool.call_id``) and a session has the call's id (:func:`~failcode.events.call_event_id`,
   as ``failcode hook`` names it), so the log record and the span of one call (Qwen Code
   0.24.4 exports both; Claude Code with traces on) and the hook's report are one event: the
-  store keeps the first to arrive.
+  store keeps the first to arrive (a later one adds only the step it lacks). These events are
+  marked in :attr:`OtlpBatch.tool_calls`: the service drops them for a session whose hooks
+  said they report its calls (:func:`failcode.service._service.hooked_sessions`).
+- A session's start: a ``*.user_prompt``, ``codex.conversation_starts`` or ``session.start``
+  record of a session is one ``session.started`` (``by`` ``otlp``) per session, its id derived
+  from the session alone, so a session is in the service even when nothing in it failed.
+  Claude Code's ``api_error`` (its final one) says in ``session.ended`` that the session ended
+  on it (``provider_error``).
 - Spans. A tool span (``gen_ai.operation.name`` ``execute_tool`` or Gemini's ``tool_call``, a
   name starting ``execute_tool``, Claude Code's ``claude_code.tool.execution``, whose tool name
   and command are read from its parent ``claude_code.tool`` span when the request holds it)
