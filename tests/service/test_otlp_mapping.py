@@ -36,6 +36,7 @@ from failcode import (
 )
 from failcode.service._otlp import MAX_DEPTH, MAX_ITEMS, MAX_VALUE_BYTES, OtlpBatch, parse_otlp
 from tests.service._otlp_payloads import (
+    CONTENT_TYPES,
     CLAUDE,
     CODEX,
     ENCODINGS,
@@ -887,6 +888,50 @@ def test_values_deeper_than_the_bound_are_cut_not_an_error(encoding: Encoding) -
     shallow_a, shallow_b = (batch_of(_nested(MAX_DEPTH - 1, leaf)) for leaf in "ab")
     assert only(deep_a).event_id == only(deep_b).event_id
     assert only(shallow_a).event_id != only(shallow_b).event_id
+
+
+def _deep_payload(depth: int, leaf: str, encoding: Encoding) -> bytes:
+    """A request whose ``extra`` attribute nests ``depth`` levels, built on the wire forms
+    themselves: the SDK's own encoder drops an attribute past the decoder's limit."""
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue  # noqa: PLC0415
+
+    payload = logs([claude("tool_result", tool_name="Read", success="false", error="boom",
+                           extra="placeholder")])
+    if encoding == "json":
+        data = payload.json_dict()
+        value: Any = {"stringValue": leaf}
+        for _ in range(depth - 1):
+            value = {"kvlistValue": {"values": [{"key": "level", "value": value}]}}
+        record = data["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]
+        [pair] = [pair for pair in record["attributes"] if pair["key"] == "extra"]
+        pair["value"] = value
+        return json.dumps(data).encode()
+    inner = AnyValue(string_value=leaf)
+    for _ in range(depth - 1):
+        outer = AnyValue()
+        pair = outer.kvlist_value.values.add(key="level")
+        pair.value.CopyFrom(inner)
+        inner = outer
+    message = payload.message
+    record = message.resource_logs[0].scope_logs[0].log_records[0]
+    [pair] = [pair for pair in record.attributes if pair.key == "extra"]
+    pair.value.CopyFrom(inner)
+    return message.SerializeToString()
+
+
+@encodings
+@pytest.mark.parametrize("depth", [40, 200])
+def test_values_past_the_decoders_own_limit_are_cut_the_same(encoding: Encoding,
+                                                             depth: int) -> None:
+    """Nested past the protobuf decoder's own limit (about 32 AnyValue levels), a value is cut
+    at MAX_DEPTH like any other, in both encodings: the record is read, not the batch refused,
+    and the cut value is the one a value just past the bound gives."""
+    def event_of(depth: int, leaf: str) -> Event:
+        body = _deep_payload(depth, leaf, encoding)
+        return only(parse_otlp("logs", body, content_type=CONTENT_TYPES[encoding]))
+
+    assert event_of(depth, "a").event_id == event_of(MAX_DEPTH + 1, "b").event_id
+    assert event_of(MAX_DEPTH, "a").event_id != event_of(MAX_DEPTH, "b").event_id
 
 
 @encodings

@@ -350,9 +350,79 @@ def unsupported_media(signal: str, content_type: object) -> FailureError:
             "expected": f"{PROTOBUF} or {JSON} (OTLP/HTTP)"}))
 
 
+_ANY_VALUE: Final = "opentelemetry.proto.common.v1.AnyValue"
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """The varint at ``data[at:]`` and where it ends (ValueError when cut or over 10 bytes)."""
+    value = shift = 0
+    for end in range(at, min(at + 10, len(data))):
+        byte = data[end]
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, end + 1
+        shift += 7
+    raise ValueError("a varint runs past its end")
+
+
+def _cut_deep(data: bytes, descriptor: Any, depth: int) -> bytes:
+    """``data``, a message of ``descriptor``, with every AnyValue deeper than MAX_DEPTH levels
+    emptied (read as absent, as the JSON walker cuts it); everything else kept byte for byte.
+
+    The protobuf decoder refuses a whole request nested past its own limit (100 messages:
+    about 32 AnyValue levels); cutting first makes both encodings read the same batch.
+    ``depth`` is the AnyValue level ``data`` is at (0 outside any). Raises ValueError for
+    bytes that are not wire format (the decoder then names the problem).
+    """
+    fields = {field.number: field.message_type for field in descriptor.fields
+              if field.message_type is not None}
+    out = bytearray()
+    at = 0
+    while at < len(data):
+        start = at
+        tag, at = _varint(data, at)
+        tag_end, wire = at, tag & 7
+        if wire == 0:
+            _, at = _varint(data, at)
+        elif wire in (1, 5):
+            at += 8 if wire == 1 else 4
+        elif wire == 2:
+            size, begin = _varint(data, at)
+            at = begin + size
+            inner = fields.get(tag >> 3)
+            if inner is not None and at <= len(data):
+                level = depth + (inner.full_name == _ANY_VALUE)
+                kept = b"" if level > MAX_DEPTH else _cut_deep(data[begin:at], inner, level)
+                out += data[start:tag_end] + _encode_varint(len(kept)) + kept
+                continue
+        else:
+            raise ValueError(f"wire type {wire} is not read here")
+        if at > len(data):
+            raise ValueError("a field runs past its message")
+        out += data[start:at]
+    return bytes(out)
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
 def _decode_pb(signal: str, body: bytes) -> tuple[list[_Log], list[_Span]]:
     logs_message, traces_message = _messages()
-    request = from_protobuf(signal, logs_message if signal == "logs" else traces_message, body)
+    message = logs_message if signal == "logs" else traces_message
+    try:
+        request = message.FromString(body)
+    except Exception:  # noqa: BLE001 - protobuf's errors vary by backend; retried below
+        try:  # nested past the decoder's limit is cut at MAX_DEPTH like JSON; else the error
+            body = _cut_deep(body, message.DESCRIPTOR, 0)
+        except ValueError:
+            pass
+        request = from_protobuf(signal, message, body)
     if signal == "logs":
         count = sum(len(scope.log_records) for resource in request.resource_logs
                     for scope in resource.scope_logs)
