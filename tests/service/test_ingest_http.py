@@ -246,6 +246,25 @@ class TestEventsDoor:
             (p.failure().code, p.failure().message) for p in expected]
         assert finding_of(service, failure.signature)["count"] == 3
 
+    def test_a_lone_surrogate_costs_an_array_no_more_than_jsonl(self, service: Served,
+                                                                 tmp_path: Path) -> None:
+        """One event whose session is a lone surrogate escape (valid JSON text, no valid
+        UTF-8): a JSON array body is read as its JSONL lines are, the other events stored."""
+        answers = []
+        for as_array in (False, True):
+            failure = missing_module(tmp_path)
+            events = [event(failure, session=f"{name}-{as_array}")
+                      for name in ("first", "SURROGATE", "third")]
+            lines = [e.to_json().replace(b'"SURROGATE-', b'"\\ud800-') for e in events]
+            assert b"\\ud800" in lines[1]
+            body = (b"[" + b",".join(lines) + b"]") if as_array else b"\n".join(lines) + b"\n"
+            status, answer = api(service, "POST", "/v1/events", key=service.keys["ingest"],
+                                 raw=body, content_type="application/x-ndjson")
+            assert status == 200, (as_array, answer)
+            assert finding_of(service, failure.signature)["count"] == answer["new"] >= 2
+            answers.append({k: answer[k] for k in ("received", "new", "rejected")})
+        assert answers[0] == answers[1] and answers[0]["received"] == 3
+
     def test_body_without_a_valid_event_is_400(self, service: Served) -> None:
         """No valid event at all: 400 FC-DATA-001, nothing stored."""
         before = events_stored(service)

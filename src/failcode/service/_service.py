@@ -34,6 +34,7 @@ Rules:
 from __future__ import annotations
 
 import io
+import json
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -370,10 +371,30 @@ def _event_lines(body: bytes) -> bytes:
     try:
         items = msgspec.json.decode(body, type=list[msgspec.Raw])
     except msgspec.DecodeError as exc:
-        raise FailureError(FC.DATA_INVALID_INPUT.failure(
-            surface="service.events", error_class="malformed_json", params={
-                "problem": f"the body is not a JSON array of events ({exc})"})) from None
+        lines = _array_lines(body)
+        if lines is None:
+            raise FailureError(FC.DATA_INVALID_INPUT.failure(
+                surface="service.events", error_class="malformed_json", params={
+                    "problem": f"the body is not a JSON array of events ({exc})"})) from None
+        return lines
     return b"\n".join(msgspec.json.format(bytes(item), indent=-1) for item in items)
+
+
+def _array_lines(body: bytes) -> bytes | None:
+    """A JSON array msgspec refuses only for an escape it will not decode (a lone surrogate
+    such as ``"\\ud800"``: valid JSON text, not valid Unicode), as JSONL lines, each item
+    re-encoded with its escapes kept, so that item alone is refused as its JSONL line would
+    be; ``None`` when the body is not a JSON array at all."""
+    try:
+        items = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(items, list):
+        return None
+    try:
+        return b"\n".join(json.dumps(item, allow_nan=False).encode() for item in items)
+    except (ValueError, RecursionError):  # NaN or Infinity: not JSON; the strict reading
+        return None
 
 
 def _facts(project: str, findings: Findings, changes: list[Change]) -> BatchFacts:
