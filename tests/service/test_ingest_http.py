@@ -263,7 +263,8 @@ class TestEventsDoor:
             assert status == 200, (as_array, answer)
             assert finding_of(service, failure.signature)["count"] == answer["new"] >= 2
             answers.append({k: answer[k] for k in ("received", "new", "rejected")})
-        assert answers[0] == answers[1] and answers[0]["received"] == 3
+        assert answers[0] == answers[1]
+        assert answers[0]["received"] == 3
 
     def test_body_without_a_valid_event_is_400(self, service: Served) -> None:
         """No valid event at all: 400 FC-DATA-001, nothing stored."""

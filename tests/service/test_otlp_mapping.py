@@ -36,9 +36,9 @@ from failcode import (
 )
 from failcode.service._otlp import MAX_DEPTH, MAX_ITEMS, MAX_VALUE_BYTES, OtlpBatch, parse_otlp
 from tests.service._otlp_payloads import (
-    CONTENT_TYPES,
     CLAUDE,
     CODEX,
+    CONTENT_TYPES,
     ENCODINGS,
     GEMINI,
     T0,
@@ -893,7 +893,7 @@ def test_values_deeper_than_the_bound_are_cut_not_an_error(encoding: Encoding) -
 def _deep_payload(depth: int, leaf: str, encoding: Encoding) -> bytes:
     """A request whose ``extra`` attribute nests ``depth`` levels, built on the wire forms
     themselves: the SDK's own encoder drops an attribute past the decoder's limit."""
-    from opentelemetry.proto.common.v1.common_pb2 import AnyValue  # noqa: PLC0415
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
     payload = logs([claude("tool_result", tool_name="Read", success="false", error="boom",
                            extra="placeholder")])

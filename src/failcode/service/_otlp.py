@@ -154,6 +154,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import functools
 import hashlib
 import re
@@ -418,10 +419,9 @@ def _decode_pb(signal: str, body: bytes) -> tuple[list[_Log], list[_Span]]:
     try:
         request = message.FromString(body)
     except Exception:  # noqa: BLE001 - protobuf's errors vary by backend; retried below
-        try:  # nested past the decoder's limit is cut at MAX_DEPTH like JSON; else the error
+        # nested past the decoder's limit is cut at MAX_DEPTH like JSON; else the error
+        with contextlib.suppress(ValueError):
             body = _cut_deep(body, message.DESCRIPTOR, 0)
-        except ValueError:
-            pass
         request = from_protobuf(signal, message, body)
     if signal == "logs":
         count = sum(len(scope.log_records) for resource in request.resource_logs
