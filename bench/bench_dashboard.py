@@ -57,6 +57,7 @@ import http.client
 import http.cookies
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -72,7 +73,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import bench_service
 from failcode.service import _pages
-from failcode.service._dashboard import _FILTERS, _SINCE, COOKIE
+from failcode.service._dashboard import _FILTERS, _SINCE, COOKIE, SIGNIN_COOKIE
 from failcode.service._findings import Findings, version_key
 from failcode.store import open_store
 
@@ -296,9 +297,18 @@ class Client:
         return (time.perf_counter() - t0) * 1000, response.status, data, response
 
     def sign_in(self, key: str) -> None:
+        """Load the sign-in page (its token and cookie), then post the key with them."""
+        _ms, status, data, response = self.request("GET", "/ui/signin")
+        token = re.search(rb'name="signin" value="([^"]+)"', data)
+        page_jar = http.cookies.SimpleCookie(response.getheader("Set-Cookie") or "")
+        if status != 200 or token is None or SIGNIN_COOKIE not in page_jar:
+            msg = f"GET /ui/signin answered {status} without its token: {data[:500]!r}"
+            raise RuntimeError(msg)
         _ms, status, data, response = self.request(
-            "POST", "/ui/signin", urlencode({"key": key, "next": "/ui/"}).encode(),
-            {"Content-Type": "application/x-www-form-urlencoded"})
+            "POST", "/ui/signin", urlencode({"key": key, "next": "/ui/",
+                                              "signin": token.group(1).decode()}).encode(),
+            {"Content-Type": "application/x-www-form-urlencoded",
+             "Cookie": f"{SIGNIN_COOKIE}={page_jar[SIGNIN_COOKIE].value}"})
         jar = http.cookies.SimpleCookie(response.getheader("Set-Cookie") or "")
         if status != 303 or COOKIE not in jar:
             msg = f"POST /ui/signin answered {status} without a {COOKIE} cookie: {data[:500]!r}"

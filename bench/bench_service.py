@@ -86,7 +86,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from failcode import Failure, from_command
 from failcode.events import Event, failure_event
 from failcode.service._findings import Findings, ensure_tables
-from failcode.service._projects import project_url, schema_name
+from failcode.service._projects import ProjectStores, project_url
 from failcode.store import open_store
 from failcode.store._schema import SCHEMA_VERSION
 
@@ -495,12 +495,16 @@ class Backend:
             return url
         import psycopg
 
-        control_schema = control_url.rsplit("search_path%3D", 1)[-1]
-        schema = schema_name(project, control_schema)
+        control = open_store(control_url)
+        try:  # the schema name the control store gave the project when it was created
+            stores = ProjectStores(control, control_url)
+            schema, url = stores.schema(project), stores.url(project)
+        finally:
+            control.close()
         with psycopg.connect(self.pg, autocommit=True) as connection:
             connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-        self.schemas.append(schema)
-        return project_url(control_url, project, control_schema=control_schema)
+        self.schemas.append(str(schema))
+        return url
 
     def close(self) -> None:
         if self.name != "postgresql" or not self.schemas:

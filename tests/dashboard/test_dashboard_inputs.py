@@ -68,8 +68,8 @@ def service(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 
 def sign_in(served: Served, scope: str) -> tuple[str, str]:
     """Sign in over HTTP: (the Cookie header to send, the session's CSRF token)."""
-    body = urllib.parse.urlencode({"key": served.keys[scope], "next": "/ui/"}).encode()
-    status, headers, _page = raw(served, "POST", "/ui/signin", body=body, headers=FORM)
+    body, form_headers = served.signin_form(served.keys[scope])
+    status, headers, _page = raw(served, "POST", "/ui/signin", body=body, headers=form_headers)
     assert status == 303
     match = re.match(r"failcode_ui=([^;]+)", headers["set-cookie"])
     assert match is not None

@@ -11,12 +11,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -55,10 +58,12 @@ class Served:
     keys: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
     extra: tuple[str, ...] = ()
+    tls: ssl.SSLContext | None = None
+    """The client context trusting the service's certificate, when it serves HTTPS."""
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def start(self) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -74,7 +79,7 @@ class Served:
                 pytest.fail(f"failcode serve exited {self.process.returncode}:\n"
                             + self.log.read_text(errors="replace")[-3000:])
             with contextlib.suppress(OSError), urllib.request.urlopen(
-                    f"{self.url}/healthz", timeout=2) as response:
+                    f"{self.url}/healthz", timeout=2, context=self.tls) as response:
                 if response.status == 200:
                     return
             time.sleep(0.1)
@@ -104,10 +109,25 @@ class Served:
         request = urllib.request.Request(self.url + path, data=body, method=method,
                                          headers=sent)
         try:
-            with urllib.request.urlopen(request, timeout=60) as response:
+            with urllib.request.urlopen(request, timeout=60, context=self.tls) as response:
                 return response.status, dict(response.headers), response.read()
         except urllib.error.HTTPError as error:
             return error.code, dict(error.headers), error.read()
+
+    def signin_form(self, key: str, next_page: str = "/ui/",
+                    ) -> tuple[bytes, dict[str, str]]:
+        """The sign-in POST a browser sends after loading the sign-in page: (body, headers),
+        carrying the page's token in the form and in its cookie."""
+        status, headers, page = self.request("GET", "/ui/signin")
+        assert status == 200, page
+        cookie = re.match(r"(failcode_ui_signin=[^;]+)", headers.get("set-cookie", ""))
+        token = re.search(rb'name="signin" value="([^"]+)"', page)
+        assert cookie is not None, headers
+        assert token is not None, page
+        body = urllib.parse.urlencode({"key": key, "next": next_page,
+                                       "signin": token.group(1).decode()}).encode()
+        return body, {"Content-Type": "application/x-www-form-urlencoded",
+                      "Cookie": cookie.group(1)}
 
     def json(self, method: str, path: str, **options: Any) -> tuple[int, Any]:
         status, _headers, body = self.request(method, path, **options)

@@ -184,9 +184,8 @@ def test_otlp_door_clamps_a_time_too_old(service: Served, store: Store) -> None:
 def _signed_in(service: Served) -> str:
     connection = http.client.HTTPConnection("127.0.0.1", service.port, timeout=60)
     try:
-        connection.request("POST", "/ui/signin", body=urllib.parse.urlencode(
-            {"key": service.keys["read"], "next": "/ui/"}).encode(),
-            headers={"Content-Type": "application/x-www-form-urlencoded"})
+        body, headers = service.signin_form(service.keys["read"])
+        connection.request("POST", "/ui/signin", body=body, headers=headers)
         response = connection.getresponse()
         response.read()
         cookie = response.getheader("set-cookie") or ""

@@ -71,7 +71,9 @@ def _when(us: int | None) -> str:
     "failcode serve",
     "failcode serve --store postgresql://failcode@db/failcode --host 0.0.0.0",
     "failcode serve --store sqlite:///var/lib/failcode/failcode.db --port 8321",
-    "failcode serve --read-timeout 60 --max-connections 4000"))
+    "failcode serve --read-timeout 60 --max-connections 4000",
+    "failcode serve --host 0.0.0.0 --forwarded-allow-ips 10.0.0.5",
+    "failcode serve --tls-cert cert.pem --tls-key key.pem"))
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on (0.0.0.0: every interface).")
 @click.option("--port", type=click.IntRange(1, 65535), default=8321, show_default=True,
@@ -92,11 +94,20 @@ def _when(us: int | None) -> str:
               help="Seconds an idle connection is kept open after an answer.")
 @click.option("--max-connections", type=click.IntRange(2), default=1000, show_default=True,
               help="Connections open at once; a request on one more is answered 503.")
+@click.option("--forwarded-allow-ips", "forwarded", metavar="ADDRESSES", default="",
+              help="Comma-separated addresses or networks of the proxies in front whose "
+                   "X-Forwarded-Proto and X-Forwarded-For are believed ('*': any); default: "
+                   "none, the headers are ignored.")
+@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), metavar="PEM",
+              help="Serve HTTPS with this certificate chain (with --tls-key).")
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), metavar="PEM",
+              help="The private key of --tls-cert.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
               default="info", show_default=True, help="What the server logs.")
 def serve_command(host: str, port: int, url: str | None, public_url: str | None,
                   prune_interval: float, rate: int, read_timeout: float, keep_alive: int,
-                  max_connections: int, log_level: str) -> None:
+                  max_connections: int, forwarded: str, tls_cert: str | None,
+                  tls_key: str | None, log_level: str) -> None:
     """Receive failures from agents on many machines: failcode events, OTLP, raw failures."""
     try:
         from failcode.service import ServiceConfig, serve  # noqa: PLC0415
@@ -110,16 +121,54 @@ def serve_command(host: str, port: int, url: str | None, public_url: str | None,
     config = ServiceConfig(store_url=resolved or default_store_url(), public_url=public_url,
                            prune_interval_s=prune_interval, rate_per_minute=rate,
                            read_timeout_s=read_timeout, keep_alive_s=keep_alive,
-                           max_connections=max_connections)
+                           max_connections=max_connections,
+                           forwarded_allow=_proxies(forwarded), tls_cert=tls_cert,
+                           tls_key=tls_key)
+    _check_tls(tls_cert, tls_key)
     try:
         from failcode.service._service import Service  # noqa: PLC0415
 
         Service(config).close()  # opens (and migrates) the stores now: errors before serving
     except StoreError as exc:
         _report(exc.failure)
-    click.echo(f"failcode serve: http://{host}:{port} (store {printable(config.store_url)})",
-               err=True)
+    scheme = "https" if config.tls_cert else "http"
+    click.echo(f"failcode serve: {scheme}://{host}:{port} (store "
+               f"{printable(config.store_url)})", err=True)
     serve(config, host=host, port=port, log_level=log_level)
+
+
+def _proxies(text: str) -> tuple[str, ...]:
+    """``--forwarded-allow-ips``: each entry an address, a network or ``*``, else a usage
+    error naming it."""
+    import ipaddress  # noqa: PLC0415
+
+    entries = tuple(part.strip() for part in text.split(",") if part.strip())
+    for entry in entries:
+        if entry == "*":
+            continue
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise click.BadParameter(
+                f"{entry!r} is not an address or a network (expected e.g. 10.0.0.5, "
+                "10.0.0.0/8 or *)", param_hint="--forwarded-allow-ips") from None
+    return entries
+
+
+def _check_tls(cert: str | None, key: str | None) -> None:
+    """``--tls-cert`` and ``--tls-key``: both or neither, and a pair that loads."""
+    import ssl  # noqa: PLC0415
+
+    if cert is None and key is None:
+        return
+    if cert is None or key is None:
+        raise click.UsageError("--tls-cert and --tls-key go together: give both, or neither "
+                               "to serve plain HTTP")
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+    except (ssl.SSLError, OSError) as exc:
+        raise click.UsageError(f"--tls-cert {cert} with --tls-key {key} does not load as a PEM "
+                               f"certificate chain and its private key ({exc})") from None
 
 
 # -- failcode project --------------------------------------------------------------------------

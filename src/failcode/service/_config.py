@@ -35,6 +35,16 @@ class ServiceConfig(msgspec.Struct, frozen=True, kw_only=True):
         keep_alive_s: how long an idle connection is kept open after a response.
         max_connections: connections open at once; a request on one more is answered 503.
         max_head_bytes: the largest request line and headers: 400 above.
+        forwarded_allow: addresses of the proxies in front (``"10.0.0.5"``, ``"*"``: any)
+            whose ``X-Forwarded-Proto`` and ``X-Forwarded-For`` are believed: the scheme
+            (``Secure`` cookies behind a TLS proxy) and the client's address (sign-in limits)
+            are theirs. Empty: those headers are ignored.
+        tls_cert: a PEM certificate chain to serve HTTPS with (with ``tls_key``); None: HTTP.
+        tls_key: the PEM private key of ``tls_cert``.
+        signin_failures_per_minute: failed dashboard sign-ins one client address may make in
+            a minute: the page answers 429 with Retry-After above, whatever the key.
+        dashboard_sessions: signed-in dashboard sessions held at once: the least recently
+            used one ends when one more signs in.
     """
 
     store_url: str
@@ -51,3 +61,8 @@ class ServiceConfig(msgspec.Struct, frozen=True, kw_only=True):
     keep_alive_s: int = 5
     max_connections: int = 1000
     max_head_bytes: int = 16 * 1024
+    forwarded_allow: tuple[str, ...] = ()
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    signin_failures_per_minute: int = 10
+    dashboard_sessions: int = 10_000

@@ -13,7 +13,15 @@ Access rules:
   ``Secure`` when the request came over HTTPS. The key stays in this process's memory, never
   in the cookie, and every request checks it again (:meth:`Service.authenticate`: a revoked
   key ends its sessions within the key cache's 5 s). A session idle for 12 hours ends; a
-  restart of the service ends them all. Signing out ends it at once.
+  restart of the service ends them all. Signing out ends it at once. At most
+  ``dashboard_sessions`` (10,000) are held: one more ends the least recently used.
+- **Sign-in** itself is protected: the form carries a token that must match a cookie set with
+  it (``failcode_ui_signin``, ``SameSite=Strict``, ``Path=/ui/signin``), so another site
+  cannot sign a browser in with its own key; a client address with
+  ``signin_failures_per_minute`` (10) failed sign-ins in the last minute gets 429 with
+  ``Retry-After`` until the oldest of them is a minute old, whatever key it sends. Behind a
+  proxy named in ``forwarded_allow``, the address and the scheme (``Secure``) are the ones it
+  forwards.
 - **Changes** (resolve, resolve in a version, ignore, reopen, sign-out) are POSTs carrying the
   session's CSRF token in a form field, compared in constant time; changing a finding needs an
   ``admin`` key (a ``read`` session gets 403). ``SameSite=Strict`` keeps other sites' forms
@@ -31,9 +39,11 @@ The pages are not in the OpenAPI document (they are HTML, not the API).
 from __future__ import annotations
 
 import hmac
+import math
 import secrets
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -55,9 +65,10 @@ if TYPE_CHECKING:
     from failcode.service._service import Service
     from failcode.store import Blame
 
-__all__ = ["COOKIE", "dashboard_router"]
+__all__ = ["COOKIE", "SIGNIN_COOKIE", "dashboard_router"]
 
 COOKIE: Final = "failcode_ui"
+SIGNIN_COOKIE: Final = "failcode_ui_signin"
 IDLE_S: Final = 12 * 3600
 POLL_S: Final = 5
 _HERE: Final = Path(__file__).parent
@@ -90,18 +101,25 @@ class Viewer:
 
 
 class _Sessions:
-    """Signed-in sessions, in memory: id -> the key presented and a CSRF token."""
+    """Signed-in sessions, in memory: id -> the key presented and a CSRF token; at most
+    ``limit`` at once (one more ends the least recently used)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = 10_000) -> None:
         self._lock = threading.Lock()
         self._held: dict[str, _Session] = {}
+        self.limit = limit
+
+    def __len__(self) -> int:
+        return len(self._held)
 
     def open(self, key: str) -> tuple[str, str]:
         sid, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         now = time.monotonic()
         with self._lock:
-            if len(self._held) > 10_000:
+            if len(self._held) >= self.limit:
                 self._held = {k: v for k, v in self._held.items() if now - v.seen < IDLE_S}
+            while len(self._held) >= self.limit:  # dicts keep order: re-inserted on use
+                del self._held[next(iter(self._held))]
             self._held[sid] = _Session(key=key, csrf=csrf, seen=now)
         return sid, csrf
 
@@ -111,15 +129,41 @@ class _Sessions:
             held = self._held.get(sid)
             if held is None:
                 return None
+            del self._held[sid]
             if now - held.seen > IDLE_S:
-                del self._held[sid]
                 return None
             held.seen = now
+            self._held[sid] = held  # the most recently used last
             return held
 
     def close(self, sid: str) -> None:
         with self._lock:
             self._held.pop(sid, None)
+
+
+class _SignInLimit:
+    """Failed sign-ins per client address over the last minute (a sliding window)."""
+
+    def __init__(self, per_minute: int) -> None:
+        self._lock = threading.Lock()
+        self._failed: dict[str, deque[float]] = {}  # address -> times of its last failures
+        self.per_minute = per_minute
+
+    def wait_s(self, address: str) -> int:
+        """Seconds until ``address`` may try again (0: now)."""
+        now = time.monotonic()
+        with self._lock:
+            times = self._failed.get(address)
+            if times is None or len(times) < self.per_minute or now - times[0] >= 60:
+                return 0
+            return max(1, math.ceil(60 - (now - times[0])))
+
+    def failed(self, address: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if len(self._failed) > 100_000:
+                self._failed = {k: v for k, v in self._failed.items() if now - v[-1] < 60}
+            self._failed.setdefault(address, deque(maxlen=self.per_minute)).append(now)
 
 
 def _environment() -> Any:
@@ -223,7 +267,16 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
     """The dashboard's routes; ``running`` gives the service once it has started."""
     router = APIRouter(prefix="/ui", include_in_schema=False)
     sessions = _Sessions()
+    limits: list[_SignInLimit] = []
     env = _environment()
+
+    def signin_limit() -> _SignInLimit:
+        """The sign-in limit, and the sessions' cap, from the running service's settings."""
+        if not limits:
+            config = running().config
+            sessions.limit = config.dashboard_sessions
+            limits.append(_SignInLimit(config.signin_failures_per_minute))
+        return limits[0]
 
     def render(name: str, status: int = 200, **values: Any) -> HTMLResponse:
         html = env.get_template(name).render(**values)
@@ -282,10 +335,23 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
                             headers={"Cache-Control": "max-age=300"})
 
     # -- sign-in ------------------------------------------------------------------------------
+    def signin_page(request: Request, target: str, status: int = 200,
+                    error: str | None = None, headers: dict[str, str] | None = None,
+                    ) -> Response:
+        """The sign-in form with a fresh token, the same one in a cookie only this page's
+        POST carries (SameSite=Strict): another site cannot sign a browser in."""
+        token = secrets.token_urlsafe(32)
+        response = render("signin.html", status, viewer=None, title="Sign in", next=target,
+                          error=error, signin_token=token)
+        response.headers.update(headers or {})
+        response.set_cookie(SIGNIN_COOKIE, token, httponly=True, samesite="strict",
+                            path="/ui/signin", secure=request.url.scheme == "https",
+                            max_age=3600)
+        return response
+
     @router.get("/signin")
     async def signin_form(request: Request, next: str | None = None) -> Response:  # noqa: A002
-        return render("signin.html", viewer=None, title="Sign in", next=safe_next(next),
-                      error=None)
+        return signin_page(request, safe_next(next))
 
     @router.post("/signin")
     async def signin(request: Request) -> Response:
@@ -293,17 +359,28 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
         form = _form(body[:_MAX_FORM])
         key = form.get("key", "").strip()
         target = safe_next(form.get("next"))
+        sent, held = form.get("signin", ""), request.cookies.get(SIGNIN_COOKIE, "")
+        if not held or not hmac.compare_digest(sent.encode(), held.encode()):
+            return signin_page(request, target, 403, error=(
+                "This sign-in form is out of date or did not come from this page (its "
+                "security token does not match): sign in again on this page."))
+        limit = signin_limit()
+        address = request.client.host if request.client else ""
+        if wait := limit.wait_s(address):
+            return signin_page(request, target, 429, headers={"Retry-After": str(wait)}, error=(
+                f"Too many failed sign-ins from this address in the last minute: try again "
+                f"in {wait} s."))
         service = running()
         try:
             found = await run_in_threadpool(service.authenticate, key, path="/ui/signin")
         except FailureError:
-            return render("signin.html", 401, viewer=None, title="Sign in", next=target,
-                          error="That key is not one this service issued, or it was revoked.")
+            limit.failed(address)
+            return signin_page(request, target, 401, error=(
+                "That key is not one this service issued, or it was revoked."))
         if found.scope not in ("read", "admin"):
-            return render("signin.html", 403, viewer=None, title="Sign in", next=target,
-                          error=f"An {found.scope} key cannot read the dashboard: sign in "
-                                "with a read or admin key (failcode token create --scope "
-                                "read).")
+            return signin_page(request, target, 403, error=(
+                f"An {found.scope} key cannot read the dashboard: sign in with a read or "
+                "admin key (failcode token create --scope read)."))
         sid, _csrf = sessions.open(key)
         response = RedirectResponse(target, status_code=303)
         response.set_cookie(COOKIE, sid, httponly=True, samesite="strict", path="/ui",

@@ -16,6 +16,11 @@ Rules:
   counted include the new one): the others are served on.
 - **A bound on a request's head.** A request line and headers larger than ``max_head_bytes``
   are answered 400 (uvicorn's ``h11_max_incomplete_event_size``).
+- **Proxies are believed only when named.** ``X-Forwarded-Proto`` and ``X-Forwarded-For`` are
+  read (uvicorn's proxy headers) only from the addresses in ``forwarded_allow``; from any other
+  client they are ignored, so nobody sets their own scheme or address by a header.
+- **HTTPS** when ``tls_cert`` and ``tls_key`` are given (uvicorn's ``ssl_certfile`` and
+  ``ssl_keyfile``); the bounds above hold the same.
 """
 
 from __future__ import annotations
@@ -96,4 +101,8 @@ def run(app: FastAPI, config: ServiceConfig, *, host: str, port: int, log_level:
         "limit_concurrency": config.max_connections,
         "h11_max_incomplete_event_size": config.max_head_bytes,
     }
+    if config.forwarded_allow:  # uvicorn's ProxyHeadersMiddleware, for these proxies only
+        options.update(proxy_headers=True, forwarded_allow_ips=list(config.forwarded_allow))
+    if config.tls_cert is not None:
+        options.update(ssl_certfile=config.tls_cert, ssl_keyfile=config.tls_key)
     uvicorn.run(app, **options)
