@@ -236,6 +236,8 @@ ROWS: Final[tuple[BoundaryRow, ...]] = (
                 _E.EXECUTION_ERROR, code="FC-STORE-011"),
     BoundaryRow("over HTTP: the store is full (retry after space is freed)", 1, EX_OSERR, 503,
                 _E.EXECUTION_ERROR, code="FC-STORE-006"),
+    BoundaryRow("the store stayed locked by another writer (retry; over HTTP 503)", 1,
+                EX_TEMPFAIL, 503, _E.EXECUTION_ERROR, code="FC-STORE-003"),
     # -- exit 1: configuration, key validation ------------------------------------
     BoundaryRow("a configuration failure (over HTTP: the server's own misconfiguration)",
                 1, EX_CONFIG, 500, _E.INTERNAL_ERROR, kind=_K.PROJECT_ERROR),

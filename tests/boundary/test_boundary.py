@@ -91,6 +91,9 @@ CASES: list[tuple[str, Any, int, int, int, str | None]] = [
      1, 71, 503, EXE),
     ("over HTTP: the store is full (retry after space is freed)",
      FC.STORE_DISK_FULL.failure(surface="store", params={"url": "u"}), 1, 71, 503, EXE),
+    ("the store stayed locked by another writer (retry; over HTTP 503)",
+     FC.STORE_LOCKED.failure(surface="store", params={"url": "u", "timeout_s": 5}),
+     1, 75, 503, EXE),
     ("a configuration failure (over HTTP: the server's own misconfiguration)",
      FC.CFG_INVALID_VALUE.failure(surface="config.load", params={
          "file": "failcode.toml", "line": 3, "key": "retry.attempts", "value": "0",

@@ -18,14 +18,17 @@ import html
 import http.client
 import json
 import re
+import sqlite3
 import subprocess
 import urllib.parse
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from failcode import Failure, from_command
 from failcode.events import failure_event
+from failcode.service._dashboard import ACTIONS
 from tests.conftest import BACKENDS
 from tests.service.conftest import Served, running
 
@@ -48,21 +51,26 @@ def raw(served: Served, method: str, path: str, *, body: bytes | None = None,
         connection.close()
 
 
+def _seed(served: Served, tmp: Path) -> None:
+    """One finding: a command that is not installed, run here, posted as an event."""
+    argv = ["sh", "-c", "failcode-dash-inputs-missing-tool"]
+    done = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, check=False)
+    failure = from_command(argv, done.returncode, done.stdout, done.stderr)
+    assert isinstance(failure, Failure)
+    body = failure_event(failure, event="command.failed", session="inputs").to_json()
+    status, _h, answer = served.request("POST", "/v1/events", key=served.keys["ingest"],
+                                        body=body + b"\n",
+                                        headers={"Content-Type": "application/x-ndjson"})
+    assert status == 200, answer
+
+
 @pytest.fixture(scope="module", params=BACKENDS)
 def service(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
             ) -> Iterator[Served]:
     """A service holding one finding: a command that is not installed, run here."""
     tmp = tmp_path_factory.mktemp(f"dashboard-inputs-{request.param}")
     with running(request.param, tmp, extra=("--rate", "1000000")) as served:
-        argv = ["sh", "-c", "failcode-dash-inputs-missing-tool"]
-        done = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, check=False)
-        failure = from_command(argv, done.returncode, done.stdout, done.stderr)
-        assert isinstance(failure, Failure)
-        body = failure_event(failure, event="command.failed", session="inputs").to_json()
-        status, _h, answer = served.request("POST", "/v1/events", key=served.keys["ingest"],
-                                            body=body + b"\n",
-                                            headers={"Content-Type": "application/x-ndjson"})
-        assert status == 200, answer
+        _seed(served, tmp)
         yield served
 
 
@@ -126,6 +134,65 @@ def test_the_resolve_form_refuses_what_the_api_refuses(service: Served, version:
     assert status == 400, page[-2000:]
     assert "in_version" in page
     assert one_finding(service) == finding
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+@pytest.mark.parametrize("sent", [{}, {"csrf": "forged"}], ids=["no-token", "forged-token"])
+def test_every_finding_action_needs_the_csrf_token(service: Served, action: str,
+                                                   sent: dict[str, str]) -> None:
+    """Each action the finding forms take, from an admin session without the session's
+    token: 403 and the finding as it was (it starts where the action would change it)."""
+    finding = one_finding(service)
+    api_path = f"/v1/findings/{finding['id']}"
+    if action == "reopen":  # only a resolved finding has something to reopen
+        status, answer = service.json("POST", api_path + "/resolve", key=service.keys["admin"],
+                                      body=b"{}", headers={"Content-Type": "application/json"})
+        assert status == 200, answer
+    before = service.json("GET", api_path, key=service.keys["read"])[1]["finding"]
+    try:
+        cookie, _csrf = sign_in(service, "admin")
+        status, _headers, page = raw(service, "POST", f"/ui/findings/{finding['id']}/{action}",
+                                     body=urllib.parse.urlencode({**sent, "in_version": "2.0"})
+                                     .encode(), headers={**FORM, "Cookie": cookie})
+        assert status == 403, page[-2000:]
+        assert service.json("GET", api_path, key=service.keys["read"])[1]["finding"] == before
+    finally:
+        status, answer = service.json("POST", api_path + "/reopen", key=service.keys["admin"],
+                                      body=b"{}", headers={"Content-Type": "application/json"})
+        assert status == 200, answer
+
+
+def test_a_change_the_store_cannot_take_is_503_without_the_stores_words(
+        tmp_path: Path) -> None:
+    """The project's SQLite store locked by another writer: the resolve form answers 503 with
+    Retry-After and a plain message (no path), the finding is unchanged; once the lock is
+    gone the same form resolves it."""
+    with running("sqlite", tmp_path) as served:
+        _seed(served, tmp_path)
+        finding = one_finding(served)
+        cookie, csrf = sign_in(served, "admin")
+        form = urllib.parse.urlencode({"csrf": csrf, "in_version": "3.1"}).encode()
+        path = f"/ui/findings/{finding['id']}/resolve"
+        store = served.store[len("sqlite:///"):]
+        project_db = Path(store).with_name(Path(store).stem + ".projects") / "web.db"
+        assert project_db.exists()
+        holder = sqlite3.connect(project_db, timeout=30, isolation_level=None)
+        try:
+            holder.execute("BEGIN EXCLUSIVE")
+            status, headers, page = raw(served, "POST", path, body=form,
+                                        headers={**FORM, "Cookie": cookie})
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert status == 503, page[-2000:]
+        assert headers["retry-after"].isdigit()
+        assert "The store did not take the change" in page
+        assert str(tmp_path) not in page
+        assert one_finding(served)["status"] == finding["status"]
+        status, headers, _page = raw(served, "POST", path, body=form,
+                                     headers={**FORM, "Cookie": cookie})
+        assert status == 303
+        assert one_finding(served)["resolved_in"] == "3.1"
 
 
 @pytest.mark.parametrize("sent", [{}, {"csrf": "forged"}])

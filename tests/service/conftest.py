@@ -14,7 +14,6 @@ import os
 import re
 import signal
 import socket
-import ssl
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ import pytest
 from tests.conftest import BACKENDS, fresh_url
 
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import Iterator
     from pathlib import Path
 

@@ -69,7 +69,7 @@ _ERRORS: Final[dict[int | str, dict[str, Any]]] = {
         (401, "No valid key (FC-SVC-001)"), (403, "Wrong scope or project (FC-SVC-002)"),
         (404, "No such resource (FC-SVC-003)"), (413, "Body too large (FC-SVC-004)"),
         (415, "Unsupported encoding (FC-SVC-006)"), (429, "Rate limited (FC-SVC-005)"),
-        (503, "The store is down (FC-STORE-002, -006, -011); Retry-After"))}
+        (503, "The store is down, locked or full (FC-STORE-002, -003, -006, -011); Retry-After"))}
 _OPEN_ERRORS: Final[dict[int | str, dict[str, Any]]] = {
     s: v for s, v in _ERRORS.items() if s in (404, 503)}
 _OTLP_ANSWERS: Final[dict[int | str, dict[str, Any]]] = {**_ERRORS, 200: {

@@ -55,6 +55,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Redirect
 from starlette.concurrency import run_in_threadpool
 
 from failcode import FailureError, __version__
+from failcode.boundary import http_status
 from failcode.service import _pages
 from failcode.service._findings import SORTS, STATUSES
 
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
     from failcode.service._service import Service
     from failcode.store import Blame
 
-__all__ = ["COOKIE", "SIGNIN_COOKIE", "dashboard_router"]
+__all__ = ["ACTIONS", "COOKIE", "SIGNIN_COOKIE", "dashboard_router"]
 
 COOKIE: Final = "failcode_ui"
 SIGNIN_COOKIE: Final = "failcode_ui_signin"
@@ -80,6 +81,9 @@ _MAX_FORM: Final = 16 * 1024
 _MAX_OFFSET: Final = 1_000_000
 _MAX_VERSION: Final = 120
 _MAX_FINDING: Final = 2**62  # the API's bound on a finding's number
+ACTIONS: Final = ("resolve", "ignore", "reopen")
+"""What the finding page's forms may do (``POST /ui/findings/{id}/{action}``)."""
+_RETRY_S: Final = 5  # Retry-After of a change the store refused (the API's too)
 
 
 @dataclass
@@ -452,6 +456,20 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
         return render("finding.html", viewer=viewer, title=f"Finding {finding_id}", view=view,
                       nav="findings", notice=request.query_params.get("done"))
 
+    def change_refused(viewer: Viewer, exc: FailureError) -> HTMLResponse:
+        """The page for a change the service refused: the API's status for the same failure
+        (:func:`failcode.boundary.http_status`); a store that is down or full is said in plain
+        words with Retry-After, never with the store's own message (a path, a host)."""
+        status, _code = http_status(exc.failure)
+        if status < 500:
+            return render("error.html", status, viewer=viewer, title="Not changed",
+                          nav="findings", message=exc.failure.message)
+        page = render("error.html", status, viewer=viewer, title="Not changed", nav="findings",
+                      message=f"The store did not take the change ({exc.failure.code}); the "
+                              f"finding is as it was. Try again in {_RETRY_S} s.")
+        page.headers["Retry-After"] = str(_RETRY_S)
+        return page
+
     @router.post("/findings/{finding_id}/{action}")
     async def change(request: Request, finding_id: int, action: str) -> Response:
         viewer = await signed_in(request)
@@ -469,7 +487,7 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
         if not 1 <= finding_id <= _MAX_FINDING:
             return render("error.html", 404, viewer=viewer, title="Not found", nav="findings",
                           message=f"There is no finding {finding_id} in {viewer.project}.")
-        if action not in ("resolve", "ignore", "reopen"):
+        if action not in ACTIONS:
             return render("error.html", 404, viewer=viewer, title="Not found", nav="findings",
                           message=f"There is no action {action[:40]!r}.")
         problem = version_problem(form.get("in_version", ""))
@@ -483,9 +501,7 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
             await run_in_threadpool(lambda: service.findings(viewer.project).set_status(
                 finding_id, chosen, in_version=version if chosen == "resolve" else None))
         except FailureError as exc:
-            return render("error.html", 400 if exc.failure.code != "FC-SVC-003" else 404,
-                          viewer=viewer, title="Not changed", nav="findings",
-                          message=exc.failure.message)
+            return change_refused(viewer, exc)
         done = {"resolve": f"resolved in {version}" if version else "resolved",
                 "ignore": "ignored", "reopen": "reopened"}[action]
         return RedirectResponse(f"/ui/findings/{finding_id}?{urlencode({'done': done})}",
