@@ -586,6 +586,25 @@ def test_failed_shell_tool_span_is_classified_from_its_command(encoding: Encodin
 
 
 @encodings
+@pytest.mark.parametrize("code", [7, 126])
+def test_the_exit_code_attribute_alone_is_read(encoding: Encoding, code: int) -> None:
+    """``process.exit.code`` as the only source of the status: a status message and output
+    that name no number, so a mapping that did not read the attribute could not give it."""
+    output = "cc -c src/parse.c\nthe build stopped\n"
+    spans = Spans()
+    with spans.span("invoke_agent triage-bot", AGENT), spans.span(
+            "execute_tool bash", tool_span("bash", **{
+                "process.command_line": "make", "process.exit.code": code,
+                "gen_ai.tool.call.result": output}), error="the tool failed"):
+        pass
+    failure = failure_of(only(parse(spans.payload(), encoding)))
+    expected = from_command("make", code, output, "the tool failed")
+    assert isinstance(expected, Failure)
+    assert failure.signature == expected.signature
+    assert failure.code == expected.code
+
+
+@encodings
 def test_failed_tool_span_with_exception_is_one_failure(encoding: Encoding) -> None:
     """Row 9: status ERROR plus the exception event: one failure, from the exception."""
     spans = Spans()

@@ -326,6 +326,18 @@ def test_a_declined_command_is_cancelled_not_failed(tmp_path: Path) -> None:
         "cancelled"]
 
 
+def test_the_exit_code_alone_says_whether_a_command_failed(tmp_path: Path) -> None:
+    """``exit_code`` is the only source of a command's status: ``status`` disagreeing with it
+    (``completed`` with exit 3, ``failed`` with exit 0) changes nothing, and the failure
+    carries the code itself, which no reading of ``status`` could give."""
+    entries = _lines("mixed-session")
+    _item(entries, "sed -i '/numpy_lab_missing/d' calc.py")["exit_code"] = 3  # completed
+    _item(entries, "python -c 'import calc'")["exit_code"] = 0  # status stays failed
+    failures = {f["step"]: f["failure"] for f in _session(_write(tmp_path, entries))["failures"]}
+    assert 1 not in failures
+    assert failures[2]["params"] == {"exit_code": 3, "program": "sed"}
+
+
 def test_a_command_the_execpolicy_refused_is_a_rejected_action(tmp_path: Path) -> None:
     """With no exit status, output naming the execpolicy's refusal is a rejected action."""
     entries = _lines("mixed-session")
