@@ -26,8 +26,11 @@ Rules tested:
 
 from __future__ import annotations
 
+import html
+import http.client
 import io
 import json
+import re
 import secrets
 import string
 import subprocess
@@ -610,25 +613,56 @@ class TestRetention:
         every failure they saw."""
         failure = missing_module(tmp_path)
         other = missing_program(tmp_path)
-        old = [event(failure, ts=NOW - timedelta(days=3, minutes=i)) for i in range(4)]
-        old += [event(other, ts=NOW - timedelta(days=2))]
-        recent = [event(failure, ts=NOW - timedelta(minutes=5)) for _ in range(2)]
+        old = [event(failure, ts=NOW - timedelta(days=3, minutes=i), session="old-a")
+               for i in range(4)]
+        old += [event(other, ts=NOW - timedelta(days=2), session="old-b")]
+        recent = [event(failure, ts=NOW - timedelta(minutes=5), session="new-a")
+                  for _ in range(2)]
         post_events(pruning, [*old, *recent])
-        counts = {f["signature"]: f["count"] for f in all_findings(pruning)}
-        assert counts == {failure.signature: 6, other.signature: 1}
+        # what every aggregate must say before and after, from the events posted
+        counts = {failure.signature: 6, other.signature: 1}
+        sessions = {failure.signature: 2, other.signature: 1}  # old-a and new-a; old-b
+        per_session = {"old-a": 4, "old-b": 1, "new-a": 2}  # failures = events here
+
+        def aggregates() -> tuple[dict[str, int], dict[str, int], dict[str, int], int]:
+            found = all_findings(pruning)
+            _status, project = api(pruning, "GET", "/v1/project", key=pruning.keys["read"])
+            return ({f["signature"]: f["count"] for f in found},
+                    {f["signature"]: f["sessions"] for f in found},
+                    _session_rows(pruning), project["stats"]["sessions"])
+
+        before = aggregates()
+        assert before == (counts, sessions, per_session, 3)
         assert events_stored(pruning) == 7
         failcode("project", "retention", "web", "1", store=pruning.store)
         deadline = time.monotonic() + 60
         while events_stored(pruning) != len(recent) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert events_stored(pruning) == len(recent)
-        assert {f["signature"]: f["count"] for f in all_findings(pruning)} == counts
+        assert aggregates() == before
         status, detail = api(pruning, "GET", f"/v1/findings/"
                              f"{finding_of(pruning, failure.signature)['id']}",
                              key=pruning.keys["read"])
         assert status == 200
         assert [o["event_id"] for o in detail["occurrences"]] == sorted(
             (e.event_id for e in recent), reverse=True)
+
+
+def _session_rows(served: Served) -> dict[str, int]:
+    """Each session's failures as the dashboard's sessions page lists them (its one page)."""
+    body, headers = served.signin_form(served.keys["read"])
+    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=60)
+    try:
+        connection.request("POST", "/ui/signin", body=body, headers=headers)
+        response = connection.getresponse()
+        response.read()
+        cookie = (response.getheader("set-cookie") or "").split(";", 1)[0]
+        connection.request("GET", "/ui/sessions", headers={"Cookie": cookie})
+        page = connection.getresponse().read().decode()
+    finally:
+        connection.close()
+    rows = re.findall(r'<tr data-failures="(\d+)"><td><a href="[^"]*">([^<]+)</a>', page)
+    return {html.unescape(name): int(failures) for failures, name in rows}
 
 
 # -- the classify door -----------------------------------------------------------------------
