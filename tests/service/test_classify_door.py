@@ -242,9 +242,9 @@ class TestHttp:
     def test_door_agrees_with_the_sdk_exception(self, stub: ProviderStub) -> None:
         """The raw response is classified as classify() classifies the SDK's own exception."""
         anthropic = need_module("anthropic")
-        client = anthropic.Anthropic(api_key="test", base_url=stub.url("an_429"),
-                                     max_retries=0)
-        with pytest.raises(anthropic.RateLimitError) as raised:
+        with anthropic.Anthropic(api_key="test", base_url=stub.url("an_429"),
+                                 max_retries=0) as client, \
+                pytest.raises(anthropic.RateLimitError) as raised:
             client.messages.create(model="claude-x", max_tokens=1,
                                    messages=[{"role": "user", "content": "hi"}])
         live = classify(raised.value)
