@@ -66,22 +66,38 @@ class Served:
         return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def start(self) -> None:
+        """Start the service and wait for /healthz; a port another process took between
+        :func:`free_port` and the bind is replaced by a new one (at most five times)."""
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         env.pop("FAILCODE_STORE", None)
-        with self.log.open("ab") as out:  # the child keeps its own descriptor
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "failcode", "serve", "--store", self.store, "--port",
-                 str(self.port), "--log-level", "warning", *self.extra],
-                stdout=out, stderr=out, env=env)
+        for _attempt in range(5):
+            logged = self.log.stat().st_size if self.log.exists() else 0
+            with self.log.open("ab") as out:  # the child keeps its own descriptor
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "failcode", "serve", "--store", self.store, "--port",
+                     str(self.port), "--log-level", "warning", *self.extra],
+                    stdout=out, stderr=out, env=env)
+            if self._answered():
+                return
+            said = self.log.read_bytes()[logged:]
+            if b"address already in use" not in said.lower():
+                pytest.fail(f"failcode serve exited {self.process.returncode}:\n"
+                            + said.decode(errors="replace")[-3000:])
+            self.port = free_port()
+        pytest.fail("failcode serve found no free port in five tries")
+
+    def _answered(self) -> bool:
+        """Whether the started process answers /healthz within 60 s (False: it exited);
+        fails the test when it neither answers nor exits."""
+        assert self.process is not None
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                pytest.fail(f"failcode serve exited {self.process.returncode}:\n"
-                            + self.log.read_text(errors="replace")[-3000:])
+                return False
             with contextlib.suppress(OSError), urllib.request.urlopen(
                     f"{self.url}/healthz", timeout=2, context=self.tls) as response:
                 if response.status == 200:
-                    return
+                    return True
             time.sleep(0.1)
         pytest.fail("failcode serve did not answer /healthz within 60 s")
 
