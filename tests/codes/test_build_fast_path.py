@@ -158,3 +158,23 @@ def test_metadata_equal_but_differently_typed_is_never_shared() -> None:
     other = _build._redacted_metadata({"exit_code": True})
     assert type(one["exit_code"]) is int
     assert type(other["exit_code"]) is bool
+
+
+_SEGMENTS = st.text(st.sampled_from("abcdefghij-_.0123456789"), min_size=1, max_size=30)
+
+
+@given(st.lists(_SEGMENTS, min_size=1, max_size=12), _SEGMENTS)
+def test_a_long_path_keeps_its_file_name_in_the_message(folders: list[str], name: str) -> None:
+    """A ``path`` param too long for the message loses its middle, never its start or its
+    file's name: the message names the file whatever folder it is in."""
+    path = "/" + "/".join([*folders, "deep" * 20, f"{name}.jsonl"])
+    failure = FC.DATA_MALFORMED_INPUT.failure(surface="triage.read", params={
+        "path": path, "problem": "line 17: the exit status is ~10**30, not in range"})
+    shown = str(failure.params["path"])
+    assert len(failure.message) <= _build.MAX_MESSAGE_CHARS
+    assert f"{name}.jsonl" in failure.message
+    if shown != path:
+        head, tail = shown.split("…")
+        assert path.startswith(head)
+        assert path.endswith(tail)
+        assert len(shown) == _build._param_budget(FC.DATA_MALFORMED_INPUT.spec.message)

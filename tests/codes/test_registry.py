@@ -140,7 +140,10 @@ def test_factory_redacts_and_bounds_params() -> None:
     assert token not in record.message
     assert "\n" not in record.message
     assert len(record.message) <= 300
-    assert record.message.endswith("… does not exist.")
+    # a path loses its middle, never its start or its end (the file's name)
+    assert record.message.startswith("The file or directory a b ghp_<secret> xxx")
+    assert "x…x" in record.message
+    assert record.message.endswith("xxx does not exist.")
 
 
 def test_factory_records_cause_chain() -> None:

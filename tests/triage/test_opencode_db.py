@@ -229,7 +229,7 @@ def test_another_sqlite_database_keeps_its_fc_data_002(tmp_path: Path) -> None:
     result = triage([other])
     (item,) = result.inputs
     assert item.error_code == "FC-DATA-002"
-    assert str(other) in (item.error_message or "")
+    assert other.name in (item.error_message or "")
 
 
 def test_detection_takes_a_sqlite_head_and_only_by_path(tmp_path: Path) -> None:

@@ -156,7 +156,7 @@ def test_nesting_depth_is_bounded_in_every_json_format(tmp_path: Path, fmt: str,
     item = next(i for i in result.inputs if i.path == str(damaged))
     if depth > MAX_DEPTH:
         assert item.error_code == "FC-DATA-003", item
-        assert str(damaged) in (item.error_message or "")
+        assert damaged.name in (item.error_message or "")
         assert f"nested deeper than {MAX_DEPTH} levels" in (item.error_message or ""), item
     else:
         assert item.error_code is None, item
@@ -217,7 +217,7 @@ def test_any_error_reading_one_input_is_its_fc_data_003(
     result = _unaffected(tmp_path, damaged)
     item = next(i for i in result.inputs if i.path == str(damaged))
     assert item.error_code == "FC-DATA-003"
-    assert str(damaged) in (item.error_message or "")
+    assert damaged.name in (item.error_message or "")
     if where == "read":
         assert re.search(r"at line \d+", item.error_message or ""), item
         assert item.sessions == 1
@@ -270,7 +270,7 @@ def test_parallel_run_survives_a_worker_that_dies(tmp_path: Path,
     serial = triage(inputs)
     item = next(i for i in parallel.inputs if i.path == str(killer))
     assert item.error_code == "FC-DATA-003"
-    assert str(killer) in (item.error_message or "")
+    assert killer.name in (item.error_message or "")
     assert [i.to_dict() for i in parallel.inputs if i.path != str(killer)] == [
         i.to_dict() for i in serial.inputs]
     assert len(parallel.sessions) == len(serial.sessions)
@@ -294,8 +294,18 @@ def _triage_or_unblock(paths: list[Path], fifo: Path | None) -> TriageResult:
 
 
 def _socket(path: Path) -> socket.socket:
+    """A Unix socket bound at ``path``, by a name relative to its folder (a socket's path is
+    limited to 107 bytes; a test's folder may be longer), closed if the bind fails."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.bind(str(path))
+    here = Path.cwd()
+    try:
+        os.chdir(path.parent)
+        sock.bind(path.name)
+    except OSError:
+        sock.close()
+        raise
+    finally:
+        os.chdir(here)
     return sock
 
 

@@ -110,12 +110,28 @@ def _param_budget(template: str) -> int:
     return max(_MIN_PARAM_CHARS, (MAX_MESSAGE_CHARS - literal) // len(fields))
 
 
+_PATH_PARAMS: Final = frozenset({"path", "file", "url"})
+"""Params that hold a file's path or a store's URL: cut in the middle, so the file's name
+(the URL's end) stays in view beside its start."""
+
+
+def clean_path(text: str, limit: int) -> str:
+    """:func:`clean_text` of a file path, whose middle is cut when it is too long: its start
+    and its end (the file's name, which the reader needs most) stay."""
+    whole = clean_text(text, max(limit, len(text) + 1))
+    if len(whole) <= limit:
+        return whole
+    head = limit // 4
+    return whole[:head] + "…" + whole[len(whole) - (limit - head - 1):]
+
+
 def _clean_params(spec: CodeSpec, params: Mapping[str, Scalar]) -> FrozenDict:
     if not params:
         return _EMPTY
     budget = _param_budget(spec.message)
     return FrozenDict({
-        key: clean_text(value, budget) if type(value) is str else value
+        key: (clean_path if key in _PATH_PARAMS else clean_text)(value, budget)
+        if type(value) is str else value
         for key, value in params.items()
     })
 

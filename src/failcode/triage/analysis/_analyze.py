@@ -520,7 +520,7 @@ def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult],
 def _failed(label: str, fmt: str | None, code: str, problem: str, *, size: int,
             sessions: int = 0) -> InputResult:
     failure = FC[_BY_CODE[code]].failure(surface="triage.input",
-                                         params={"path": label[:200], "problem": problem[:200]})
+                                         params={"path": label, "problem": problem[:200]})
     return InputResult(label, fmt, sessions, code, failure.message, size)
 
 

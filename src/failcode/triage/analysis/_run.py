@@ -84,7 +84,7 @@ def _crashed(label: str, exc: BaseException) -> InputResult:
     problem = ("the process reading it stopped (killed, or out of memory)"
                if isinstance(exc, BrokenProcessPool) else unexpected(exc))
     failure = FC.DATA_MALFORMED_INPUT.failure(surface="triage.input", params={
-        "path": label[:200], "problem": problem[:200]})
+        "path": label, "problem": problem[:200]})
     return InputResult(label, None, 0, failure.code, failure.message, 0)
 
 
