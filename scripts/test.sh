@@ -5,8 +5,9 @@
 # when they are missing, the session lab's pinned agent CLIs into the user's cache directory,
 # starts a throwaway PostgreSQL server for the store tests (scripts/pg-throwaway.sh; stopped on
 # exit), installs the package with its test extras (at the versions constraints/test.txt locks)
-# into the active Python environment (use a virtual environment), then runs pytest; extra arguments
-# go to pytest. (.ci/run adds ruff and mypy.)
+# into the active Python environment (use a virtual environment), then runs pytest on every core
+# (pytest-xdist, at most four workers; FAILCODE_TEST_WORKERS=N to choose); extra arguments go to
+# pytest. (.ci/run adds ruff and mypy.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,4 +61,11 @@ python -m pip install --quiet -c constraints/test.txt -e ".[test]"
 # fails the run.
 python -m tests.lab install
 
-python -m pytest "$@"
+# on every core, at most four workers (FAILCODE_TEST_WORKERS=1 runs in this one process); a
+# module's tests stay on one worker, so its services and browsers start once
+workers="${FAILCODE_TEST_WORKERS:-$(python -c 'import os; print(min(4, len(os.sched_getaffinity(0))))')}"
+if [ "$workers" -gt 1 ]; then
+  python -m pytest -n "$workers" --dist loadscope "$@"
+else
+  python -m pytest "$@"
+fi
