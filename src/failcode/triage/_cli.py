@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from failcode.store import Store
     from failcode.triage._record import Recorder, Reporter
     from failcode.triage._result import SessionResult
+    from failcode.triage.analysis._cache import Cache
     from failcode.triage.analysis._compare import Comparison
     from failcode.triage.report._stream import Summary
 
@@ -42,7 +43,9 @@ __all__ = ["report_command", "triage_command"]
                "  failcode triage runs/new --baseline runs/old --fail-on regressed\n"
                "  failcode triage runs/ --format markdown >> \"$GITHUB_STEP_SUMMARY\"\n"
                "  failcode triage session.traj.json --json > triage.json\n"
-               "  failcode triage runs/ --store sqlite:///failcode.db")
+               "  failcode triage runs/ --store sqlite:///failcode.db\n"
+               "  failcode triage --home --no-cache\n"
+               "  failcode triage runs/ --cache")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON document on stdout (e.g. --json > triage.json).")
@@ -96,12 +99,18 @@ __all__ = ["report_command", "triage_command"]
                    "task folders, ~/.local/share/opencode/opencode.db, "
                    "~/.openhands/conversations, mini-swe-agent's config folder, "
                    "./.aider.chat.history.md; CODEX_HOME and the like honoured).")
+@click.option("--cache/--no-cache", "cache", default=None,
+              help="Take the inputs unchanged since an earlier run from the triage cache "
+                   "(the user's cache folder, or FAILCODE_CACHE_DIR) and keep the others' "
+                   "results in it; the report is the same. Default: on with --home, off "
+                   "otherwise (e.g. --no-cache).")
 def triage_command(  # noqa: PLR0917 - click passes each option by name
         paths: tuple[Path, ...], as_json: bool, output_format: str, html_file: Path | None,
         top: int, verbose: bool, finding_rank: int | None, signature: str | None,
         session_name: str | None, baseline: tuple[str, ...], fail_on: str | None,
         store_url: str | None, report_url: str | None, jobs: int | None,
-        include: tuple[str, ...], exclude: tuple[str, ...], home: bool) -> None:
+        include: tuple[str, ...], exclude: tuple[str, ...], home: bool,
+        cache: bool | None) -> None:
     """Read agent session logs and report why they fail, and what to fix first.
 
     PATHS are files or directories (walked recursively; files that are no session log are
@@ -121,7 +130,8 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
                 top=top, verbose=verbose, finding_rank=finding_rank, signature=signature,
                 session_name=session_name, baseline=baseline, fail_on=fail_on,
                 store_url=store_url, report_url=report_url, jobs=jobs, include=include,
-                exclude=exclude, home=home, problems=problems)
+                exclude=exclude, home=home, problems=problems,
+                cache=home if cache is None else cache)
 
 
 def _triage(
@@ -130,7 +140,7 @@ def _triage(
         session_name: str | None, baseline: tuple[str, ...], fail_on: str | None,
         store_url: str | None, jobs: int | None, include: tuple[str, ...],
         exclude: tuple[str, ...], home: bool, problems: list[str],
-        report_url: str | None = None) -> None:
+        report_url: str | None = None, cache: bool = False) -> None:
     from failcode.store._cli import write_file  # noqa: PLC0415 - start-up cost
     from failcode.triage.report._terminal import sample_paths  # noqa: PLC0415 - start-up cost
 
@@ -150,7 +160,7 @@ def _triage(
                session_name=session_name, jsonl=as_json, html=html_file is not None,
                problems=problems)
     run.read(inputs, include=include, exclude=exclude, jobs=jobs, store_url=store_url,
-             report_url=report_url)
+             report_url=report_url, cache=cache)
     comparison = None
     if earlier is not None:
         from failcode.triage.analysis._compare import compare  # noqa: PLC0415
@@ -200,7 +210,8 @@ class _Run:
 
     def read(self, inputs: list[Path | tuple[Path, str]], *, include: tuple[str, ...] = (),
              exclude: tuple[str, ...] = (), jobs: int | None = None,
-             store_url: str | None = None, report_url: str | None = None) -> None:
+             store_url: str | None = None, report_url: str | None = None,
+             cache: bool = False) -> None:
         from failcode.store._cli import printable  # noqa: PLC0415
         from failcode.triage.analysis._analyze import (  # noqa: PLC0415 - start-up cost
             empty_folder,
@@ -217,8 +228,10 @@ class _Run:
             reporter = self._reporter(report_url) if report_url is not None else None
             bar = Progress(sum(_size(path) for path, _ in files),
                            enabled=sys.stderr.isatty() and self.document is None)
+            store = _cache() if cache else None
             results = stack.enter_context(FileResults(
-                files, jobs=default_jobs() if jobs is None else jobs, progress=bar.advance))
+                files, jobs=default_jobs() if jobs is None else jobs, progress=bar.advance,
+                cache=store))
             with bar:
                 for item, sessions in results:
                     for session in sessions:
@@ -243,8 +256,11 @@ class _Run:
                     held.inputs.append(item)
             summary.skipped = len(files.skipped)
             self.skipped = list(files.skipped)
+            if store is not None:
+                summary.cached = results.cached
             if held is not None:
                 held.skipped = list(files.skipped)
+                held.cached_inputs = summary.cached
             if recorder is not None:
                 new, known = recorder.close()
                 if recorder.failure is None:
@@ -308,6 +324,13 @@ class _Run:
                                  "triage again with --store to record the rest (each once)")
 
 
+def _cache() -> Cache:
+    """The triage cache (``failcode.triage.analysis._cache``)."""
+    from failcode.triage.analysis._cache import Cache  # noqa: PLC0415 - only with a cache
+
+    return Cache()
+
+
 def _baseline(baseline: tuple[str, ...], top: int, jobs: int | None) -> Summary:
     """The baseline run's summary, from its logs or a store (read before the new run, so the
     new run's outputs stream as usual)."""
@@ -364,7 +387,11 @@ def _output(run: _Run, *, as_json: bool, output_format: str, top: int, verbose: 
             render_session(session, findings, Out(sys.stdout))
         return
     if as_json and run.document is not None:
-        extra = {"comparison": comparison.to_dict()} if comparison is not None else None
+        extra: dict[str, object] = {}
+        if summary.cached is not None:
+            extra["cached_inputs"] = summary.cached
+        if comparison is not None:
+            extra["comparison"] = comparison.to_dict()
         run.document.close(summary.inputs, summary.tables, run.skipped, extra)
         return
     if output_format == "markdown":

@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
+# at run time, not only for type checkers: the triage cache decodes these dataclasses with
+# msgspec, which resolves their annotations (failcode.triage.analysis._cache)
+from failcode import Failure, NonErrorOutcome  # noqa: TC001
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
-
-    from failcode import Failure, NonErrorOutcome
 
 __all__ = [
     "FORMAT_VERSION",
@@ -164,6 +166,9 @@ class TriageResult:
     sessions: list[SessionResult] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     """Files found by walking folders that are not session logs (not read; no error)."""
+    cached_inputs: int | None = None
+    """Inputs taken from the triage cache (an incremental run); None when the run used no
+    cache. Not in :meth:`to_dict`: the document is the same whatever came from the cache."""
 
     @property
     def ok(self) -> bool:

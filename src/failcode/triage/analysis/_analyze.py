@@ -775,7 +775,8 @@ def empty_folder(label: str, skipped: int) -> InputResult:
 
 def triage(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
            progress: Callable[[int], None] | None = None, jobs: int = 1,
-           include: Sequence[str] = (), exclude: Sequence[str] = ()) -> TriageResult:
+           include: Sequence[str] = (), exclude: Sequence[str] = (),
+           cache: bool = False) -> TriageResult:
     """Triage files and directories; see the module docstring for the rules.
 
     Args:
@@ -786,6 +787,9 @@ def triage(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
             the same whatever the number. 1 (the default) reads them in this process.
         include: globs selecting the files found by walking folders (path or name).
         exclude: globs of walked files to leave out.
+        cache: take the inputs whose content is unchanged since an earlier run from the
+            cache, and keep the others' results in it (:mod:`failcode.triage.analysis._cache`);
+            the result is the same as without (``cached_inputs`` says how many came from it).
 
     Returns:
         A :class:`TriageResult`; inputs that could not be read carry their FC code.
@@ -794,10 +798,16 @@ def triage(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
 
     files = expand(paths, include=include, exclude=exclude)
     result = TriageResult(skipped=list(files.skipped))
-    with FileResults(files, jobs=jobs, progress=progress) as results:
+    store = None
+    if cache:
+        from failcode.triage.analysis._cache import Cache  # noqa: PLC0415
+
+        store = Cache()
+    with FileResults(files, jobs=jobs, progress=progress, cache=store) as results:
         for item, sessions in results:
             result.inputs.append(item)
             result.sessions.extend(sessions)
+        result.cached_inputs = results.cached if store is not None else None
     result.inputs.extend(empty_folder(folder, skipped_in(folder, files.skipped))
                          for folder in files.empty)
     return result

@@ -15,6 +15,10 @@ Rules:
   back) is that input's FC-DATA-003. A worker that dies (killed, out of memory) breaks the
   pool: the input next in order is read again alone in a fresh worker (FC-DATA-003 if that one
   dies too: it is the culprit), and the inputs after it go to a fresh pool.
+- With a :class:`~failcode.triage.analysis._cache.Cache`, each input's key is taken before
+  any is read; an input the cache holds is yielded from it (never handed to a worker, its
+  size not counted towards :data:`PARALLEL_MIN_BYTES`), and each input read is stored in it
+  by this process (not an input whose worker died, nor one read by path).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ if TYPE_CHECKING:
     from typing import TypeAlias
 
     from failcode.triage._result import InputResult, SessionResult
+    from failcode.triage.analysis._cache import Cache, Key
 
     Triaged: TypeAlias = tuple[InputResult, list[SessionResult]]
 
@@ -88,6 +93,19 @@ def _crashed(label: str, exc: BaseException) -> InputResult:
     return InputResult(label, None, 0, failure.code, failure.message, 0)
 
 
+def _cacheable(item: InputResult) -> bool:
+    """Whether an input's result may be kept: not one a reader reads by path (a database
+    whose write-ahead log changes apart from it), not a failure of this machine's moment
+    (out of memory)."""
+    from failcode.triage.readers import READERS  # noqa: PLC0415
+
+    if item.format is not None and any(
+            reader.name == item.format and getattr(reader, "reads_path", False)
+            for reader in READERS):
+        return False
+    return "MemoryError" not in (item.error_message or "")
+
+
 class FileResults:
     """The files' results in input order; a context manager (it owns the worker processes).
 
@@ -96,19 +114,49 @@ class FileResults:
     """
 
     def __init__(self, inputs: Sequence[tuple[Path, str]], *, jobs: int = 1,
-                 progress: Callable[[int], None] | None = None) -> None:
+                 progress: Callable[[int], None] | None = None,
+                 cache: Cache | None = None) -> None:
         self._inputs = list(inputs)
         self._progress = progress
         self._pool: ProcessPoolExecutor | None = None
-        self._pending: deque[tuple[Future[Triaged], int]] = deque()
-        """Futures handed out and the index of their input."""
+        self._pending: deque[tuple[Future[Triaged] | None, int]] = deque()
+        """Futures handed out (None: an input the cache holds) and the index of their input."""
         self._next = 0
-        workers = min(jobs, len(self._inputs))
+        self._cache = cache
+        self._keys: list[Key | None] = [None] * len(self._inputs)
+        self._held = [False] * len(self._inputs)
+        """Inputs whose entry the cache holds (checked again when read from it)."""
+        if cache is not None:
+            for index, (path, label) in enumerate(self._inputs):
+                key = self._keys[index] = cache.key(path, label)
+                self._held[index] = key is not None and cache.has(key)
+        workers = min(jobs, len(self._inputs) - sum(self._held))
         self._workers = workers
         self._serial = workers < 2 or sum(
-            _size(path) for path, _ in self._inputs) < PARALLEL_MIN_BYTES
+            _size(path) for (path, _), held in zip(self._inputs, self._held, strict=True)
+            if not held) < PARALLEL_MIN_BYTES
         if not self._serial:
             self._start(workers)
+
+    @property
+    def cached(self) -> int:
+        """How many inputs were taken from the cache so far."""
+        return self._cache.hits if self._cache is not None else 0
+
+    def _from_cache(self, index: int) -> Triaged | None:
+        key = self._keys[index]
+        if self._cache is None or key is None or not self._held[index]:
+            return None
+        found = self._cache.get(key)
+        if found is not None and self._progress is not None and found[0].size:
+            self._progress(found[0].size)
+        return found
+
+    def _store(self, index: int, triaged: Triaged) -> Triaged:
+        key = self._keys[index]
+        if self._cache is not None and key is not None:
+            self._cache.put(key, *triaged, cacheable=_cacheable(triaged[0]))
+        return triaged
 
     @property
     def parallel(self) -> bool:
@@ -127,19 +175,35 @@ class FileResults:
     def _submit(self) -> bool:
         if self._pool is None or self._next >= len(self._inputs):
             return False
+        while self._held[self._next]:  # read from the cache when its turn comes
+            self._pending.append((None, self._next))
+            self._next += 1
+            if self._next >= len(self._inputs):
+                return False
         path, label = self._inputs[self._next]
         self._pending.append((self._pool.submit(_triage_one, path, label), self._next))
         self._next += 1
         return True
 
     def __iter__(self) -> Iterator[Triaged]:
-        if self._serial:
-            for path, label in self._inputs:
-                yield triage_file(path, label, progress=self._progress)
-            return
         try:
+            if self._serial:
+                for index, (path, label) in enumerate(self._inputs):
+                    found = self._from_cache(index)
+                    yield found if found is not None else self._store(
+                        index, triage_file(path, label, progress=self._progress))
+                return
             while self._pending:
                 future, index = self._pending.popleft()
+                found = self._from_cache(index) if future is None else None
+                if found is not None:
+                    yield found
+                    continue
+                if future is None:  # the entry went bad since: read it here
+                    path, label = self._inputs[index]
+                    yield self._store(index, triage_file(path, label,
+                                                         progress=self._progress))
+                    continue
                 item, sessions = self._result(future, index)
                 self._submit()
                 if self._progress is not None and item.size:
@@ -154,7 +218,7 @@ class FileResults:
 
         path, label = self._inputs[index]
         try:
-            return future.result()
+            return self._store(index, future.result())
         except BrokenProcessPool:
             again = self._alone(path, label)
             self._restart()
@@ -193,7 +257,9 @@ class FileResults:
             "linux") else None
 
     def close(self) -> None:
-        """Stop the workers (files not yet read are dropped)."""
+        """Stop the workers (files not yet read are dropped); keep the cache in its bound."""
+        if self._cache is not None:
+            self._cache.trim()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None

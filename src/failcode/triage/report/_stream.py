@@ -85,6 +85,8 @@ class Summary:
         self.inputs: list[InputResult] = []
         self.skipped = 0
         """Files found by walking that are not session logs."""
+        self.cached: int | None = None
+        """Inputs taken from the triage cache; None when the run used no cache."""
         self.per_input: dict[str, int] = {}
         """Failing steps per input path."""
         self.sessions = 0
@@ -115,6 +117,7 @@ class Summary:
         for item in result.inputs:
             summary.add_input(item)
         summary.skipped = len(result.skipped)
+        summary.cached = result.cached_inputs
         return summary
 
     def add_input(self, item: InputResult) -> None:

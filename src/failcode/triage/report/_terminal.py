@@ -149,8 +149,9 @@ def render_summary(result: TriageResult | Summary, *, top: int = 10, file: Any =
     unread = sum(1 for item in summary.inputs
                  if item.error_code == "FC-DATA-002" and item.format in UNREAD_FORMATS)
     later = f" ({unread:,} in formats not read yet)" if unread else ""
-    out.line(f"failcode triage: {plural(read, 'input')} read, {skipped}, {failed:,} failed"
-             f"{later}")
+    cached = f" ({summary.cached:,} from the cache)" if summary.cached is not None else ""
+    out.line(f"failcode triage: {plural(read, 'input')} read{cached}, {skipped}, "
+             f"{failed:,} failed{later}")
     out.line(f"{plural(summary.sessions, 'session')}, {plural(summary.steps, 'step')}, "
              f"{plural(summary.failures, 'failing step')} in "
              f"{plural(summary.failing_sessions, 'session')}")

@@ -1,0 +1,298 @@
+"""Incremental triage: each input's results kept between runs, keyed by what identifies its content.
+
+Rules:
+
+- An entry is one file per input under the cache folder (``$FAILCODE_CACHE_DIR``, else
+  ``platformdirs.user_cache_dir("failcode")/triage``: ``~/.cache/failcode/triage`` on Linux),
+  named by a hash of the input's resolved path and its label (the label is in the results).
+- It is used only when everything that identifies the content is unchanged: the size,
+  ``mtime_ns``, inode and device, a blake2b hash of the first and last 64 KiB (of the whole
+  file when smaller), failcode's ``__version__`` and a fingerprint of the code that makes the
+  results (a hash of the files of ``failcode.triage``, ``classification``, ``codes``,
+  ``signature`` and ``record``: any rule changed in a checkout changes it), and the same for
+  a Harbor trial's ``result.json`` read beside its ``agent/trajectory.json``.
+- The key is taken before the input is read: a file that changes while it is read is stored
+  under its old identity, so the next run misses and reads it again.
+- Not cached: folders (an OpenHands V1 conversation), inputs read by path (OpenCode's SQLite
+  database: its write-ahead log changes without it), standard input, inputs that cannot be
+  opened, and results that cannot be encoded.
+- An entry that is corrupt, truncated, of another version or unreadable is a miss, never an
+  error or a wrong result (msgpack decoded into the typed results, never pickle; a record that
+  breaks an invariant fails its own validation). Writes go to a temporary file, then
+  ``os.replace``: concurrent runs and a killed one never leave a torn entry.
+- A file that only grew is read again whole (no reader resumes from a saved state yet).
+- Bounded: after a run that wrote entries, the oldest used (an entry's modification time,
+  touched on every hit) are removed until the folder holds at most :data:`MAX_BYTES`
+  (``$FAILCODE_CACHE_MAX_MB`` to change it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import msgspec
+
+from failcode.triage._result import InputResult, SessionResult
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    Triaged: TypeAlias = tuple[InputResult, list[SessionResult]]
+
+__all__ = ["MAX_BYTES", "Cache", "cache_dir", "fingerprint"]
+
+MAX_BYTES: Final = 512 * 1024 * 1024
+"""The cache folder's bound (512 MiB) unless ``$FAILCODE_CACHE_MAX_MB`` says otherwise."""
+EDGE: Final = 64 * 1024
+"""How much of the head and of the tail the key hashes."""
+SCHEMA: Final = 1
+"""The entry layout; another is a miss."""
+_PARTS: Final = ("triage", "classification", "codes", "signature", "record")
+
+
+def cache_dir() -> Path:
+    """``$FAILCODE_CACHE_DIR``, else the user's cache folder's ``failcode/triage``."""
+    chosen = os.environ.get("FAILCODE_CACHE_DIR", "").strip()
+    if chosen:
+        return Path(chosen)
+    import platformdirs  # noqa: PLC0415 - only the default path needs it
+
+    return Path(platformdirs.user_cache_dir("failcode")) / "triage"
+
+
+def _max_bytes() -> int:
+    try:
+        return max(0, int(float(os.environ["FAILCODE_CACHE_MAX_MB"]) * 1024 * 1024))
+    except (KeyError, ValueError):
+        return MAX_BYTES
+
+
+_FINGERPRINT: list[str] = []
+
+
+def fingerprint() -> str:
+    """failcode's version and a hash of the code that makes triage's results (once per
+    process: about 10 ms)."""
+    if _FINGERPRINT:
+        return _FINGERPRINT[0]
+    import failcode  # noqa: PLC0415
+
+    root = Path(failcode.__file__).parent
+    digest = hashlib.blake2b(digest_size=16)
+    files = list(root.glob("*.py"))
+    for part in _PARTS:
+        files += [p for p in (root / part).rglob("*")
+                  if "__pycache__" not in p.parts and p.suffix != ".pyc"]
+    for path in sorted(files):
+        with contextlib.suppress(OSError):
+            if path.is_file():
+                digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+                digest.update(path.read_bytes() + b"\0")
+    _FINGERPRINT.append(f"{failcode.__version__}/{digest.hexdigest()}")
+    return _FINGERPRINT[0]
+
+
+class Key(msgspec.Struct, frozen=True, array_like=True):
+    """What identifies an input's content (see the module's rules)."""
+
+    path: str
+    label: str
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+    edges: bytes
+    """blake2b of the first and last :data:`EDGE` bytes."""
+    companion: tuple[int, int, bytes] | None = None
+    """A Harbor trial's ``result.json``: size, mtime_ns and hash; None when there is none."""
+
+
+class _Entry(msgspec.Struct, array_like=True):
+    schema: int
+    fingerprint: str
+    key: Key
+    item: InputResult
+    sessions: list[SessionResult]
+
+
+class _Head(msgspec.Struct, array_like=True):
+    """The start of an entry, decoded first (a foreign one stops there)."""
+
+    schema: int
+    fingerprint: str
+    key: Key
+
+
+def _edges(handle: object, size: int) -> bytes:
+    read = handle.read  # type: ignore[attr-defined]
+    digest = hashlib.blake2b(digest_size=16)
+    if size <= 2 * EDGE:
+        digest.update(read())
+    else:
+        digest.update(read(EDGE))
+        handle.seek(size - EDGE)  # type: ignore[attr-defined]
+        digest.update(read(EDGE))
+    return digest.digest()
+
+
+def _identity(path: Path) -> tuple[os.stat_result, bytes] | None:
+    """The file's status and edge hash, taken from one open file; None for anything that is
+    not a regular file that can be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return info, _edges(handle, info.st_size)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _companion(path: Path) -> tuple[int, int, bytes] | None:
+    """The identity of the file a reader consults beside the input: a Harbor trial's
+    ``result.json`` next to the ``agent/`` folder of ``agent/trajectory.json``."""
+    if path.parent.name != "agent":
+        return None
+    found = _identity(path.parent.parent / "result.json")
+    if found is None:
+        return None
+    info, edges = found
+    return info.st_size, info.st_mtime_ns, edges
+
+
+_ENCODER: Final = msgspec.msgpack.Encoder()
+_HEAD: Final = msgspec.msgpack.Decoder(_Head)
+_ENTRY: Final = msgspec.msgpack.Decoder(_Entry)
+
+
+class Cache:
+    """The cache folder, as one run uses it: look an input up, store its results.
+
+    Nothing it does raises for the cache's sake: a folder that cannot be written leaves the
+    run uncached.
+    """
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = cache_dir() if folder is None else folder
+        self.fingerprint = fingerprint()
+        self.hits = 0
+        """Inputs this run took from the cache."""
+        self.written = 0
+
+    def key(self, path: Path, label: str) -> Key | None:
+        """The input's key, or None when it is not cached (folders, unreadable, stdin...)."""
+        if label == "<stdin>":
+            return None
+        try:
+            resolved = str(path.resolve())
+        except (OSError, RuntimeError):
+            return None
+        found = _identity(path)
+        if found is None:
+            return None
+        info, edges = found
+        return Key(resolved, label, info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev,
+                   edges, _companion(path))
+
+    def _entry_path(self, key: Key) -> Path:
+        name = hashlib.blake2b(f"{key.path}\0{key.label}".encode("utf-8", "surrogatepass"),
+                               digest_size=20).hexdigest()
+        return self.folder / name[:2] / name
+
+    def has(self, key: Key) -> bool:
+        """Whether a valid-looking entry for ``key`` exists (its head only is decoded)."""
+        data = self._read(key)
+        if data is None:
+            return False
+        try:
+            head = _HEAD.decode(data)
+        except Exception:  # noqa: BLE001 - a damaged entry is a miss
+            return False
+        return head.schema == SCHEMA and head.fingerprint == self.fingerprint and head.key == key
+
+    def get(self, key: Key) -> Triaged | None:
+        """The stored results of the input ``key`` identifies, or None (a miss)."""
+        data = self._read(key)
+        if data is None:
+            return None
+        try:
+            entry = _ENTRY.decode(data)
+        except Exception:  # noqa: BLE001 - corrupt, truncated, foreign: a miss
+            return None
+        if (entry.schema != SCHEMA or entry.fingerprint != self.fingerprint
+                or entry.key != key):
+            return None
+        with contextlib.suppress(OSError):  # used now: evicted last
+            os.utime(self._entry_path(key))
+        self.hits += 1
+        return entry.item, entry.sessions
+
+    def _read(self, key: Key) -> bytes | None:
+        try:
+            with self._entry_path(key).open("rb") as handle:
+                return handle.read()
+        except OSError:
+            return None
+
+    def put(self, key: Key, item: InputResult, sessions: list[SessionResult],
+            *, cacheable: bool = True) -> None:
+        """Store an input's results under ``key`` (taken before reading it); atomic."""
+        if not cacheable:
+            return
+        try:
+            data = _ENCODER.encode(_Entry(SCHEMA, self.fingerprint, key, item, sessions))
+        except Exception:  # noqa: BLE001 - results msgpack cannot hold: not cached
+            return
+        target = self._entry_path(key)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            Path(temp).replace(target)
+            self.written += 1
+        except OSError:
+            with contextlib.suppress(OSError):
+                Path(temp).unlink()
+
+    def trim(self) -> None:
+        """Remove the entries used longest ago until the folder is within its bound (only
+        after a run that wrote entries)."""
+        if not self.written:
+            return
+        self.written = 0
+        entries: list[tuple[int, int, str]] = []
+        try:
+            for sub in os.scandir(self.folder):
+                if not sub.is_dir(follow_symlinks=False):
+                    continue
+                for item in os.scandir(sub.path):
+                    with contextlib.suppress(OSError):
+                        info = item.stat(follow_symlinks=False)
+                        entries.append((info.st_mtime_ns, info.st_size, item.path))
+        except OSError:
+            return
+        total = sum(size for _, size, _ in entries)
+        bound = _max_bytes()
+        for _, size, name in sorted(entries):
+            if total <= bound:
+                break
+            with contextlib.suppress(OSError):
+                Path(name).unlink()
+                total -= size
