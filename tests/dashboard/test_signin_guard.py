@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from failcode.service._dashboard import _Sessions
+from failcode.service._control import Control, digest
+from failcode.service._shared import Sessions
+from failcode.store import open_store
 from tests.service.conftest import Served, make_served, running
 
 if TYPE_CHECKING:
@@ -259,11 +261,15 @@ def test_wrong_tls_or_proxy_options_are_usage_errors(tmp_path: Path, options: tu
 # -- the sessions' cap --------------------------------------------------------------------------
 
 
-def test_sessions_are_capped_the_least_recently_used_ending_first() -> None:
-    sessions = _Sessions(limit=3)
-    opened = [sessions.open(f"key-{n}")[0] for n in range(3)]
-    assert sessions.get(opened[0]) is not None  # the oldest is now the most recently used
-    later = [sessions.open(f"key-{n}")[0] for n in range(3, 5)]
-    assert len(sessions) == 3
-    assert [sessions.get(sid) is not None for sid in opened] == [True, False, False]
-    assert all(sessions.get(sid) is not None for sid in later)
+def test_sessions_are_capped_the_least_recently_used_ending_first(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'control.db'}") as store:
+        control = Control(store)
+        control.create_project("web")
+        sessions = Sessions(store, limit=3)
+        made = [control.create_key("web", "read") for _ in range(5)]
+        opened = [sessions.open(row.key_id, digest(key))[0] for key, row in made[:3]]
+        assert sessions.get(opened[0]) is not None  # the oldest is now the most recently used
+        later = [sessions.open(row.key_id, digest(key))[0] for key, row in made[3:]]
+        assert len(sessions) == 3
+        assert [sessions.get(sid) is not None for sid in opened] == [True, False, False]
+        assert all(sessions.get(sid) is not None for sid in later)

@@ -43,9 +43,10 @@ def open_service(config: ServiceConfig) -> Service:
 
 
 def serve(config: ServiceConfig, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-          log_level: str = "info") -> None:
+          log_level: str = "info", workers: int = 1) -> None:
     """Run the service on uvicorn until interrupted, with ``config``'s connection bounds (read
-    timeout, keep-alive, connection cap, request head size)."""
+    timeout, keep-alive, connection cap, request head size), in ``workers`` processes that
+    share their state through the control store."""
     from failcode.service._server import run  # noqa: PLC0415 - the server is only needed here
 
-    run(create_app(config), config, host=host, port=port, log_level=log_level)
+    run(create_app(config), config, host=host, port=port, log_level=log_level, workers=workers)

@@ -22,9 +22,12 @@ Rules (a webhook takes part only when its ``project`` is the batch's project):
   not remembered: the next batch that meets it after the quiet time fires.
 - Alerts come out per webhook in the order the webhooks were given, and per webhook in the
   order new findings, regressions, rates; within a rule in the batch's order.
-- The state lives in memory only: when the service restarts, every window restarts empty and
-  nothing is throttled. Entries whose window and quiet time are over are forgotten (checked
-  once per minute of batch time), so the state holds only what can still matter.
+- :class:`AlertState` keeps the state in memory: when it is made again, every window starts
+  empty and nothing is throttled. Entries whose window and quiet time are over are forgotten
+  (checked once per minute of batch time), so the state holds only what can still matter. The
+  service uses :class:`~failcode.service._shared.SharedAlertState` instead, the same rule over
+  the control store: every worker and replica adds to the same windows and sees the same
+  quiet times, and a restart forgets nothing.
 
 Delivery (:class:`Alerter`):
 
@@ -108,6 +111,8 @@ from failcode.record._frozen import FrozenDict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from failcode.service._shared import SharedAlertState
 
 __all__ = [
     "Alert",
@@ -723,7 +728,8 @@ def _unique(facts: Sequence[FindingFact]) -> list[FindingFact]:
     return list(first.values())
 
 
-def evaluate(webhooks: Sequence[Webhook], facts: BatchFacts, state: AlertState) -> list[Alert]:
+def evaluate(webhooks: Sequence[Webhook], facts: BatchFacts,
+             state: AlertState | SharedAlertState) -> list[Alert]:
     """The alerts ``facts`` fires for ``webhooks`` (the module's rules).
 
     Pure apart from ``state``: it adds the batch's failures to the rate windows and starts the
@@ -981,6 +987,8 @@ class Alerter:
         max_delay_s: the cap of the backoff (a Retry-After up to 5 minutes is honoured beyond).
         allow: networks (CIDR) a webhook may reach although they are not public; None: those
             of :data:`ALLOW_ENV` (unset: none). See :func:`allow_networks`.
+        state: the rate windows and quiet times; None: a new in-memory :class:`AlertState`
+            (the service passes its :class:`~failcode.service._shared.SharedAlertState`).
 
     Raises:
         FailureError: FC-DATA-001 for an argument out of its range.
@@ -988,7 +996,8 @@ class Alerter:
 
     def __init__(self, *, timeout_s: float = 5.0, queue_size: int = 1000, max_attempts: int = 5,
                  base_url: str | None = None, initial_delay_s: float = 1.0,
-                 max_delay_s: float = 60.0, allow: Sequence[str] | str | None = None) -> None:
+                 max_delay_s: float = 60.0, allow: Sequence[str] | str | None = None,
+                 state: AlertState | SharedAlertState | None = None) -> None:
         checks = (("timeout_s", timeout_s, 0.0, 600.0), ("queue_size", queue_size, 1, 1_000_000),
                   ("max_attempts", max_attempts, 1, MAX_ATTEMPTS),
                   ("initial_delay_s", initial_delay_s, 0.0, 3600.0),
@@ -1018,7 +1027,7 @@ class Alerter:
         self._opener = urllib.request.build_opener(
             urllib.request.ProxyHandler({}), _NoRedirect(), _GuardedHTTPHandler(self.allow),
             _GuardedHTTPSHandler(self.allow))
-        self._state = AlertState()
+        self._state = AlertState() if state is None else state
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._lanes: dict[str, _Lane] = {}

@@ -6,7 +6,8 @@ failures 400, no key 401, wrong scope or project 403, unknown routes and ids 404
 route does not have 405, bodies over the limits 413, an encoding the door does not read 415,
 too many requests 429 and a store that is down 503, each 429 and 503 with ``Retry-After``. An
 unexpected exception answers 500 INTERNAL_ERROR with no internals (the detail goes to the
-``failcode.http`` logger). Keys never appear in an answer or a log line.
+``failcode.http`` logger). Keys never appear in an answer or a log line. Every answer names
+the process that gave it in ``X-Failcode-Worker`` (a random id per process, nothing else).
 
 Bodies are bounded before they are read: a ``Content-Length`` over ``max_body_bytes`` is
 refused at once, a body that grows past it while streaming is cut and refused, and a gzip
@@ -194,6 +195,31 @@ class _BodyLimit:
             await _refuse(scope, send, _too_large(f"the body grew past {limit} bytes"))
 
 
+class _WorkerHeader:
+    """Name the process that answered in ``X-Failcode-Worker`` (ASGI middleware): the random
+    id of its :class:`Service`, which tells the workers and replicas behind one address apart."""
+
+    def __init__(self, app: Any, worker: Callable[[], str]) -> None:
+        self.app = app
+        self.worker = worker
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Callable[[], Awaitable[
+            MutableMapping[str, Any]]], send: Callable[[MutableMapping[str, Any]],
+                                                      Awaitable[None]]) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        worker = self.worker().encode()
+
+        async def named(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start" and worker:
+                message["headers"] = [*message.get("headers", ()), (b"x-failcode-worker",
+                                                                    worker)]
+            await send(message)
+
+        await self.app(scope, receive, named)
+
+
 class _TooLargeError(Exception):
     """A streamed body passed the limit."""
 
@@ -359,6 +385,8 @@ def create_app(config: ServiceConfig, *, service: Service | None = None) -> Fast
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_middleware(_BodyLimit, limit=config.max_body_bytes)
+    app.add_middleware(_WorkerHeader, worker=lambda: holder["service"].worker
+                       if "service" in holder else "")
 
     def running() -> Service:
         return holder["service"]

@@ -73,7 +73,8 @@ def _when(us: int | None) -> str:
     "failcode serve --store sqlite:///var/lib/failcode/failcode.db --port 8321",
     "failcode serve --read-timeout 60 --max-connections 4000",
     "failcode serve --host 0.0.0.0 --forwarded-allow-ips 10.0.0.5",
-    "failcode serve --tls-cert cert.pem --tls-key key.pem"))
+    "failcode serve --tls-cert cert.pem --tls-key key.pem",
+    "failcode serve --workers 4 --store postgresql://failcode@db/failcode"))
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on (0.0.0.0: every interface).")
 @click.option("--port", type=click.IntRange(1, 65535), default=8321, show_default=True,
@@ -102,12 +103,15 @@ def _when(us: int | None) -> str:
               help="Serve HTTPS with this certificate chain (with --tls-key).")
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), metavar="PEM",
               help="The private key of --tls-cert.")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Worker processes on the one port; they and any replicas on the same store "
+                   "share rate limits, sign-in sessions, alerts and retention.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
               default="info", show_default=True, help="What the server logs.")
 def serve_command(host: str, port: int, url: str | None, public_url: str | None,
                   prune_interval: float, rate: int, read_timeout: float, keep_alive: int,
                   max_connections: int, forwarded: str, tls_cert: str | None,
-                  tls_key: str | None, log_level: str) -> None:
+                  tls_key: str | None, workers: int, log_level: str) -> None:
     """Receive failures from agents on many machines: failcode events, OTLP, raw failures."""
     try:
         from failcode.service import ServiceConfig, serve  # noqa: PLC0415
@@ -134,7 +138,7 @@ def serve_command(host: str, port: int, url: str | None, public_url: str | None,
     scheme = "https" if config.tls_cert else "http"
     click.echo(f"failcode serve: {scheme}://{host}:{port} (store "
                f"{printable(config.store_url)})", err=True)
-    serve(config, host=host, port=port, log_level=log_level)
+    serve(config, host=host, port=port, log_level=log_level, workers=workers)
 
 
 def _proxies(text: str) -> tuple[str, ...]:

@@ -25,6 +25,10 @@ Rules:
   by its id and its digest compared in constant time (:func:`hmac.compare_digest`), so the
   service never holds a key it could show and a wrong key takes as long as a right one to
   refuse. A key is shown once, when it is made; a revoked key is refused from then on.
+- **Shared state (control schema version 3).** What the service's workers and replicas share
+  (request counts, dashboard sessions, failed sign-ins, alert windows and throttles, the
+  retention lease) has its tables here too (:mod:`failcode.service._shared`); a store of
+  version 1 or 2 gains them when a version-3 service opens it.
 - Every change is one transaction of the control store; reading is one query.
 """
 
@@ -41,6 +45,7 @@ from typing import TYPE_CHECKING, Final, Literal
 import msgspec
 
 from failcode import FC, FailureError
+from failcode.service._shared import SHARED_DDL
 
 if TYPE_CHECKING:
     from failcode.store import Store
@@ -70,7 +75,7 @@ MAX_RETENTION_DAYS: Final = 36_500
 _NAME_RE: Final = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
 _KEY_RE: Final = re.compile(r"fc_(ingest|read|admin)_([a-z0-9]{12})_([A-Za-z0-9_-]{43})")
 _SCHEMA_KEY: Final = "service_control_schema"
-_SCHEMA_VERSION: Final = "2"
+_SCHEMA_VERSION: Final = "3"
 _SEQ_KEY: Final = "service_project_seq"
 _PG_NAME_BYTES: Final = 63
 
@@ -179,9 +184,15 @@ class Control:
             if not known:  # a new control store: its table has the column already
                 tx.run("INSERT INTO meta (key, value) VALUES (?, ?)",
                        (_SCHEMA_KEY, _SCHEMA_VERSION))
-            elif str(known[0][0]) == "1":
-                self._migrate_from_1(tx)
-                tx.run("UPDATE meta SET value = ? WHERE key = ?", (_SCHEMA_VERSION, _SCHEMA_KEY))
+            else:
+                version = str(known[0][0])
+                if version == "1":
+                    self._migrate_from_1(tx)
+                if version in ("1", "2"):  # 2 -> 3: the shared tables, made below
+                    tx.run("UPDATE meta SET value = ? WHERE key = ?",
+                           (_SCHEMA_VERSION, _SCHEMA_KEY))
+            for statement in SHARED_DDL:  # version 3: what the service's processes share
+                tx.run(statement)
             tx.run("CREATE UNIQUE INDEX IF NOT EXISTS svc_projects_schema "
                    "ON svc_projects (schema_name)")
 

@@ -10,16 +10,19 @@ Access rules:
 
 - **Sign-in** exchanges a ``read`` or ``admin`` key (an ``ingest`` key is refused) for a
   session cookie ``failcode_ui``: a random id, ``HttpOnly``, ``SameSite=Strict``, ``Path=/ui``,
-  ``Secure`` when the request came over HTTPS. The key stays in this process's memory, never
-  in the cookie, and every request checks it again (:meth:`Service.authenticate`: a revoked
-  key ends its sessions within the key cache's 5 s). A session idle for 12 hours ends; a
-  restart of the service ends them all. Signing out ends it at once. At most
-  ``dashboard_sessions`` (10,000) are held: one more ends the least recently used.
+  ``Secure`` when the request came over HTTPS. Sessions live in the control store
+  (:class:`~failcode.service._shared.Sessions`), so every worker and replica of the service
+  sees them and a restart keeps them; the store holds the SHA-256 of the session id and of the
+  key (never either in clear) with the key's id, and every request checks that key's row again:
+  a revoked key ends its sessions at the next request. A session idle for 12 hours ends.
+  Signing out ends it at once. At most ``dashboard_sessions`` (10,000) are held: one more ends
+  the least recently used.
 - **Sign-in** itself is protected: the form carries a token that must match a cookie set with
   it (``failcode_ui_signin``, ``SameSite=Strict``, ``Path=/ui/signin``), so another site
   cannot sign a browser in with its own key; a client address with
   ``signin_failures_per_minute`` (10) failed sign-ins in the last minute gets 429 with
-  ``Retry-After`` until the oldest of them is a minute old, whatever key it sends. Behind a
+  ``Retry-After`` until the oldest of them is a minute old, whatever key it sends (counted in
+  the control store: the limit is the service's, not one worker's). Behind a
   proxy named in ``forwarded_allow``, the address and the scheme (``Secure``) are the ones it
   forwards.
 - **Changes** (resolve, resolve in a version, ignore, reopen, sign-out) are POSTs carrying the
@@ -39,11 +42,7 @@ The pages are not in the OpenAPI document (they are HTML, not the API).
 from __future__ import annotations
 
 import hmac
-import math
 import secrets
-import threading
-import time
-from collections import deque
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -57,7 +56,9 @@ from starlette.concurrency import run_in_threadpool
 from failcode import FailureError, __version__
 from failcode.boundary import http_status
 from failcode.service import _pages
+from failcode.service._control import digest as key_digest
 from failcode.service._findings import SORTS, STATUSES
+from failcode.service._shared import IDLE_S
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -70,7 +71,6 @@ __all__ = ["ACTIONS", "COOKIE", "SIGNIN_COOKIE", "dashboard_router"]
 
 COOKIE: Final = "failcode_ui"
 SIGNIN_COOKIE: Final = "failcode_ui_signin"
-IDLE_S: Final = 12 * 3600
 POLL_S: Final = 5
 _HERE: Final = Path(__file__).parent
 _STATIC: Final = {"dashboard.css": "text/css", "dashboard.js": "text/javascript"}
@@ -86,13 +86,6 @@ ACTIONS: Final = ("resolve", "ignore", "reopen")
 _RETRY_S: Final = 5  # Retry-After of a change the store refused (the API's too)
 
 
-@dataclass
-class _Session:
-    key: str
-    csrf: str
-    seen: float
-
-
 @dataclass(frozen=True)
 class Viewer:
     """Who is signed in: the key's project and scope, and the session's CSRF token."""
@@ -102,72 +95,6 @@ class Viewer:
     key_id: str
     csrf: str
     sid: str
-
-
-class _Sessions:
-    """Signed-in sessions, in memory: id -> the key presented and a CSRF token; at most
-    ``limit`` at once (one more ends the least recently used)."""
-
-    def __init__(self, limit: int = 10_000) -> None:
-        self._lock = threading.Lock()
-        self._held: dict[str, _Session] = {}
-        self.limit = limit
-
-    def __len__(self) -> int:
-        return len(self._held)
-
-    def open(self, key: str) -> tuple[str, str]:
-        sid, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
-        now = time.monotonic()
-        with self._lock:
-            if len(self._held) >= self.limit:
-                self._held = {k: v for k, v in self._held.items() if now - v.seen < IDLE_S}
-            while len(self._held) >= self.limit:  # dicts keep order: re-inserted on use
-                del self._held[next(iter(self._held))]
-            self._held[sid] = _Session(key=key, csrf=csrf, seen=now)
-        return sid, csrf
-
-    def get(self, sid: str) -> _Session | None:
-        now = time.monotonic()
-        with self._lock:
-            held = self._held.get(sid)
-            if held is None:
-                return None
-            del self._held[sid]
-            if now - held.seen > IDLE_S:
-                return None
-            held.seen = now
-            self._held[sid] = held  # the most recently used last
-            return held
-
-    def close(self, sid: str) -> None:
-        with self._lock:
-            self._held.pop(sid, None)
-
-
-class _SignInLimit:
-    """Failed sign-ins per client address over the last minute (a sliding window)."""
-
-    def __init__(self, per_minute: int) -> None:
-        self._lock = threading.Lock()
-        self._failed: dict[str, deque[float]] = {}  # address -> times of its last failures
-        self.per_minute = per_minute
-
-    def wait_s(self, address: str) -> int:
-        """Seconds until ``address`` may try again (0: now)."""
-        now = time.monotonic()
-        with self._lock:
-            times = self._failed.get(address)
-            if times is None or len(times) < self.per_minute or now - times[0] >= 60:
-                return 0
-            return max(1, math.ceil(60 - (now - times[0])))
-
-    def failed(self, address: str) -> None:
-        now = time.monotonic()
-        with self._lock:
-            if len(self._failed) > 100_000:
-                self._failed = {k: v for k, v in self._failed.items() if now - v[-1] < 60}
-            self._failed.setdefault(address, deque(maxlen=self.per_minute)).append(now)
 
 
 def _environment() -> Any:
@@ -270,17 +197,7 @@ def _page_url(path: str, query: dict[str, str]) -> str:
 def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0915 - one route each
     """The dashboard's routes; ``running`` gives the service once it has started."""
     router = APIRouter(prefix="/ui", include_in_schema=False)
-    sessions = _Sessions()
-    limits: list[_SignInLimit] = []
     env = _environment()
-
-    def signin_limit() -> _SignInLimit:
-        """The sign-in limit, and the sessions' cap, from the running service's settings."""
-        if not limits:
-            config = running().config
-            sessions.limit = config.dashboard_sessions
-            limits.append(_SignInLimit(config.signin_failures_per_minute))
-        return limits[0]
 
     def render(name: str, status: int = 200, **values: Any) -> HTMLResponse:
         html = env.get_template(name).render(**values)
@@ -293,17 +210,17 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
 
     def viewer_of(request: Request) -> Viewer | None:
         sid = request.cookies.get(COOKIE)
-        held = sessions.get(sid) if sid else None
+        service = running()
+        held = service.sessions.get(sid) if sid else None  # its key checked in the store
         if sid is None or held is None:
             return None
-        service = running()
+        key: Key = held.key
         try:
-            key: Key = service.authenticate(held.key, path=request.url.path[:200])
             service.authorize(key, "read", route=f"GET {request.url.path}"[:200])
         except FailureError as exc:
             if exc.failure.code == "FC-SVC-005":
                 raise
-            sessions.close(sid)
+            service.sessions.close(sid)
             return None
         return Viewer(project=key.project, scope=key.scope, key_id=key.key_id, csrf=held.csrf,
                       sid=sid)
@@ -362,30 +279,33 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
         body = await request.body()
         form = _form(body[:_MAX_FORM])
         key = form.get("key", "").strip()
+        if key[:7].lower() == "bearer ":  # as the API reads it (the stored digest is the key's)
+            key = key[7:].strip()
         target = safe_next(form.get("next"))
         sent, held = form.get("signin", ""), request.cookies.get(SIGNIN_COOKIE, "")
         if not held or not hmac.compare_digest(sent.encode(), held.encode()):
             return signin_page(request, target, 403, error=(
                 "This sign-in form is out of date or did not come from this page (its "
                 "security token does not match): sign in again on this page."))
-        limit = signin_limit()
+        service = running()
+        limit = service.signins
         address = request.client.host if request.client else ""
-        if wait := limit.wait_s(address):
+        if wait := await run_in_threadpool(limit.wait_s, address):
             return signin_page(request, target, 429, headers={"Retry-After": str(wait)}, error=(
                 f"Too many failed sign-ins from this address in the last minute: try again "
                 f"in {wait} s."))
-        service = running()
         try:
             found = await run_in_threadpool(service.authenticate, key, path="/ui/signin")
         except FailureError:
-            limit.failed(address)
+            await run_in_threadpool(limit.failed, address)
             return signin_page(request, target, 401, error=(
                 "That key is not one this service issued, or it was revoked."))
         if found.scope not in ("read", "admin"):
             return signin_page(request, target, 403, error=(
                 f"An {found.scope} key cannot read the dashboard: sign in with a read or "
                 "admin key (failcode token create --scope read)."))
-        sid, _csrf = sessions.open(key)
+        sid, _csrf = await run_in_threadpool(service.sessions.open, found.key_id,
+                                             key_digest(key))
         response = RedirectResponse(target, status_code=303)
         response.set_cookie(COOKIE, sid, httponly=True, samesite="strict", path="/ui",
                             secure=request.url.scheme == "https", max_age=IDLE_S)
@@ -401,7 +321,7 @@ def dashboard_router(running: Callable[[], Service]) -> APIRouter:  # noqa: PLR0
                               message="This sign-out form is out of date (its security token "
                                       "does not match the session's): reload the page and "
                                       "sign out again. The session stays signed in.")
-            sessions.close(viewer.sid)
+            await run_in_threadpool(running().sessions.close, viewer.sid)
         response = RedirectResponse("/ui/signin", status_code=303)
         response.delete_cookie(COOKIE, path="/ui")
         return response

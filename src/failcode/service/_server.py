@@ -21,13 +21,21 @@ Rules:
   client they are ignored, so nobody sets their own scheme or address by a header.
 - **HTTPS** when ``tls_cert`` and ``tls_key`` are given (uvicorn's ``ssl_certfile`` and
   ``ssl_keyfile``); the bounds above hold the same.
+- **Workers.** With ``workers`` > 1, uvicorn starts that many processes on the one listening
+  socket (and starts a new one when one dies); each builds the application from
+  :func:`app_from_environment`, which reads the :class:`ServiceConfig` the parent put in
+  :data:`CONFIG_ENV` as JSON. Every bound above holds per worker (``max_connections`` is each
+  worker's cap). What decides (rates, sessions, alerts, retention) is shared through the
+  control store (:mod:`failcode.service._shared`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import os
+from typing import TYPE_CHECKING, Any, Final
 
 import h11
+import msgspec
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 if TYPE_CHECKING:
@@ -37,7 +45,11 @@ if TYPE_CHECKING:
 
     from failcode.service._config import ServiceConfig
 
-__all__ = ["bounded_protocol", "run"]
+__all__ = ["CONFIG_ENV", "WorkerProtocol", "app_from_environment", "bounded_protocol", "run"]
+
+CONFIG_ENV: Final = "FAILCODE_SERVE_CONFIG"
+"""The environment variable through which ``failcode serve --workers N`` hands its
+:class:`ServiceConfig` (JSON) to its workers."""
 
 _RECEIVED: frozenset[type[h11._util.Sentinel]] = frozenset(
     {h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR, h11.SWITCHED_PROTOCOL})
@@ -89,14 +101,32 @@ def bounded_protocol(read_timeout_s: float) -> type[asyncio.Protocol]:
     return type("ReadBoundedH11", (_ReadBounded,), {"read_timeout_s": read_timeout_s})
 
 
-def run(app: FastAPI, config: ServiceConfig, *, host: str, port: int, log_level: str) -> None:
-    """Serve ``app`` on uvicorn with ``config``'s connection bounds until interrupted."""
+class WorkerProtocol(_ReadBounded):
+    """The bounded protocol of a worker process (importable, so uvicorn can hand it to the
+    workers it spawns): its read timeout is set by :func:`app_from_environment`."""
+
+
+def app_from_environment() -> FastAPI:
+    """A worker's application: the :class:`ServiceConfig` in :data:`CONFIG_ENV` (uvicorn's
+    factory for ``--workers``)."""
+    from failcode.service import create_app  # noqa: PLC0415 - the service, in the worker
+    from failcode.service._config import ServiceConfig  # noqa: PLC0415
+
+    config = msgspec.json.decode(os.environ[CONFIG_ENV], type=ServiceConfig)
+    WorkerProtocol.read_timeout_s = config.read_timeout_s
+    return create_app(config)
+
+
+def run(app: FastAPI, config: ServiceConfig, *, host: str, port: int, log_level: str,
+        workers: int = 1) -> None:
+    """Serve ``app`` on uvicorn with ``config``'s connection bounds until interrupted; with
+    ``workers`` > 1, that many worker processes each build their own (``app`` is not used)."""
     import uvicorn  # noqa: PLC0415 - the server is only needed here
 
     options: dict[str, Any] = {
         "host": host, "port": port, "log_level": log_level, "proxy_headers": False,
         "server_header": False, "access_log": False,
-        "http": bounded_protocol(config.read_timeout_s),
+        "http": bounded_protocol(config.read_timeout_s) if workers == 1 else WorkerProtocol,
         "timeout_keep_alive": config.keep_alive_s,
         "limit_concurrency": config.max_connections,
         "h11_max_incomplete_event_size": config.max_head_bytes,
@@ -105,4 +135,9 @@ def run(app: FastAPI, config: ServiceConfig, *, host: str, port: int, log_level:
         options.update(proxy_headers=True, forwarded_allow_ips=list(config.forwarded_allow))
     if config.tls_cert is not None:
         options.update(ssl_certfile=config.tls_cert, ssl_keyfile=config.tls_key)
-    uvicorn.run(app, **options)
+    if workers == 1:
+        uvicorn.run(app, **options)
+        return
+    os.environ[CONFIG_ENV] = msgspec.json.encode(config).decode()
+    uvicorn.run("failcode.service._server:app_from_environment", factory=True, workers=workers,
+                **options)

@@ -12,7 +12,12 @@ Rules:
   FC-SVC-002 (403). Nothing is read or written before the key is accepted. A checked key is
   cached for ``key_cache_s`` by its digest (never by its text).
 - **Rate.** Each key may make ``rate_per_minute`` requests per minute (a fixed one-minute
-  window); beyond it FC-SVC-005 (429) with ``Retry-After`` the seconds left in the window.
+  window); beyond it FC-SVC-005 (429) with ``Retry-After`` the seconds left in the window. The
+  count is the control store's (:class:`~failcode.service._shared.RateCounter`): every worker
+  and replica of the service counts against the same limit.
+- **Revocation.** A revoked key is refused by every worker and replica at most
+  ``key_cache_s`` after it was revoked (each process trusts a checked key that long); a
+  dashboard session checks its key in the control store at every request.
 - **Ingest.** A batch is stored in one transaction with its findings; idempotent by event id
   (a retried batch stores nothing twice and its answer says so: ``new`` and ``duplicates``).
   Events from a failcode-events body are validated and redacted exactly as
@@ -28,13 +33,21 @@ Rules:
   in the dashboard's future or before any agent existed (:func:`bounded_time`). Both doors
   (failcode events and OTLP) apply the same rule.
 - **Retention.** Every ``prune_interval_s`` each project's events older than its retention are
-  deleted (:meth:`failcode.store.Store.prune`): counts, findings and knowledge stay.
+  deleted (:meth:`failcode.store.Store.prune`): counts, findings and knowledge stay. Of the
+  service's processes, only the holder of the ``retention`` lease prunes
+  (:class:`~failcode.service._shared.Lease`, held for twice the interval, at least
+  :data:`LEASE_FLOOR_S`, and renewed before each project): one run at a time; when the holder
+  dies, another takes over once its lease has expired; one that stops cleanly gives it up.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
+import secrets
+import socket
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -47,6 +60,7 @@ from failcode.events import Event, EventProblem, read_events
 from failcode.service._control import SCOPES, Control, Key, Project, Scope, digest
 from failcode.service._findings import Findings
 from failcode.service._projects import ProjectStores
+from failcode.service._shared import Lease, RateCounter, Sessions, SignInFailures
 from failcode.store import open_store
 
 if TYPE_CHECKING:
@@ -57,12 +71,14 @@ if TYPE_CHECKING:
     from failcode.service._findings import Change
     from failcode.store import Store
 
-__all__ = ["AHEAD", "OLDEST_TS", "IngestResult", "Service", "bounded_time"]
+__all__ = ["AHEAD", "LEASE_FLOOR_S", "OLDEST_TS", "IngestResult", "Service", "bounded_time"]
 
 OLDEST_TS: Final = datetime(2000, 1, 1, tzinfo=UTC)
 """The earliest event time a door keeps: no agent reported anything before it."""
 AHEAD: Final = timedelta(hours=1)
 """How far after a request's arrival an event's time may lie (clocks drift, a little)."""
+LEASE_FLOOR_S: Final = 2.0
+"""The shortest time the retention lease is held for (a holder that died frees it after)."""
 
 _COVERS: Final[dict[Scope, frozenset[str]]] = {
     "ingest": frozenset({"ingest", "classify"}),
@@ -110,7 +126,13 @@ class Service:
             raise
         self._alerter = alerter
         self._keys: dict[str, tuple[Key, float]] = {}
-        self._rates: dict[str, tuple[int, int]] = {}  # key id -> (minute, requests)
+        self.worker = secrets.token_hex(4)
+        """This process's id among the service's workers and replicas (``X-Failcode-Worker``)."""
+        self._rates = RateCounter(self.control_store)
+        self.sessions = Sessions(self.control_store, config.dashboard_sessions)
+        self.signins = SignInFailures(self.control_store, config.signin_failures_per_minute)
+        self.retention = Lease(self.control_store, "retention",
+                               f"{socket.gethostname()[:60]} {os.getpid()} {self.worker}")
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._pruner: threading.Thread | None = None
@@ -129,6 +151,8 @@ class Service:
         self._stop.set()
         if self._pruner is not None:
             self._pruner.join(timeout=5)
+            with contextlib.suppress(FailureError):  # the store is down: the lease expires
+                self.retention.release()
         if self._alerter is not None:
             self._alerter.close()
         self.stores.close()
@@ -139,8 +163,10 @@ class Service:
         """The webhook alerter (made on first use)."""
         if self._alerter is None:
             from failcode.service._alerts import Alerter  # noqa: PLC0415 - made on first use
+            from failcode.service._shared import SharedAlertState  # noqa: PLC0415
 
-            self._alerter = Alerter(base_url=self.config.public_url)
+            self._alerter = Alerter(base_url=self.config.public_url,
+                                    state=SharedAlertState(self.control_store))
         return self._alerter
 
     def ready(self) -> None:
@@ -199,14 +225,7 @@ class Service:
         limit = self.config.rate_per_minute
         now = time.time()
         minute = int(now // 60)
-        with self._lock:
-            window, used = self._rates.get(key.key_id, (minute, 0))
-            if window != minute:
-                window, used = minute, 0
-            used += 1
-            self._rates[key.key_id] = (window, used)
-            if len(self._rates) > 100_000:
-                self._rates = {k: v for k, v in self._rates.items() if v[0] == minute}
+        used = self._rates.add(key.key_id, minute)
         if used > limit:
             retry = max(1, int((minute + 1) * 60 - now) + 1)
             failure = FC.SVC_RATE_LIMITED.failure(surface="service.rate", params={
@@ -294,19 +313,30 @@ class Service:
         return webhooks(self.control_store, project)
 
     # -- retention -------------------------------------------------------------------------
-    def prune(self, *, now_us: int | None = None) -> dict[str, int]:
-        """Delete each project's events older than its retention; (project -> deleted)."""
+    def prune(self, *, now_us: int | None = None, lease: Lease | None = None,
+              ttl_s: float = LEASE_FLOOR_S) -> dict[str, int]:
+        """Delete each project's events older than its retention; (project -> deleted).
+
+        With ``lease``, it is renewed for ``ttl_s`` before each project and the run stops
+        when this process no longer holds it."""
         deleted: dict[str, int] = {}
         for project in self.control.projects():
+            if lease is not None and not lease.take(ttl_s):
+                break
             store = self.stores.get(project.name)
             deleted[project.name] = store.prune(project.retention_days * 86_400, now_us=now_us)
         self.pruned += sum(deleted.values())
         return deleted
 
     def _prune_loop(self) -> None:
-        while not self._stop.wait(self.config.prune_interval_s):
+        interval = self.config.prune_interval_s
+        ttl = max(2 * interval, LEASE_FLOOR_S)
+        while not self._stop.wait(interval):
             try:
-                self.prune()
+                if not self.retention.take(ttl):
+                    continue  # another process holds it: that one prunes
+                self.prune(lease=self.retention, ttl_s=ttl)
+                self.retention.ran()
             except FailureError:  # the store is down: the next round tries again
                 continue
 
