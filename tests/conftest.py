@@ -99,6 +99,19 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             terminalreporter.line(nodeid)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _triage_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Triage's cache (on with ``--home``, or ``--cache``) writes to a temporary folder, never
+    the user's cache folder: ``FAILCODE_CACHE_DIR``, inherited by the commands tests run."""
+    before = os.environ.get("FAILCODE_CACHE_DIR")
+    os.environ["FAILCODE_CACHE_DIR"] = str(tmp_path_factory.mktemp("triage-cache"))
+    yield
+    if before is None:
+        os.environ.pop("FAILCODE_CACHE_DIR", None)
+    else:
+        os.environ["FAILCODE_CACHE_DIR"] = before
+
+
 DEEP_EXAMPLES = int(os.environ.get("FAILCODE_DEEP_EXAMPLES", "2000"))
 """Examples of a property test marked ``deep``: CI runs those in their own job
 (``pytest -m deep``), so a property sees far more than the default budget."""

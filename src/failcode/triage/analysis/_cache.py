@@ -4,10 +4,10 @@ Rules:
 
 - An entry is one file per input under the cache folder (``$FAILCODE_CACHE_DIR``, else
   ``platformdirs.user_cache_dir("failcode")/triage``: ``~/.cache/failcode/triage`` on Linux),
-  named by a hash of the input's resolved path and its label (the label is in the results).
-- It is used only when everything that identifies the content is unchanged: the size,
-  ``mtime_ns``, inode and device, a blake2b hash of the first and last 64 KiB (of the whole
-  file when smaller), failcode's ``__version__`` and a fingerprint of the code that makes the
+  named by a hash of the input's absolute path and its label (the label is in the results).
+- It is used only when everything that identifies the content is unchanged: the path, the
+  size, ``mtime_ns``, inode and device, a blake2b hash of the first and last 64 KiB (of the
+  whole file when smaller), failcode's ``__version__`` and a fingerprint of the code that makes the
   results (a hash of the files of ``failcode.triage``, ``classification``, ``codes``,
   ``signature`` and ``record``: any rule changed in a checkout changes it), and the same for
   a Harbor trial's ``result.json`` read beside its ``agent/trajectory.json``.
@@ -18,7 +18,8 @@ Rules:
   opened, and results that cannot be encoded.
 - An entry that is corrupt, truncated, of another version or unreadable is a miss, never an
   error or a wrong result (msgpack decoded into the typed results, never pickle; a record that
-  breaks an invariant fails its own validation). Writes go to a temporary file, then
+  breaks an invariant fails its own validation), and each entry carries a hash of itself, so
+  a flipped bit that would still decode is a miss too. Writes go to a temporary file, then
   ``os.replace``: concurrent runs and a killed one never leave a torn entry.
 - A file that only grew is read again whole (no reader resumes from a saved state yet).
 - Bounded: after a run that wrote entries, the oldest used (an entry's modification time,
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
     Triaged: TypeAlias = tuple[InputResult, list[SessionResult]]
 
-__all__ = ["MAX_BYTES", "Cache", "cache_dir", "fingerprint"]
+__all__ = ["MAX_BYTES", "Cache", "cache_dir", "code_hash", "fingerprint"]
 
 MAX_BYTES: Final = 512 * 1024 * 1024
 """The cache folder's bound (512 MiB) unless ``$FAILCODE_CACHE_MAX_MB`` says otherwise."""
@@ -83,7 +84,14 @@ def fingerprint() -> str:
         return _FINGERPRINT[0]
     import failcode  # noqa: PLC0415
 
-    root = Path(failcode.__file__).parent
+    code = code_hash(Path(failcode.__file__).parent)
+    _FINGERPRINT.append(f"{failcode.__version__}/{code}")
+    return _FINGERPRINT[0]
+
+
+def code_hash(root: Path) -> str:
+    """A hash of the files under the package folder ``root`` that make triage's results: its
+    own modules and every file of :data:`_PARTS` (bytecode left out)."""
     digest = hashlib.blake2b(digest_size=16)
     files = list(root.glob("*.py"))
     for part in _PARTS:
@@ -94,8 +102,7 @@ def fingerprint() -> str:
             if path.is_file():
                 digest.update(path.relative_to(root).as_posix().encode() + b"\0")
                 digest.update(path.read_bytes() + b"\0")
-    _FINGERPRINT.append(f"{failcode.__version__}/{digest.hexdigest()}")
-    return _FINGERPRINT[0]
+    return digest.hexdigest()
 
 
 class Key(msgspec.Struct, frozen=True, array_like=True):
@@ -173,6 +180,14 @@ def _companion(path: Path) -> tuple[int, int, bytes] | None:
     return info.st_size, info.st_mtime_ns, edges
 
 
+_SUM: Final = 16
+"""An entry starts with the blake2b hash of the rest (this many bytes)."""
+
+
+def _checksum(body: bytes) -> bytes:
+    return hashlib.blake2b(body, digest_size=_SUM).digest()
+
+
 _ENCODER: Final = msgspec.msgpack.Encoder()
 _HEAD: Final = msgspec.msgpack.Decoder(_Head)
 _ENTRY: Final = msgspec.msgpack.Decoder(_Entry)
@@ -196,15 +211,12 @@ class Cache:
         """The input's key, or None when it is not cached (folders, unreadable, stdin...)."""
         if label == "<stdin>":
             return None
-        try:
-            resolved = str(path.resolve())
-        except (OSError, RuntimeError):
-            return None
+        absolute = str(path.absolute())  # the inode and device say which file it is
         found = _identity(path)
         if found is None:
             return None
         info, edges = found
-        return Key(resolved, label, info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev,
+        return Key(absolute, label, info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev,
                    edges, _companion(path))
 
     def _entry_path(self, key: Key) -> Path:
@@ -218,7 +230,7 @@ class Cache:
         if data is None:
             return False
         try:
-            head = _HEAD.decode(data)
+            head = _HEAD.decode(data[_SUM:])
         except Exception:  # noqa: BLE001 - a damaged entry is a miss
             return False
         return head.schema == SCHEMA and head.fingerprint == self.fingerprint and head.key == key
@@ -226,10 +238,10 @@ class Cache:
     def get(self, key: Key) -> Triaged | None:
         """The stored results of the input ``key`` identifies, or None (a miss)."""
         data = self._read(key)
-        if data is None:
-            return None
+        if data is None or data[:_SUM] != _checksum(data[_SUM:]):
+            return None  # absent, or damaged (a bit flipped that would still decode)
         try:
-            entry = _ENTRY.decode(data)
+            entry = _ENTRY.decode(data[_SUM:])
         except Exception:  # noqa: BLE001 - corrupt, truncated, foreign: a miss
             return None
         if (entry.schema != SCHEMA or entry.fingerprint != self.fingerprint
@@ -253,7 +265,8 @@ class Cache:
         if not cacheable:
             return
         try:
-            data = _ENCODER.encode(_Entry(SCHEMA, self.fingerprint, key, item, sessions))
+            body = _ENCODER.encode(_Entry(SCHEMA, self.fingerprint, key, item, sessions))
+            data = _checksum(body) + body
         except Exception:  # noqa: BLE001 - results msgpack cannot hold: not cached
             return
         target = self._entry_path(key)
