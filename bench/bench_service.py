@@ -2,7 +2,7 @@
 
 Run:  python bench/bench_service.py [--backend sqlite|postgresql|both] [--seconds 15]
           [--rounds 3] [--events 20000] [--findings-events 1000000] [--requests 240]
-          [--pg URL] [--cache-dir DIR] [--refill]
+          [--workers 1 2 4] [--pg URL] [--cache-dir DIR] [--refill] [--skip-findings]
 
 PostgreSQL comes from ``--pg`` or ``$FAILCODE_TEST_PG_URL``; every schema the run makes is a
 fresh one and is dropped at the end. The service is the real command, ``python -m failcode
@@ -13,8 +13,11 @@ measures the service, not the limiter; ``--prune-interval 0``); projects and key
 1. **Ingest.** Candidates in interleaved rounds (``--rounds``; each runs ``--seconds`` in all,
    split evenly over the rounds), each into a store of its own on the same backend:
 
-   - ``HTTP``: 4 client processes, each on one keep-alive ``http.client`` connection, POST
-     batches of 100 events as JSONL to ``/v1/events`` with an ingest key, one after another;
+   - ``HTTP, N workers`` for each N of ``--workers`` (default 1, 2 and 4): ``failcode serve
+     --workers N`` on a store of its own; 4 client processes, each on one keep-alive
+     ``http.client`` connection, POST batches of 100 events as JSONL to ``/v1/events`` with an
+     ingest key, one after another. Which workers answered is read from ``X-Failcode-Worker``
+     and printed (the kernel hands each client's connection to one worker);
    - ``direct``: ``open_store(url).append(batch)`` of the same events (decoded from the same
      lines before timing) in batches of 100, from 4 processes on PostgreSQL and 1 process on
      SQLite (its writers are serialized by ``BEGIN IMMEDIATE``; one writer never waits for
@@ -24,9 +27,10 @@ measures the service, not the limiter; ``--prune-interval 0``); projects and key
      reading JSON, so the two ratios say where the time goes.
 
    Every batch carries fresh event ids (no batch is a retry); a batch's latency is from the
-   request's first byte to its answer's last (for direct: the ``append`` call). Rates are all
-   events of a round over its wall time; the ratio is the median of per-round ratios
-   (goal: HTTP >= 0.5x direct).
+   request's first byte to its answer's last (for direct: the ``append`` call); p50 and p99 of
+   every batch of a candidate are printed. Rates are all events of a round over its wall time;
+   the ratio is the median of per-round ratios, one per worker count (goal: HTTP >= 0.5x
+   direct with the workers the machine has). ``--skip-findings`` runs this section only.
 2. **Findings.** GET ``/v1/findings`` with a read key over ``--findings-events`` stored events
    (default 1,000,000) of about 2,000 signatures, one client, a mix of queries (default page,
    each status, a category, ``sort=count``, agent and version filters, offset paging, and
@@ -248,6 +252,7 @@ class _Client:
         templates, events = self.templates, self.events
         latencies: list[float] = []
         errors: dict[str, int] = {}
+        workers: set[str] = set()
         sent = 0
         wrap = len(templates) - BATCH
         position = (self.index * 997) % wrap
@@ -264,8 +269,9 @@ class _Client:
                 body = b"".join(templates[i][0] + fresh[j].encode() + templates[i][1]
                                 for j, i in enumerate(chunk))
                 t0 = time.perf_counter()
-                status = _post(self.connections, port, key, body)
+                status, answered = _post(self.connections, port, key, body)
                 latencies.append(time.perf_counter() - t0)
+                workers.add(answered)
                 if status != 200:
                     errors[str(status)] = errors.get(str(status), 0) + 1
                     continue
@@ -280,7 +286,8 @@ class _Client:
                     store.append(batch)
                 latencies.append(time.perf_counter() - t0)
             sent += BATCH
-        return ("done", self.index, sent, time.perf_counter() - t_start, latencies, errors)
+        return ("done", self.index, sent, time.perf_counter() - t_start, latencies, errors,
+                sorted(workers))
 
     def close(self) -> None:
         for connection in self.connections.values():
@@ -309,7 +316,8 @@ def worker(index: int, lines: list[bytes], commands: Any, results: Any) -> None:
 
 
 def _post(connections: dict[int, http.client.HTTPConnection], port: int, key: str,
-          body: bytes) -> int:
+          body: bytes) -> tuple[int, str]:
+    """POST one batch on the client's connection to ``port``: (status, the answering worker)."""
     for attempt in range(2):
         connection = connections.get(port)
         if connection is None:
@@ -324,10 +332,10 @@ def _post(connections: dict[int, http.client.HTTPConnection], port: int, key: st
             connection.close()
             del connections[port]
             if attempt:
-                return 599
+                return 599, ""
             continue
-        return response.status
-    return 599
+        return response.status, response.getheader("x-failcode-worker") or ""
+    return 599, ""
 
 
 class Clients:
@@ -384,7 +392,8 @@ class Clients:
             for status, n in d[5].items():
                 errors[status] = errors.get(status, 0) + n
         return {"events": events, "wall": wall, "rate": events / wall,
-                "latencies": latencies, "errors": errors}
+                "latencies": latencies, "errors": errors,
+                "workers": sorted({w for d in done for w in d[6] if w})}
 
     def close(self) -> None:
         for commands in self.commands:
@@ -414,15 +423,17 @@ def cli(*args: str, store: str) -> str:
 
 
 @contextlib.contextmanager
-def served(store: str, log: Path) -> Iterator[tuple[int, int]]:
-    """``failcode serve`` on ``store``, on a free port, until the block ends: (port, pid)."""
+def served(store: str, log: Path, workers: int = 1) -> Iterator[tuple[int, int]]:
+    """``failcode serve --workers N`` on ``store``, on a free port, until the block ends:
+    (port, pid)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "FAILCODE_STORE"}
     env["PYTHONUNBUFFERED"] = "1"
     with log.open("ab") as out:
         process = subprocess.Popen(
             [PY, "-m", "failcode", "serve", "--store", store, "--port", str(port),
-             "--rate", "1000000000", "--prune-interval", "0", "--log-level", "warning"],
+             "--rate", "1000000000", "--prune-interval", "0", "--log-level", "warning",
+             "--workers", str(workers)],
             stdout=out, stderr=out, env=env)
     try:
         deadline = time.monotonic() + 120
@@ -526,11 +537,15 @@ def _pct(values: Sequence[float], q: float) -> float:
 
 
 def bench_ingest(backend: Backend, clients: Clients, *, seconds: float, rounds: int,
-                 direct_procs: int, py_spy: Path | None = None) -> dict[str, Any]:
+                 direct_procs: int, workers: Sequence[int] = (1,),
+                 py_spy: Path | None = None) -> dict[str, Any]:
     """Section 1 on one backend (see the module)."""
-    control = backend.fresh("ingest")
-    cli("project", "create", "web", store=control)
-    key = cli("token", "create", "--project", "web", "--scope", "ingest", store=control)
+    controls: dict[int, tuple[str, str]] = {}
+    for count in workers:
+        control = backend.fresh(f"ingest-{count}w")
+        cli("project", "create", "web", store=control)
+        controls[count] = (control, cli("token", "create", "--project", "web", "--scope",
+                                        "ingest", store=control))
     direct = backend.fresh("direct")
     with_findings = backend.fresh("findings")
     open_store(direct).close()  # made and migrated once, before several processes open it
@@ -539,12 +554,20 @@ def bench_ingest(backend: Backend, clients: Clients, *, seconds: float, rounds: 
     clients.open(direct, direct_procs, findings=False)
     clients.open(with_findings, 1, findings=True)
     per_round = seconds / rounds
-    names = ["HTTP", "direct", "direct + findings"]
+    http_names = [f"HTTP {count}w" for count in workers]
+    names = [*http_names, "direct", "direct + findings"]
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
-    with served(control, backend.tmp / f"serve-ingest-{backend.name}.log") as (port, pid):
-        plan = {"HTTP": ("http", (port, key), CLIENTS),
-                "direct": ("append", direct, direct_procs),
-                "direct + findings": ("findings", with_findings, 1)}
+    with contextlib.ExitStack() as stack:
+        plan: dict[str, tuple[str, Any, int]] = {
+            "direct": ("append", direct, direct_procs),
+            "direct + findings": ("findings", with_findings, 1)}
+        pids: dict[str, int] = {}
+        for count, name in zip(workers, http_names, strict=True):
+            control, key = controls[count]
+            port, pid = stack.enter_context(served(
+                control, backend.tmp / f"serve-ingest-{backend.name}-{count}w.log", count))
+            plan[name] = ("http", (port, key), CLIENTS)
+            pids[name] = pid
         # one untimed warm-up round each (imports, caches, the project store opened)
         for name in names:
             mode, target, procs = plan[name]
@@ -553,13 +576,13 @@ def bench_ingest(backend: Backend, clients: Clients, *, seconds: float, rounds: 
             k = r % len(names)
             for name in names[k:] + names[:k]:
                 mode, target, procs = plan[name]
-                spy = (_py_spy(pid, py_spy, backend.name, per_round)
-                       if py_spy is not None and name == "HTTP" and r == 0 else None)
+                spy = (_py_spy(pids[name], py_spy, backend.name, per_round)
+                       if py_spy is not None and name == http_names[0] and r == 0 else None)
                 runs[name].append(clients.run(mode, target, procs, per_round, f"{name}-{r}"))
                 if spy is not None:
                     spy.wait(timeout=per_round + 60)
     out: dict[str, Any] = {"direct_procs": direct_procs, "clients": CLIENTS,
-                           "seconds": seconds, "rounds": rounds}
+                           "seconds": seconds, "rounds": rounds, "workers": list(workers)}
     for name in names:
         latencies = [x for run in runs[name] for x in run["latencies"]]
         errors: dict[str, int] = {}
@@ -570,12 +593,16 @@ def bench_ingest(backend: Backend, clients: Clients, *, seconds: float, rounds: 
                      "batches": len(latencies),
                      "p50_ms": round(_pct(latencies, 0.5) * 1000, 2),
                      "p99_ms": round(_pct(latencies, 0.99) * 1000, 2),
-                     "errors": errors}
-    out["http_vs_direct"] = round(statistics.median(
-        h["rate"] / d["rate"] for h, d in zip(runs["HTTP"], runs["direct"], strict=True)), 3)
-    out["http_vs_direct_findings"] = round(statistics.median(
-        h["rate"] / d["rate"] for h, d in zip(runs["HTTP"], runs["direct + findings"],
+                     "errors": errors,
+                     "workers_answering": len({w for run in runs[name]
+                                               for w in run.get("workers", ())})}
+    out["http_vs_direct"] = {str(count): round(statistics.median(
+        h["rate"] / d["rate"] for h, d in zip(runs[name], runs["direct"], strict=True)), 3)
+        for count, name in zip(workers, http_names, strict=True)}
+    out["http_vs_direct_findings"] = {str(count): round(statistics.median(
+        h["rate"] / d["rate"] for h, d in zip(runs[name], runs["direct + findings"],
                                               strict=True)), 3)
+        for count, name in zip(workers, http_names, strict=True)}
     return out
 
 
@@ -594,17 +621,23 @@ def print_ingest(label: str, result: dict[str, Any]) -> None:
     procs = result["direct_procs"]
     print(f"\n## 1. Ingest, {label}: batches of {BATCH} events, {result['seconds']:.0f} s per "
           f"candidate in {result['rounds']} interleaved rounds")
-    print(f"  {'candidate':<44} {'events/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'batches':>8}")
-    shown = {"HTTP": f"HTTP POST /v1/events, {result['clients']} client processes",
-             "direct": f"Store.append, {procs} process{'es' if procs > 1 else ''}",
-             "direct + findings": "Findings.append, 1 process (as the service)"}
+    print(f"  {'candidate':<52} {'events/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'batches':>8}")
+    shown = {f"HTTP {count}w": f"HTTP POST /v1/events, {result['clients']} clients, {count} "
+                               f"worker{'s' if count > 1 else ''}"
+             for count in result["workers"]}
+    shown.update({"direct": f"Store.append, {procs} process{'es' if procs > 1 else ''}",
+                  "direct + findings": "Findings.append, 1 process (as the service)"})
     for name, text in shown.items():
         row = result[name]
         errors = f"  errors {row['errors']}" if row["errors"] else ""
-        print(f"  {text:<44} {row['events_per_s']:>9,} {row['p50_ms']:>8.1f} "
-              f"{row['p99_ms']:>8.1f} {row['batches']:>8,}{errors}")
-    print(f"  HTTP / direct: {result['http_vs_direct']:.2f}x (goal >= 0.5x)   "
-          f"HTTP / direct + findings: {result['http_vs_direct_findings']:.2f}x")
+        answering = (f"  ({row['workers_answering']} answering)"
+                     if name.startswith("HTTP") else "")
+        print(f"  {text:<52} {row['events_per_s']:>9,} {row['p50_ms']:>8.1f} "
+              f"{row['p99_ms']:>8.1f} {row['batches']:>8,}{errors}{answering}")
+    for count in result["workers"]:
+        print(f"  HTTP {count}w / direct: {result['http_vs_direct'][str(count)]:.2f}x "
+              f"(goal >= 0.5x)   HTTP {count}w / direct + findings: "
+              f"{result['http_vs_direct_findings'][str(count)]:.2f}x")
 
 
 # -- section 2: the findings store ------------------------------------------------------------
@@ -1003,15 +1036,21 @@ def _arguments() -> tuple[argparse.Namespace, list[str], str]:
     parser.add_argument("--cache-dir", type=Path,
                         default=Path(tempfile.gettempdir()) / "failcode-bench-service")
     parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4],
+                        help="the worker counts of failcode serve to measure (default 1 2 4)")
+    parser.add_argument("--skip-findings", action="store_true",
+                        help="run section 1 (ingest) only")
     parser.add_argument("--refill", action="store_true", help="ignore a cached findings store")
     parser.add_argument("--py-spy", type=Path, metavar="PREFIX",
                         help="record the service with py-spy during the first HTTP ingest round "
                              "(collapsed stacks to PREFIX-<backend>.txt; needs py-spy)")
     args = parser.parse_args()
     if args.seconds <= 0 or args.rounds < 1 or args.events < CLIENTS * BATCH * 2 or (
-            args.findings_events < FILL_BATCH or args.requests < 12):
+            args.findings_events < FILL_BATCH or args.requests < 12
+            or any(not 1 <= count <= 64 for count in args.workers)):
         parser.error(f"--seconds must be > 0, --rounds >= 1, --events >= {CLIENTS * BATCH * 2}"
-                     f", --findings-events >= {FILL_BATCH} and --requests >= 12")
+                     f", --findings-events >= {FILL_BATCH}, --requests >= 12 and --workers "
+                     "from 1 to 64")
     names, pg = chosen_backends(parser, args)
     return args, names, pg
 
@@ -1054,18 +1093,21 @@ def main() -> None:
         clients = None
         try:
             t0 = time.perf_counter()
-            prepared = prepare_findings(backends, args.findings_events, outputs, cache_dir)
+            prepared = ({} if args.skip_findings else
+                        prepare_findings(backends, args.findings_events, outputs, cache_dir))
             report["prepare_s"] = round(time.perf_counter() - t0, 1)
             clients = Clients(lines)
             for backend in backends:
                 procs = args.direct_procs or (1 if backend.name == "sqlite" else CLIENTS)
                 ingest = bench_ingest(backend, clients, seconds=args.seconds,
                                       rounds=args.rounds, direct_procs=min(procs, CLIENTS),
-                                      py_spy=args.py_spy)
+                                      workers=args.workers, py_spy=args.py_spy)
                 print_ingest(backend.label, ingest)
-                findings = bench_findings(backend, prepared[backend.name], args.requests)
-                print_findings(backend.label, findings)
-                report[backend.name] = {"ingest": ingest, "findings": findings}
+                report[backend.name] = {"ingest": ingest}
+                if not args.skip_findings:
+                    findings = bench_findings(backend, prepared[backend.name], args.requests)
+                    print_findings(backend.label, findings)
+                    report[backend.name]["findings"] = findings
         finally:
             if clients is not None:
                 clients.close()

@@ -176,6 +176,7 @@ class Control:
     def __init__(self, store: Store) -> None:
         self.store = store
         with store.transaction() as tx:
+            store.backend.lock_schema(tx)  # replicas starting at once: one migrates
             for statement in _DDL:
                 tx.run(statement)
             tx.run("INSERT INTO meta (key, value) VALUES (?, '0') ON CONFLICT (key) DO NOTHING",

@@ -115,6 +115,7 @@ def ensure_tables(store: Store) -> None:
     """Make the findings tables in ``store`` when missing, and findings for every signature
     the store already holds (a store triage filled before the service read it)."""
     with store.transaction() as tx:
+        store.backend.lock_schema(tx)  # workers and replicas opening it at once: one makes it
         known = tx.run("SELECT value FROM meta WHERE key = ?", (_SCHEMA_KEY,))
         if known and known[0][0] == _SCHEMA_VERSION:
             return

@@ -130,7 +130,8 @@ class ProjectStores:
     def _open(self, project: str) -> Store:
         url = self.url(project)
         if self._control.dialect == "postgresql":
-            with self._control.transaction() as tx:
+            with self._control.transaction() as tx:  # one process at a time makes it
+                self._control.backend.lock_schema(tx)
                 tx.run(f'CREATE SCHEMA IF NOT EXISTS "{self.schema(project)}"')
         else:
             _sqlite_path(url).parent.mkdir(parents=True, exist_ok=True)
