@@ -18,6 +18,14 @@
 4. Start-up: ``failcode triage FILE`` on one small real file beside ``python -c pass``, fresh
    processes with bytecode cached (as an installed package has it; the cache goes to a temp
    dir, never into the repository), medians of ``--rounds`` interleaved runs. Goal < 0.2 s.
+6. Incremental runs (issue 37): ``failcode triage --home`` on a generated home of
+   ``--home-mb`` (default 1024) of several agents' real sessions where each agent keeps them
+   (Claude Code, Codex, Gemini CLI, Qwen Code, Copilot CLI: the second corpus's files copied
+   under new names until the size is reached), fresh processes with a fresh triage cache:
+   the cold run (reading everything, filling the cache), then the median of ``--rounds``
+   warm runs over the unchanged home, and their ratio; the documents are checked identical
+   (error ids masked). Goal: warm < 1 s. The home is generated once and kept under the
+   user's cache folder (``failcode/bench/home-<MB>``; ``--home-dir`` elsewhere).
 
 The generated trajectories are real mini-swe-agent steps: the messages of the real
 trajectories one after another, again and again; from the second pass on, each observation
@@ -30,6 +38,8 @@ run the same commands again). Everything generated goes to a temp dir.
     python bench/bench_triage_scale.py --only corpus2   # the second corpus's formats
     python bench/bench_triage_scale.py --only formats   # each format of the lab (issue 33)
     python bench/bench_triage_scale.py --only harbor    # a Harbor job of 494 trials
+    python bench/bench_triage_scale.py --only warm      # the warm cache on a 1 GB home
+    python bench/bench_triage_scale.py --only warm --quick   # the same on a 64 MB home
 """
 
 from __future__ import annotations
@@ -41,11 +51,13 @@ import json
 import os
 import pstats
 import re
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -403,6 +415,97 @@ def changes(rounds: int) -> None:
           f"{median_ratio(runs, 'before', 'after'):.2f}x")
 
 
+_HOME_AGENTS = ("claude-code", "codex", "gemini-cli", "qwen-code", "copilot-cli")
+_HOME_ENV = ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME",
+             "GEMINI_CLI_HOME", "MSWEA_GLOBAL_CONFIG_DIR", "OPENCODE_DB", "QWEN_HOME",
+             "COPILOT_HOME")
+
+
+def _home_copy(relative: Path, agent: str, copy: int) -> Path:
+    """Where copy ``copy`` of a session goes in the home: under a renamed project (or, for
+    Codex, a renamed rollout), so each copy is a session of its own where the agent keeps it."""
+    parts = list(relative.parts)
+    if agent == "codex":
+        parts[-1] = parts[-1].replace(".jsonl", f"-c{copy}.jsonl")
+    else:
+        parts[2] = f"{parts[2]}-c{copy}"
+    return Path(*parts)
+
+
+def make_home(folder: Path, target_mb: int) -> tuple[int, int]:
+    """A home of about ``target_mb`` MB of real sessions of several agents, written once
+    (a marker file says it is complete); its size and file count."""
+    done = folder / ".complete"
+    if not done.is_file():
+        shutil.rmtree(folder, ignore_errors=True)
+        sources = [(agent, path.relative_to(repo), path)
+                   for agent in _HOME_AGENTS if (DATA_2 / agent).is_dir()
+                   for repo in sorted((DATA_2 / agent).iterdir()) if repo.is_dir()
+                   for path in sorted(repo.rglob("*")) if path.is_file()
+                   and path.relative_to(repo).parts[0].startswith(".")]
+        size, copy = 0, 0
+        while size < target_mb * 1_000_000:
+            for agent, relative, path in sources:
+                target = folder / _home_copy(relative, agent, copy)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+                size += target.stat().st_size
+            copy += 1
+        done.write_text(f"{target_mb}\n")
+    files = [p for p in folder.rglob("*") if p.is_file() and p != done]
+    return sum(p.stat().st_size for p in files), len(files)
+
+
+def _home_dir(target_mb: int) -> Path:
+    import platformdirs  # only this section needs it
+
+    return Path(platformdirs.user_cache_dir("failcode")) / "bench" / f"home-{target_mb}"
+
+
+def warm_cache(target_mb: int, rounds: int, tmp: Path, home: Path | None = None) -> None:
+    """Section 6: ``failcode triage --home`` cold, then warm, on a generated home."""
+    home = home or _home_dir(target_mb)
+    size, count = make_home(home, target_mb)
+    cache = tmp / "triage-cache"
+    env = {key: value for key, value in os.environ.items() if key not in _HOME_ENV}
+    env |= {"HOME": str(home), "FAILCODE_CACHE_DIR": str(cache)}
+    shutil.rmtree(cache, ignore_errors=True)
+    outputs = [tmp / "cold.json", tmp / "warm.json"]
+
+    def run(out: Path, *args: str) -> tuple[float, float]:
+        """Wall and CPU seconds (user + system) of one fresh process."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        with out.open("w") as handle:
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "failcode", "triage", "--home", *args],
+                           stdout=handle, stderr=subprocess.DEVNULL, env=env, cwd=home,
+                           check=False)
+            wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+    load = os.getloadavg()[0]
+    cold = run(outputs[0], "--json")
+    warm = [run(outputs[1], "--json") for _ in range(max(rounds, 3))]
+    summary = [run(tmp / "summary.txt") for _ in range(max(rounds, 3))]
+    load = max(load, os.getloadavg()[0])
+    documents = [json.loads(out.read_text()) for out in outputs]
+    cached = [document.pop("cached_inputs", None) for document in documents]
+    same = _masked(json.dumps(documents[0])) == _masked(json.dumps(documents[1]))
+    entries = sum(p.stat().st_size for p in cache.rglob("*") if p.is_file())
+    wall, cpu = (statistics.median(t[0] for t in warm), statistics.median(t[1] for t in warm))
+    text_wall = statistics.median(t[0] for t in summary)
+    text_cpu = statistics.median(t[1] for t in summary)
+    print(f"6. incremental: `failcode triage --home --json` on a generated home of {count} "
+          f"files, {_mb(size)} ({', '.join(_HOME_AGENTS)}), fresh processes: cold "
+          f"{cold[0]:.2f} s ({cached[0]} from the cache), warm {wall:.2f} s wall, {cpu:.2f} s "
+          f"CPU ({cached[1]} from the cache; medians of {len(warm)}); cold/warm "
+          f"{cold[0] / wall:.0f}x; the summary (no --json) warm {text_wall:.2f} s wall, "
+          f"{text_cpu:.2f} s CPU; the cache holds {_mb(entries)}; documents identical (error "
+          f"ids masked): {same}; load average up to {load:.1f} on {os.cpu_count()} cores "
+          f"(goal: warm < 1 s)")
+
+
 def profile() -> None:
     files = _files()
     triage(files)
@@ -425,8 +528,16 @@ def main() -> None:
                         help="copies of the corpus's Harbor trials in the job (--only harbor)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--home-mb", type=int, default=1024,
+                        help="the generated home's size for the warm-cache section (MB)")
+    parser.add_argument("--home-dir", type=Path,
+                        help="where the generated home is kept (default: the user's cache "
+                             "folder, failcode/bench/home-MB)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run of the warm-cache section: a 64 MB home")
     parser.add_argument("--only",
-                        default="throughput,corpus2,formats,harbor,jobs,memory,startup,changes",
+                        default="throughput,corpus2,formats,harbor,jobs,memory,startup,changes,"
+                                "warm",
                         help="the sections to run, comma-separated")
     args = parser.parse_args()
     only = set(args.only.split(","))
@@ -450,6 +561,8 @@ def main() -> None:
             startup(args.rounds, tmp)
         if "changes" in only:
             changes(args.rounds)
+        if "warm" in only and DATA_2.is_dir():
+            warm_cache(64 if args.quick else args.home_mb, args.rounds, tmp, args.home_dir)
     if args.profile:
         profile()
 

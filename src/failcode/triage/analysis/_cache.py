@@ -42,6 +42,7 @@ import msgspec
 from failcode.triage._result import InputResult, SessionResult
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import TypeAlias
 
     Triaged: TypeAlias = tuple[InputResult, list[SessionResult]]
@@ -136,15 +137,15 @@ class _Head(msgspec.Struct, array_like=True):
     key: Key
 
 
-def _edges(handle: object, size: int) -> bytes:
-    read = handle.read  # type: ignore[attr-defined]
+def _edges(fd: int, size: int) -> bytes:
+    """blake2b of the first and last :data:`EDGE` bytes of the open file (all of it when
+    smaller), as of ``size``."""
     digest = hashlib.blake2b(digest_size=16)
     if size <= 2 * EDGE:
-        digest.update(read())
+        digest.update(os.pread(fd, size, 0))
     else:
-        digest.update(read(EDGE))
-        handle.seek(size - EDGE)  # type: ignore[attr-defined]
-        digest.update(read(EDGE))
+        digest.update(os.pread(fd, EDGE, 0))
+        digest.update(os.pread(fd, EDGE, size - EDGE))
     return digest.digest()
 
 
@@ -160,8 +161,7 @@ def _identity(path: Path) -> tuple[os.stat_result, bytes] | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return info, _edges(handle, info.st_size)
+        return info, _edges(fd, info.st_size)
     except OSError:
         return None
     finally:
@@ -206,6 +206,7 @@ class Cache:
         self.hits = 0
         """Inputs this run took from the cache."""
         self.written = 0
+        self._names: dict[tuple[str, str], str] = {}
 
     def key(self, path: Path, label: str) -> Key | None:
         """The input's key, or None when it is not cached (folders, unreadable, stdin...)."""
@@ -220,28 +221,55 @@ class Cache:
                    edges, _companion(path))
 
     def _entry_path(self, key: Key) -> Path:
-        name = hashlib.blake2b(f"{key.path}\0{key.label}".encode("utf-8", "surrogatepass"),
-                               digest_size=20).hexdigest()
+        name = self._names.get((key.path, key.label))
+        if name is None:
+            name = self._names[key.path, key.label] = hashlib.blake2b(
+                f"{key.path}\0{key.label}".encode("utf-8", "surrogatepass"),
+                digest_size=20).hexdigest()
         return self.folder / name[:2] / name
 
-    def has(self, key: Key) -> bool:
-        """Whether a valid-looking entry for ``key`` exists (its head only is decoded)."""
-        data = self._read(key)
-        if data is None:
-            return False
+    def find(self, key: Key) -> bytes | None:
+        """The entry of ``key`` if it is whole (its hash matches) and for this key, fingerprint
+        and layout (its head only decoded); None: a miss."""
         try:
-            head = _HEAD.decode(data[_SUM:])
+            with self._entry_path(key).open("rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
+        body = data[_SUM:]
+        if data[:_SUM] != _checksum(body):
+            return None  # damaged (a bit flipped that would still decode is caught here)
+        try:
+            head = _HEAD.decode(body)
         except Exception:  # noqa: BLE001 - a damaged entry is a miss
-            return False
-        return head.schema == SCHEMA and head.fingerprint == self.fingerprint and head.key == key
+            return None
+        if head.schema != SCHEMA or head.fingerprint != self.fingerprint or head.key != key:
+            return None
+        return body
 
-    def get(self, key: Key) -> Triaged | None:
-        """The stored results of the input ``key`` identifies, or None (a miss)."""
-        data = self._read(key)
-        if data is None or data[:_SUM] != _checksum(data[_SUM:]):
-            return None  # absent, or damaged (a bit flipped that would still decode)
+    def lookup(self, inputs: Sequence[tuple[Path, str]], *, threads: int = 2,
+               ) -> list[tuple[Key | None, bytes | None]]:
+        """Each input's key and its entry (:meth:`find`), taken by ``threads`` threads (reading
+        and hashing release the GIL), all finished when it returns."""
+        def one(item: tuple[Path, str]) -> tuple[Key | None, bytes | None]:
+            key = self.key(*item)
+            return key, (self.find(key) if key is not None else None)
+
+        if threads < 2 or len(inputs) < 16:
+            return [one(item) for item in inputs]
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+        with ThreadPoolExecutor(threads) as pool:
+            return list(pool.map(one, inputs, chunksize=8))
+
+    def get(self, key: Key, found: bytes | None = None) -> Triaged | None:
+        """The stored results of the input ``key`` identifies (from its entry ``found`` by
+        :meth:`find`, else read now), or None (a miss)."""
+        body = self.find(key) if found is None else found
+        if body is None:
+            return None
         try:
-            entry = _ENTRY.decode(data[_SUM:])
+            entry = _ENTRY.decode(body)
         except Exception:  # noqa: BLE001 - corrupt, truncated, foreign: a miss
             return None
         if (entry.schema != SCHEMA or entry.fingerprint != self.fingerprint
@@ -251,13 +279,6 @@ class Cache:
             os.utime(self._entry_path(key))
         self.hits += 1
         return entry.item, entry.sessions
-
-    def _read(self, key: Key) -> bytes | None:
-        try:
-            with self._entry_path(key).open("rb") as handle:
-                return handle.read()
-        except OSError:
-            return None
 
     def put(self, key: Key, item: InputResult, sessions: list[SessionResult],
             *, cacheable: bool = True) -> None:

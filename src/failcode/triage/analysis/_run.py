@@ -124,12 +124,14 @@ class FileResults:
         self._next = 0
         self._cache = cache
         self._keys: list[Key | None] = [None] * len(self._inputs)
-        self._held = [False] * len(self._inputs)
-        """Inputs whose entry the cache holds (checked again when read from it)."""
+        self._found: list[bytes | None] = [None] * len(self._inputs)
+        """The cache's entries of the inputs it holds, until they are yielded."""
         if cache is not None:
-            for index, (path, label) in enumerate(self._inputs):
-                key = self._keys[index] = cache.key(path, label)
-                self._held[index] = key is not None and cache.has(key)
+            found = cache.lookup(self._inputs, threads=max(2, jobs))
+            self._keys = [key for key, _ in found]
+            self._found = [entry for _, entry in found]
+        self._held = [entry is not None for entry in self._found]
+        """Inputs whose entry the cache holds."""
         workers = min(jobs, len(self._inputs) - sum(self._held))
         self._workers = workers
         self._serial = workers < 2 or sum(
@@ -144,10 +146,11 @@ class FileResults:
         return self._cache.hits if self._cache is not None else 0
 
     def _from_cache(self, index: int) -> Triaged | None:
-        key = self._keys[index]
-        if self._cache is None or key is None or not self._held[index]:
+        key, entry = self._keys[index], self._found[index]
+        if self._cache is None or key is None or entry is None:
             return None
-        found = self._cache.get(key)
+        self._found[index] = None
+        found = self._cache.get(key, entry)
         if found is not None and self._progress is not None and found[0].size:
             self._progress(found[0].size)
         return found
