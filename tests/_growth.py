@@ -5,7 +5,9 @@ quadratic one about 256x. Cache effects make even a plain regex scan grow faster
 busy machine, so the bound is scaled by the growth of a reference scan that is linear by
 construction, measured in the same process on the same sizes right before, with 1.5x
 headroom for a shared machine's noise (linear entry points measure 30-45x here when the
-reference measures 30x; a quadratic one measures hundreds).
+reference measures 30x; a quadratic one measures hundreds). Times are this process's CPU time
+(:func:`time.process_time`): the time it waits while other processes run is not its cost, so a
+loaded machine (two busy loops beside the suite) does not make a linear run look quadratic.
 """
 
 from __future__ import annotations
@@ -41,9 +43,9 @@ def _best(fn: Callable[[str], object], text: str, budget: float = 0.05, least: i
     gc.disable()
     try:
         while runs < least or (spent < budget and runs < 30):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             fn(text)
-            elapsed = time.perf_counter() - t0
+            elapsed = time.process_time() - t0
             best = min(best, elapsed)
             spent += elapsed
             runs += 1

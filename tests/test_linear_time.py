@@ -282,9 +282,9 @@ NORMALIZATION_UNITS = _owned(NORMALIZATION)
 
 
 def _cost(function: Callable[[str], object], text: str) -> float:
-    start = time.perf_counter()
+    start = time.process_time()
     function(text)
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def _screen(function: Callable[[str], object], unit: str) -> float:
