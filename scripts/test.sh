@@ -63,7 +63,9 @@ python -m tests.lab install
 
 # on every core, at most four workers (FAILCODE_TEST_WORKERS=1 runs in this one process); a
 # module's tests stay on one worker, so its services and browsers start once
-workers="${FAILCODE_TEST_WORKERS:-$(python -c 'import os; print(min(4, len(os.sched_getaffinity(0))))')}"
+workers="${FAILCODE_TEST_WORKERS:-$(python -c 'import os
+cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+print(min(4, len(cores)))')}"
 if [ "$workers" -gt 1 ]; then
   python -m pytest -n "$workers" --dist loadscope "$@"
 else
