@@ -176,6 +176,9 @@ def test_triage_with_no_paths_reads_the_agents_own_places(tmp_path: Path) -> Non
     expected = json.loads(cli("triage", "--home", "--json", env=env, only=True))
     got = call(("triage", {}), env=env)[0].structured_content
     assert got is not None
+    # both read through the results cache, as --home does: the CLI first (nothing cached), the
+    # tool second (its one input unchanged since)
+    assert (expected.pop("cached_inputs"), got.pop("cached_inputs")) == (0, 1)
     assert without_sessions(got) == {**without_sessions(expected), "inputs": [],
                                      "omitted": got["omitted"]}
     assert got["omitted"]["sessions"] == len(expected["sessions"]) == 1

@@ -80,12 +80,13 @@ def _existing(paths: list[str]) -> list[Path]:
     return [Path(path) for path in paths]
 
 
-def _run_triage(paths: list[Path]) -> TriageResult:
-    """Triage ``paths`` as ``failcode triage`` does (in processes when there are many)."""
+def _run_triage(paths: list[Path], *, cache: bool = False) -> TriageResult:
+    """Triage ``paths`` as ``failcode triage`` does (in processes when there are many; with
+    the results cache when ``cache``, as ``--home`` does)."""
     from failcode.triage import triage  # noqa: PLC0415 - loaded on first use
     from failcode.triage.analysis._run import default_jobs  # noqa: PLC0415
 
-    return triage(paths, jobs=default_jobs())
+    return triage(paths, jobs=default_jobs(), cache=cache)
 
 
 def _document(result: TriageResult) -> dict[str, Any]:
@@ -95,6 +96,8 @@ def _document(result: TriageResult) -> dict[str, Any]:
     parts: list[str] = []
     JsonDocument.write_result(result, parts.append)
     document: dict[str, Any] = json.loads("".join(parts))
+    if result.cached_inputs is not None:  # as triage --json says it
+        document["cached_inputs"] = result.cached_inputs
     return document
 
 
@@ -127,7 +130,7 @@ def triage(
     supported agent on this machine. The result is failcode triage --json's document, cut to
     `limit` findings and signatures; `omitted` counts what was left out."""
     files = _existing(paths) if paths else _home_logs()
-    document = _document(_run_triage(files))
+    document = _document(_run_triage(files, cache=not paths))  # no paths: as --home, cached
     omitted: dict[str, int] = {}
 
     def cut(key: str, keep: list[Any]) -> None:
