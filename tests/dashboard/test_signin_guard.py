@@ -27,6 +27,7 @@ import ssl
 import subprocess
 import sys
 import urllib.parse
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pytest
@@ -88,6 +89,11 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         yield served
 
 
+Form = tuple[bytes, dict[str, str]]
+Forge = Callable[[bytes, dict[str, str], Form], Form]
+"""A forged sign-in POST: (the form's body, its headers, another page's form) -> what is sent."""
+
+
 # -- the sign-in form's token -----------------------------------------------------------------
 
 
@@ -118,12 +124,10 @@ def _guessed_token(body: bytes, headers: dict[str, str], _other: tuple[bytes, di
 
 @pytest.mark.parametrize("forge", [_no_field, _no_cookie, _cookie_of_another_page, _guessed_token],
                          ids=["no-token", "no-cookie", "another-page's-cookie", "guessed-token"])
-def test_a_sign_in_without_its_pages_token_signs_nobody_in(direct: Served, forge: object,
-                                                           ) -> None:
+def test_a_sign_in_without_its_pages_token_signs_nobody_in(direct: Served, forge: Forge) -> None:
     key = direct.keys["read"]
     body, headers = direct.signin_form(key)
     other = direct.signin_form(key)
-    assert callable(forge)
     status, answer, page = post(direct, *forge(body, headers, other))
     assert status == 403, page
     assert session_cookie(answer) is None

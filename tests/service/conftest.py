@@ -9,6 +9,7 @@ and a project ``other`` (an admin key) made by the CLI first. The process can be
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import re
@@ -144,6 +145,21 @@ class Served:
                                        "signin": token.group(1).decode()}).encode()
         return body, {"Content-Type": "application/x-www-form-urlencoded",
                       "Cookie": cookie.group(1)}
+
+    def session_cookie(self, scope: str = "read") -> str:
+        """Sign in to the dashboard with the ``scope`` key: the ``Cookie`` header's value."""
+        body, headers = self.signin_form(self.keys[scope])
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        try:
+            connection.request("POST", "/ui/signin", body=body, headers=headers)
+            response = connection.getresponse()
+            response.read()
+            cookie = response.getheader("set-cookie") or ""
+        finally:
+            connection.close()
+        assert response.status == 303, cookie
+        assert cookie.startswith("failcode_ui="), cookie
+        return cookie.split(";", 1)[0]
 
     def json(self, method: str, path: str, **options: Any) -> tuple[int, Any]:
         status, _headers, body = self.request(method, path, **options)

@@ -15,7 +15,6 @@ Rules tested (docs/service.md, "Event times"; docs/service-otlp.md for OTLP):
 
 from __future__ import annotations
 
-import http.client
 import urllib.parse
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -181,21 +180,6 @@ def test_otlp_door_clamps_a_time_too_old(service: Served, store: Store) -> None:
 
 
 # -- the dashboard over times stored before the doors bounded them ----------------------------
-def _signed_in(service: Served) -> str:
-    connection = http.client.HTTPConnection("127.0.0.1", service.port, timeout=60)
-    try:
-        body, headers = service.signin_form(service.keys["read"])
-        connection.request("POST", "/ui/signin", body=body, headers=headers)
-        response = connection.getresponse()
-        response.read()
-        cookie = response.getheader("set-cookie") or ""
-    finally:
-        connection.close()
-    assert response.status == 303, cookie
-    assert cookie.startswith("failcode_ui="), cookie
-    return cookie.split(";", 1)[0]
-
-
 def test_every_page_survives_extreme_stored_times(service: Served, store: Store) -> None:
     now = datetime.now(UTC)
     times = {"y9999": datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC),
@@ -217,7 +201,7 @@ def test_every_page_survives_extreme_stored_times(service: Served, store: Store)
     items = found["findings"] if isinstance(found, dict) else found
     ids = [item["id"] for item in items]
     assert ids
-    cookie = _signed_in(service)
+    cookie = service.session_cookie()
     paths = [*PAGES, *(f"/ui/findings/{i}" for i in ids),
              *(f"/ui/sessions/{urllib.parse.quote(f'stored-{label}-1.0.0')}"
                for label in times)]

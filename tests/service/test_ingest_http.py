@@ -27,7 +27,6 @@ Rules tested:
 from __future__ import annotations
 
 import html
-import http.client
 import io
 import json
 import re
@@ -650,18 +649,11 @@ class TestRetention:
 
 def _session_rows(served: Served) -> dict[str, int]:
     """Each session's failures as the dashboard's sessions page lists them (its one page)."""
-    body, headers = served.signin_form(served.keys["read"])
-    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=60)
-    try:
-        connection.request("POST", "/ui/signin", body=body, headers=headers)
-        response = connection.getresponse()
-        response.read()
-        cookie = (response.getheader("set-cookie") or "").split(";", 1)[0]
-        connection.request("GET", "/ui/sessions", headers={"Cookie": cookie})
-        page = connection.getresponse().read().decode()
-    finally:
-        connection.close()
-    rows = re.findall(r'<tr data-failures="(\d+)"><td><a href="[^"]*">([^<]+)</a>', page)
+    status, _headers, page = served.request("GET", "/ui/sessions",
+                                            headers={"Cookie": served.session_cookie()})
+    assert status == 200, page
+    rows = re.findall(r'<tr data-failures="(\d+)"><td><a href="[^"]*">([^<]+)</a>',
+                      page.decode())
     return {html.unescape(name): int(failures) for failures, name in rows}
 
 

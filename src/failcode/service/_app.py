@@ -50,9 +50,10 @@ if TYPE_CHECKING:
         Awaitable,
         Callable,
         Coroutine,
-        MutableMapping,
         Sequence,
     )
+
+    from starlette.types import Message, Receive, Scope, Send
 
     from failcode.service._config import ServiceConfig
 
@@ -161,9 +162,7 @@ class _BodyLimit:
         self.app = app
         self.limit = limit
 
-    async def __call__(self, scope: MutableMapping[str, Any], receive: Callable[[], Awaitable[
-            MutableMapping[str, Any]]], send: Callable[[MutableMapping[str, Any]],
-                                                      Awaitable[None]]) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -180,7 +179,7 @@ class _BodyLimit:
                     return
         seen = 0
 
-        async def counted() -> MutableMapping[str, Any]:
+        async def counted() -> Message:
             nonlocal seen
             message = await receive()
             if message["type"] == "http.request":
@@ -203,15 +202,13 @@ class _WorkerHeader:
         self.app = app
         self.worker = worker
 
-    async def __call__(self, scope: MutableMapping[str, Any], receive: Callable[[], Awaitable[
-            MutableMapping[str, Any]]], send: Callable[[MutableMapping[str, Any]],
-                                                      Awaitable[None]]) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         worker = self.worker().encode()
 
-        async def named(message: MutableMapping[str, Any]) -> None:
+        async def named(message: Message) -> None:
             if message["type"] == "http.response.start" and worker:
                 message["headers"] = [*message.get("headers", ()), (b"x-failcode-worker",
                                                                     worker)]
@@ -229,7 +226,7 @@ def _too_large(problem: str) -> FailureError:
                                                  params={"problem": problem}))
 
 
-async def _refuse(scope: MutableMapping[str, Any], send: Any, exc: FailureError) -> None:
+async def _refuse(scope: Scope, send: Send, exc: FailureError) -> None:
     response = problem_response(exc)
     await response({**scope}, _no_body, send)
 
