@@ -270,6 +270,36 @@ def test_cargo_build_failure_names_the_missing_function(rust_runs: dict[str, Run
     assert failure.metadata["exit_code"] == 101
 
 
+@pytest.mark.parametrize("target", ["unit test", "doctest"])
+def test_cargo_test_failure_is_a_failed_test_however_the_streams_arrive(
+        tmp_path: Path, target: str) -> None:
+    """``cargo test`` with a failing test prints the test's panic on stdout and its own
+    ``error: test failed, to rerun pass ...`` on stderr: a failed test, never a compile error,
+    with the streams apart (``failcode run``) or merged in either order (an agent's log)."""
+    lib = ('/// ```\n/// assert_eq!(demo::double(5), 10);\n/// ```\n' if target == "doctest"
+           else "")
+    lib += "pub fn double(x: i32) -> i32 {\n    x + 2\n}\n"
+    if target == "unit test":
+        lib += ("#[cfg(test)]\nmod tests {\n    #[test]\n    fn doubles() {\n"
+                "        assert_eq!(super::double(5), 10);\n    }\n}\n")
+    write(tmp_path, {"Cargo.toml": '[package]\nname = "demo"\nversion = "0.1.0"\n'
+                                   'edition = "2021"\n', "src/lib.rs": lib})
+    done = run([tool("cargo"), "test", "--offline", "-q"], tmp_path,
+               env={"CARGO_TERM_COLOR": "never", "RUST_BACKTRACE": "0"})
+    assert done.returncode == 101, done.stderr
+    assert b"test failed, to rerun pass" in done.stderr
+    out, err = done.stdout.decode(), done.stderr.decode()
+    found = {arrangement: from_command("cargo test --offline -q", 101, stdout, stderr)
+             for arrangement, (stdout, stderr) in {
+                 "apart": (out, err), "stdout first": ("", out + err),
+                 "stderr first": ("", err + out)}.items()}
+    for arrangement, failure in found.items():
+        assert isinstance(failure, Failure), (arrangement, failure)
+        assert (failure.kind, failure.error_class) == ("test_error", "test_failed"), (
+            arrangement, failure.error_class, out, err)
+    assert len({failure.signature for failure in found.values()}) == 1  # type: ignore[union-attr]
+
+
 # -- Java: javac (maven when it can run offline) -----------------------------------------------
 @pytest.fixture(scope="module")
 def javac_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:

@@ -214,7 +214,9 @@ _RUST_MESSAGES: Final[tuple[_MessageRule, ...]] = (
 )
 _RUST_NOISE: Final = lazy(
     r"^(?:aborting due to|could not compile|Some errors have|For more information|"
-    r"build failed|failed to run custom build command)")
+    r"build failed|failed to run custom build command|"
+    # cargo test's own summary after a test binary failed (cargo_test.rs): not a compile error
+    r"(?:doc)?test failed, to rerun pass|bench failed|\d+ targets failed:)")
 
 _JAVA_MESSAGES: Final[tuple[tuple[re.Pattern[str], str, int, str], ...]] = (
     # (message, class, subject group, javac's diagnostic key)
