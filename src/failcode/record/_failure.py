@@ -24,7 +24,6 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import secrets
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final, cast
 
@@ -78,13 +77,13 @@ class FailureDecodeError(ValueError):
 # child never repeats its parent's ids. Volatile by design: never part of a signature or hash.
 
 _counter = itertools.count()
-_tag = secrets.token_hex(6)
+_tag = os.urandom(6).hex()  # what secrets.token_hex does, without importing it (hmac...)
 
 
 def _reset_ids() -> None:  # pragma: no cover - runs in forked children
     global _counter, _tag  # noqa: PLW0603 - process-wide id state, reset in a forked child
     _counter = itertools.count()
-    _tag = secrets.token_hex(6)
+    _tag = os.urandom(6).hex()
 
 
 os.register_at_fork(after_in_child=_reset_ids)
