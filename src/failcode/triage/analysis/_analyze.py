@@ -643,14 +643,19 @@ class Expanded(list[tuple[Path, str]]):
         """Files found by walking a folder that are not session logs (not read, counted)."""
         self.empty: list[str] = []
         """Folders named that hold no session log."""
-        self._seen: set[str] = set()
+        self._seen: set[object] = set()
 
     def append(self, item: tuple[Path, str]) -> None:
         """Add an input once: the same file named twice, or named and found by walking, is
-        read once (under the first label it came with)."""
+        read once (under the first label it came with).
+
+        The same file is the same device and inode (one ``stat``; resolving every folder of a
+        path costs ten times as much on a home of thousands of sessions); a path that cannot be
+        stat-ed (missing, a symlink loop: its own error, kept) is itself."""
         try:
-            key = str(item[0].resolve())
-        except (OSError, RuntimeError):  # a symlink loop: its own error, kept
+            found = item[0].stat()
+            key: object = (found.st_dev, found.st_ino)
+        except (OSError, ValueError):
             key = str(item[0])
         if key not in self._seen:
             self._seen.add(key)

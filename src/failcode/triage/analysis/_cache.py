@@ -6,7 +6,7 @@ Rules:
   ``platformdirs.user_cache_dir("failcode")/triage``: ``~/.cache/failcode/triage`` on Linux),
   named by a hash of the input's absolute path and its label (the label is in the results).
 - It is used only when everything that identifies the content is unchanged: the path, the
-  size, ``mtime_ns``, inode and device, a blake2b hash of the first and last 64 KiB (of the
+  size, ``mtime_ns``, inode and device, a blake2b hash of the first and last 16 KiB (of the
   whole file when smaller), failcode's ``__version__`` and a fingerprint of the code that makes the
   results (a hash of the files of ``failcode.triage``, ``classification``, ``codes``,
   ``signature`` and ``record``: any rule changed in a checkout changes it), and the same for
@@ -51,7 +51,7 @@ __all__ = ["MAX_BYTES", "Cache", "cache_dir", "code_hash", "fingerprint"]
 
 MAX_BYTES: Final = 512 * 1024 * 1024
 """The cache folder's bound (512 MiB) unless ``$FAILCODE_CACHE_MAX_MB`` says otherwise."""
-EDGE: Final = 64 * 1024
+EDGE: Final = 16 * 1024
 """How much of the head and of the tail the key hashes."""
 SCHEMA: Final = 1
 """The entry layout; another is a miss."""
