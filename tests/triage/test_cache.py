@@ -414,6 +414,22 @@ def test_the_cache_stays_within_its_bound_oldest_used_first(cache_folder: Path,
     assert len([p for p in left if p in old]) == len(old) - 1
 
 
+def test_an_entry_used_is_marked_used_once_an_hour_at_most(cache_folder: Path) -> None:
+    """A warm run marks an entry used (its modification time, which eviction orders by) only
+    when it was last marked over an hour ago: it does not rewrite every entry's inode."""
+    root = sessions_dir() / "claude-code"
+    triage([root], cache=True)
+    entries = _entries(cache_folder)
+    long_ago = entries[0]
+    os.utime(long_ago, ns=(0, 10**9))
+    before = {p: p.stat().st_mtime_ns for p in entries}
+    assert triage([root], cache=True).cached_inputs == len(entries) >= 3
+    after = {p: p.stat().st_mtime_ns for p in entries}
+    assert after[long_ago] > 10**9 * 3600
+    assert {p: t for p, t in after.items() if p != long_ago} == {
+        p: t for p, t in before.items() if p != long_ago}
+
+
 def test_results_msgpack_cannot_hold_are_not_cached(cache_folder: Path,
                                                     tmp_path: Path) -> None:
     """An entry the encoder refuses is not written; the run is not affected (a file named

@@ -34,6 +34,7 @@ import hashlib
 import os
 import stat
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -51,6 +52,9 @@ __all__ = ["MAX_BYTES", "Cache", "cache_dir", "code_hash", "fingerprint"]
 
 MAX_BYTES: Final = 512 * 1024 * 1024
 """The cache folder's bound (512 MiB) unless ``$FAILCODE_CACHE_MAX_MB`` says otherwise."""
+_TOUCH_AFTER: Final = 3600.0
+"""An entry used is marked so (its modification time, which eviction orders by) when it was
+last marked more than this many seconds ago: a warm run does not rewrite every entry's inode."""
 EDGE: Final = 16 * 1024
 """How much of the head and of the tail the key hashes."""
 SCHEMA: Final = 1
@@ -207,6 +211,8 @@ class Cache:
         """Inputs this run took from the cache."""
         self.written = 0
         self._names: dict[tuple[str, str], str] = {}
+        self._used: dict[tuple[str, str], float] = {}
+        """When each entry found was last marked used (its modification time)."""
 
     def key(self, path: Path, label: str) -> Key | None:
         """The input's key, or None when it is not cached (folders, unreadable, stdin...)."""
@@ -220,20 +226,21 @@ class Cache:
         return Key(absolute, label, info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev,
                    edges, _companion(path))
 
-    def _entry_path(self, key: Key) -> Path:
+    def _entry_path(self, key: Key) -> str:
         name = self._names.get((key.path, key.label))
         if name is None:
-            name = self._names[key.path, key.label] = hashlib.blake2b(
-                f"{key.path}\0{key.label}".encode("utf-8", "surrogatepass"),
-                digest_size=20).hexdigest()
-        return self.folder / name[:2] / name
+            digest = hashlib.blake2b(f"{key.path}\0{key.label}".encode("utf-8", "surrogatepass"),
+                                     digest_size=20).hexdigest()
+            name = self._names[key.path, key.label] = f"{self.folder}/{digest[:2]}/{digest}"
+        return name  # a string: an entry's path is made once per input, without pathlib
 
     def find(self, key: Key) -> bytes | None:
         """The entry of ``key`` if it is whole (its hash matches) and for this key, fingerprint
         and layout (its head only decoded); None: a miss."""
         try:
-            with self._entry_path(key).open("rb") as handle:
+            with open(self._entry_path(key), "rb") as handle:  # noqa: PTH123 - one str path
                 data = handle.read()
+                self._used[key.path, key.label] = os.fstat(handle.fileno()).st_mtime
         except OSError:
             return None
         body = data[_SUM:]
@@ -275,8 +282,10 @@ class Cache:
         if (entry.schema != SCHEMA or entry.fingerprint != self.fingerprint
                 or entry.key != key):
             return None
-        with contextlib.suppress(OSError):  # used now: evicted last
-            os.utime(self._entry_path(key))
+        used = self._used.get((key.path, key.label))
+        if used is None or time.time() - used > _TOUCH_AFTER:
+            with contextlib.suppress(OSError):  # used now: evicted last
+                os.utime(self._entry_path(key))
         self.hits += 1
         return entry.item, entry.sessions
 
@@ -290,7 +299,7 @@ class Cache:
             data = _checksum(body) + body
         except Exception:  # noqa: BLE001 - results msgpack cannot hold: not cached
             return
-        target = self._entry_path(key)
+        target = Path(self._entry_path(key))
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
