@@ -441,18 +441,24 @@ def _home_copy(relative: Path, agent: str, copy: int) -> Path:
     """Where copy ``copy`` of a session goes in the home: under a renamed project (or, for
     Codex, a renamed rollout), so each copy is a session of its own where the agent keeps it."""
     parts = list(relative.parts)
-    if agent == "codex":
-        parts[-1] = parts[-1].replace(".jsonl", f"-c{copy}.jsonl")
+    if agent == "codex" or len(parts) == 3:  # a file kept right in the agent's folder (Codex,
+        # Copilot CLI's session-state/<id>.jsonl): the copy's mark before the extension
+        name = Path(parts[-1])
+        parts[-1] = f"{name.stem}-c{copy}{name.suffix}"
     else:
         parts[2] = f"{parts[2]}-c{copy}"
     return Path(*parts)
+
+
+_HOME_MARK = "{} MB, layout 2\n"
+"""The marker of a complete home (layout 2: Copilot CLI copies named ``<id>-cN.jsonl``)."""
 
 
 def make_home(folder: Path, target_mb: int) -> tuple[int, int]:
     """A home of about ``target_mb`` MB of real sessions of several agents, written once
     (a marker file says it is complete); its size and file count."""
     done = folder / ".complete"
-    if not done.is_file():
+    if not done.is_file() or done.read_text() != _HOME_MARK.format(target_mb):
         shutil.rmtree(folder, ignore_errors=True)
         sources = [(agent, path.relative_to(repo), path)
                    for agent in _HOME_AGENTS if (DATA_2 / agent).is_dir()
@@ -467,7 +473,7 @@ def make_home(folder: Path, target_mb: int) -> tuple[int, int]:
                 shutil.copyfile(path, target)
                 size += target.stat().st_size
             copy += 1
-        done.write_text(f"{target_mb}\n")
+        done.write_text(_HOME_MARK.format(target_mb))
     files = [p for p in folder.rglob("*") if p.is_file() and p != done]
     return sum(p.stat().st_size for p in files), len(files)
 
