@@ -50,19 +50,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _timing import interleaved, median_ratio
 from bench_triage_scale import _HOME_AGENTS, _HOME_ENV, DATA, DATA_2, _home_dir, make_home
+from failcode.triage._discover import default_locations
 
 CCUSAGE_VERSION = "20.0.24"
 TRAJVIZ_VERSION = "0.3.0"
 INSTALL_TIMEOUT = 600
 
-# Where each agent keeps its sessions under a home: ccusage's name for it, failcode's folder.
-_AGENT_DIRS = {
-    "claude-code": ("claude", ".claude/projects"),
-    "codex": ("codex", ".codex/sessions"),
-    "gemini-cli": ("gemini", ".gemini/tmp"),
-    "qwen-code": ("qwen", ".qwen/projects"),
-    "copilot-cli": ("copilot", ".copilot/session-state"),
-}
+# The agents both read, by failcode's name and ccusage's; where each keeps its sessions under
+# a home is failcode's own table (``triage --home``'s default_locations).
+_CCUSAGE_NAMES = {"claude-code": "claude", "codex": "codex", "gemini-cli": "gemini",
+                  "qwen-code": "qwen", "copilot-cli": "copilot"}
 _PEER_ENV = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DIR", "QWEN_DIR", "COPILOT_DIR",
              "CCUSAGE_DATA_DIR", "OPENCODE_DATA_DIR")
 
@@ -212,12 +209,19 @@ def real_home(folder: Path) -> Path:
     return folder
 
 
+def _agent_locations(home: Path) -> list[tuple[str, Path]]:
+    """(ccusage's name, folder) of each agent both read whose folder exists under ``home``."""
+    return [(_CCUSAGE_NAMES[found.agent], found.folder)
+            for found in default_locations({}, home, home)
+            if found.agent in _CCUSAGE_NAMES and found.folder.is_dir()]
+
+
 def _agent_folders(home: Path) -> list[Path]:
-    return [home / where for _, where in _AGENT_DIRS.values() if (home / where).is_dir()]
+    return [folder for _, folder in _agent_locations(home)]
 
 
 def _expected_agents(home: Path) -> set[str]:
-    return {name for name, where in _AGENT_DIRS.values() if (home / where).is_dir()}
+    return {name for name, _ in _agent_locations(home)}
 
 
 # ----------------------------------------------------------------------------- running

@@ -535,10 +535,11 @@ def profile() -> None:
     profiler.enable()
     triage(files)
     profiler.disable()
-    text = io.StringIO()
-    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(25)
-    print("profile of triage of the real sessions (tottime):")
-    print(text.getvalue())
+    for order in ("tottime", "cumulative"):
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats(order).print_stats(25)
+        print(f"profile of triage of the real sessions ({order}):")
+        print(text.getvalue())
 
 
 def main() -> None:
