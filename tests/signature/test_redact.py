@@ -481,10 +481,28 @@ class TestFalsePositives:
         assert redact("GET /v1/x?key=abcdef123456") == "GET /v1/x?key=<secret>"
 
 
+class TestOptionAfterOption:
+    """An option whose value is the next option never hides that next option's secret."""
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("tool --password --password hunter22x", "tool --password --password <secret>"),
+            ("&KEY=-PASSWORD -PASSWORD 0", "&KEY=<secret> -PASSWORD <secret>"),
+            ("curl -u -v -u me:hunter22x", "curl -u -v -u me:<secret>"),
+            ("docker login -u me -p -p hunter22x", "docker login -u me -p -p <secret>"),
+        ],
+    )
+    def test_second_option_is_read(self, text: str, expected: str) -> None:
+        """The first option's value starts with "-" (no secret); the one after it is read."""
+        assert redact(text) == expected
+        assert redact(expected) == expected
+
+
 class TestContract:
     def test_version(self) -> None:
         """The rule-set version is exported and pinned."""
-        assert REDACT_VERSION == "r6"
+        assert REDACT_VERSION == "r7"
 
     def test_bytes_are_decoded_with_replacement(self) -> None:
         """Bytes are decoded as UTF-8, invalid sequences replaced, and redacted."""
@@ -542,6 +560,7 @@ _separators = st.sampled_from([" ", "\n", "\t", ", ", " = ", ": ", "(", "[", "|"
 class TestProperties:
     @given(st.one_of(st.text(), _tricky_text))
     @example("BASIC AccountKey=0")
+    @example("&KEY=-PASSWORD -PASSWORD 0")
     @settings(max_examples=300)
     def test_idempotent(self, text: str) -> None:
         """redact(redact(x)) == redact(x)."""
@@ -550,6 +569,7 @@ class TestProperties:
 
     @given(st.one_of(st.text(), _tricky_text))
     @example("BASIC AccountKey=0")
+    @example("&KEY=-PASSWORD -PASSWORD 0")
     @settings(max_examples=300)
     def test_output_holds_no_findings(self, text: str) -> None:
         """Nothing in redact's output is still recognized as a secret."""
@@ -592,6 +612,7 @@ class TestDeepProperties:
 
     @given(st.one_of(st.text(), _tricky_text))
     @example("BASIC AccountKey=0")
+    @example("&KEY=-PASSWORD -PASSWORD 0")
     @settings(max_examples=DEEP_EXAMPLES, derandomize=False)
     def test_idempotent_and_clean(self, text: str) -> None:
         """redact is idempotent and leaves nothing find_secrets recognizes."""

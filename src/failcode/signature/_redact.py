@@ -95,7 +95,7 @@ __all__ = [
     "redact_tree",
 ]
 
-REDACT_VERSION = "r6"
+REDACT_VERSION = "r7"
 """Version id of the rule set; bump on any change to what is redacted."""
 
 PLACEHOLDER = "<secret>"
@@ -275,11 +275,6 @@ def _query_ok(_text: str, m: re.Match[str]) -> bool:
 def _bearer_ok(text: str, m: re.Match[str]) -> bool:
     """A bearer credential; ``=`` only as base64 padding, so ``bearer expires_in=3600`` stays."""
     return "=" not in m.group("s").rstrip("=") and _credential_ok(text, m)
-
-
-def _cli_ok(_text: str, m: re.Match[str]) -> bool:
-    secret = m.group("s")
-    return not _is_reference(secret) and not secret.startswith("-")
 
 
 _NAME_WORDS = lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", re.ASCII)
@@ -560,6 +555,9 @@ def _assignments(text: str, low: str) -> list[_Assignment]:
     return found
 
 
+_DASH_REJECTING = (_option_ok, _user_password_ok, _positional_ok)
+
+
 def _rule(
     name: str,
     gates: tuple[str, ...],
@@ -573,6 +571,11 @@ def _rule(
     random_before: int = 0,
     need_any: tuple[str, ...] = (),
 ) -> _Rule:
+    if check in _DASH_REJECTING:
+        # The check refuses a value that starts with "-" (the next option, not a secret). The
+        # pattern refuses it too, so the search goes on from there: a rejected match would
+        # otherwise swallow the option after it (``--password --password X`` hid the second).
+        pattern = pattern.replace("(?P<s>", "(?P<s>(?!-)", 1)
     return _Rule(name, gates, lower_gate, lazy(pattern, _FLAGS | flags), check,
                  left_boundary, need, random_before, need_any)
 
