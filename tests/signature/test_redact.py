@@ -499,6 +499,15 @@ class TestOptionAfterOption:
         assert redact(expected) == expected
 
 
+@pytest.mark.parametrize("text", ["PASSWORD:=0", "db_password := hunter22x", "token=>abc123xyz"])
+def test_a_separator_is_never_read_as_the_value(text: str) -> None:
+    """``:=`` and ``=>`` are separators whole: redacting the redacted text changes nothing
+    (``PASSWORD:=<secret>`` once read ``=`` as a value after ``:``)."""
+    once = redact(text)
+    assert once.endswith("<secret>")
+    assert redact(once) == once
+
+
 class TestContract:
     def test_version(self) -> None:
         """The rule-set version is exported and pinned."""
@@ -561,6 +570,7 @@ class TestProperties:
     @given(st.one_of(st.text(), _tricky_text))
     @example("BASIC AccountKey=0")
     @example("&KEY=-PASSWORD -PASSWORD 0")
+    @example("PASSWORD:=0")
     @settings(max_examples=300)
     def test_idempotent(self, text: str) -> None:
         """redact(redact(x)) == redact(x)."""
@@ -570,6 +580,7 @@ class TestProperties:
     @given(st.one_of(st.text(), _tricky_text))
     @example("BASIC AccountKey=0")
     @example("&KEY=-PASSWORD -PASSWORD 0")
+    @example("PASSWORD:=0")
     @settings(max_examples=300)
     def test_output_holds_no_findings(self, text: str) -> None:
         """Nothing in redact's output is still recognized as a secret."""
@@ -613,6 +624,7 @@ class TestDeepProperties:
     @given(st.one_of(st.text(), _tricky_text))
     @example("BASIC AccountKey=0")
     @example("&KEY=-PASSWORD -PASSWORD 0")
+    @example("PASSWORD:=0")
     @settings(max_examples=DEEP_EXAMPLES, derandomize=False)
     def test_idempotent_and_clean(self, text: str) -> None:
         """redact is idempotent and leaves nothing find_secrets recognizes."""
