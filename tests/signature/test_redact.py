@@ -481,8 +481,9 @@ class TestFalsePositives:
         assert redact("GET /v1/x?key=abcdef123456") == "GET /v1/x?key=<secret>"
 
 
-class TestOptionAfterOption:
-    """An option whose value is the next option never hides that next option's secret."""
+class TestRefusedMatchHidesNothing:
+    """A match a rule refuses (its value is the next option or keyword) never hides the
+    secret of the match that starts inside it."""
 
     @pytest.mark.parametrize(
         ("text", "expected"),
@@ -491,10 +492,13 @@ class TestOptionAfterOption:
             ("&KEY=-PASSWORD -PASSWORD 0", "&KEY=<secret> -PASSWORD <secret>"),
             ("curl -u -v -u me:hunter22x", "curl -u -v -u me:<secret>"),
             ("docker login -u me -p -p hunter22x", "docker login -u me -p -p <secret>"),
+            ("&KEY=BEARER BEARER 00000000", "&KEY=<secret> BEARER <secret>"),
+            ("Authorization: Bearer bearer abcdefgh12345678",
+             "Authorization: Bearer bearer <secret>"),
         ],
     )
     def test_second_option_is_read(self, text: str, expected: str) -> None:
-        """The first option's value starts with "-" (no secret); the one after it is read."""
+        """The first value is no secret (an option, a keyword); the one after it is read."""
         assert redact(text) == expected
         assert redact(expected) == expected
 
@@ -571,6 +575,7 @@ class TestProperties:
     @example("BASIC AccountKey=0")
     @example("&KEY=-PASSWORD -PASSWORD 0")
     @example("PASSWORD:=0")
+    @example("&KEY=BEARER BEARER 00000000")
     @settings(max_examples=300)
     def test_idempotent(self, text: str) -> None:
         """redact(redact(x)) == redact(x)."""
@@ -581,6 +586,7 @@ class TestProperties:
     @example("BASIC AccountKey=0")
     @example("&KEY=-PASSWORD -PASSWORD 0")
     @example("PASSWORD:=0")
+    @example("&KEY=BEARER BEARER 00000000")
     @settings(max_examples=300)
     def test_output_holds_no_findings(self, text: str) -> None:
         """Nothing in redact's output is still recognized as a secret."""
@@ -625,6 +631,7 @@ class TestDeepProperties:
     @example("BASIC AccountKey=0")
     @example("&KEY=-PASSWORD -PASSWORD 0")
     @example("PASSWORD:=0")
+    @example("&KEY=BEARER BEARER 00000000")
     @settings(max_examples=DEEP_EXAMPLES, derandomize=False)
     def test_idempotent_and_clean(self, text: str) -> None:
         """redact is idempotent and leaves nothing find_secrets recognizes."""

@@ -556,9 +556,6 @@ def _assignments(text: str, low: str) -> list[_Assignment]:
     return found
 
 
-_DASH_REJECTING = (_option_ok, _user_password_ok, _positional_ok)
-
-
 def _rule(
     name: str,
     gates: tuple[str, ...],
@@ -572,10 +569,10 @@ def _rule(
     random_before: int = 0,
     need_any: tuple[str, ...] = (),
 ) -> _Rule:
-    if check in _DASH_REJECTING:
-        # The check refuses a value that starts with "-" (the next option, not a secret). The
-        # pattern refuses it too, so the search goes on from there: a rejected match would
-        # otherwise swallow the option after it (``--password --password X`` hid the second).
+    if check is _positional_ok:
+        # A value that starts with "-" is the next option, which the check refuses; the
+        # pattern refuses it too, so the lazy gap before "-p" grows to the next "-p" instead
+        # (``docker login -u me -p -p X``: X).
         pattern = pattern.replace("(?P<s>", "(?P<s>(?!-)", 1)
     return _Rule(name, gates, lower_gate, lazy(pattern, _FLAGS | flags), check,
                  left_boundary, need, random_before, need_any)
@@ -1378,14 +1375,20 @@ def _find_in(text: str) -> list[tuple[int, int, str]]:
             continue
         if rule.need_any and not any(word in text for word in rule.need_any):
             continue
-        for m in rule.pattern.finditer(text):
-            if rule.left_boundary and not _left_ok(text, m.start()):
-                continue
-            if rule.check is not None and not rule.check(text, m):
+        search, pos, barrier = rule.pattern.search, 0, 0
+        while (m := search(text, pos)) is not None:
+            if ((rule.left_boundary and not _left_ok(text, m.start()))
+                    or (rule.check is not None and not rule.check(text, m))):
+                # Refused, but its value may start a match of its own (``bearer bearer X``,
+                # ``--password --password X``): search again from the value, never twice
+                # over the text of the match refused before (each character is read by a
+                # bounded number of matches: linear time).
+                pos, barrier = max(m.start("s"), barrier, m.start() + 1), m.end()
                 continue
             spans.append((m.start("s"), m.end("s"), rule.name))
             if rule.random_before:
                 spans.append((m.start() - rule.random_before, m.start(), rule.name))
+            pos = m.end()
     candidates: list[_Candidate] = []
     if not _FAMILY_GATE_WORDS.isdisjoint(found):
         _family_spans(text, found, spans, candidates)
