@@ -694,6 +694,13 @@ ADVERSARIAL_UNITS = {
     "gitlab_dots": "glpat-aaaaaaaaaaaaaaaaaaaa.",
     "account_key": "AccountKey=",
     "arn_secret": "arn:aws:secretsmanager:secret:",
+    # a refused match searched again from its value (bearer bearer X): each character is read
+    # by a bounded number of matches
+    "bearer_chain": "bearer+",
+    "bearer_words": "bearer ",
+    "authorization_chain": "Authorization: Bearer ",
+    "option_value_option": "--password -",
+    "login_dash_p": "docker login -p -",
 }
 
 
