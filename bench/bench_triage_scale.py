@@ -29,6 +29,12 @@
    warm runs over the unchanged home, and their ratio; the documents are checked identical
    (error ids masked). Goal: warm < 1 s. The home is generated once and kept under the
    user's cache folder (``failcode/bench/home-<MB>``; ``--home-dir`` elsewhere).
+7. A session that grew (issue 37): a generated Claude Code transcript of ``--grown-mb``
+   (default 100; the largest real one's lines again and again, its tool call ids made unique
+   per pass) read once with the cache; then, ``--rounds`` times, 1 MB of lines is appended
+   and ``failcode triage --cache --json FILE`` (read from where the last run stopped) is timed
+   beside ``--no-cache`` (the whole file), fresh processes; their documents are checked
+   identical (error ids masked).
 
 The generated trajectories are real mini-swe-agent steps: the messages of the real
 trajectories one after another, again and again; from the second pass on, each observation
@@ -43,6 +49,7 @@ run the same commands again). Everything generated goes to a temp dir.
     python bench/bench_triage_scale.py --only harbor    # a Harbor job of 494 trials
     python bench/bench_triage_scale.py --only warm      # the warm cache on a 1 GB home
     python bench/bench_triage_scale.py --only warm --quick   # the same on a 64 MB home
+    python bench/bench_triage_scale.py --only grown     # a 100 MB session that grew
 """
 
 from __future__ import annotations
@@ -528,6 +535,62 @@ def warm_cache(target_mb: int, rounds: int, tmp: Path, home: Path | None = None)
           f"(goal: warm < 1 s)")
 
 
+def _claude_lines(rep: int, lines: list[dict[str, Any]]) -> bytes:
+    """One pass of a Claude Code session's lines, its tool call ids made this pass's own."""
+    out = []
+    for entry in lines:
+        copy = json.loads(json.dumps(entry))
+        copy["sessionId"] = "bench-grown"
+        content = copy.get("message", {}).get("content") if isinstance(
+            copy.get("message"), dict) else None
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict):
+                for field in ("id", "tool_use_id"):
+                    if isinstance(block.get(field), str):
+                        block[field] = f"{block[field]}-{rep}"
+        out.append(json.dumps(copy) + "\n")
+    return "".join(out).encode()
+
+
+def grown(target_mb: int, rounds: int, tmp: Path) -> None:
+    """Section 7: a Claude Code session that grew, resumed beside read whole."""
+    source = max((DATA_2 / "claude-code").rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    lines = [json.loads(line) for line in source.read_bytes().splitlines() if line.strip()]
+    path = tmp / "grown" / "session.jsonl"
+    path.parent.mkdir()
+    rep = 0
+    with path.open("wb") as handle:
+        while handle.tell() < target_mb * 1_000_000:
+            handle.write(_claude_lines(rep, lines))
+            rep += 1
+    env = os.environ | {"FAILCODE_CACHE_DIR": str(tmp / "grown-cache")}
+    _cli("triage", "--cache", "--json", str(path), env=env)
+    resumed: list[float] = []
+    whole: list[float] = []
+    same = True
+    for _ in range(rounds):
+        with path.open("ab") as handle:
+            added = 0
+            while added < 1_000_000:
+                added += handle.write(_claude_lines(rep, lines))
+                rep += 1
+        outs = [tmp / "resumed.json", tmp / "whole.json"]
+        for times, out, flag in ((resumed, outs[0], "--cache"), (whole, outs[1], "--no-cache")):
+            with out.open("w") as handle:
+                times.append(_cli("triage", flag, "--json", str(path), env=env,
+                                  stdout=handle)[0])
+        documents = [json.loads(out.read_text()) for out in outs]
+        same = same and documents[0].pop("resumed_inputs", None) == 1
+        documents[0].pop("cached_inputs", None)
+        same = same and _masked(json.dumps(documents[0])) == _masked(json.dumps(documents[1]))
+    one, all_ = statistics.median(resumed), statistics.median(whole)
+    print(f"7. a session that grew: a generated Claude Code transcript of "
+          f"{_mb(path.stat().st_size)}, 1 MB appended before each of {rounds} rounds, fresh "
+          f"processes: read from where the last run stopped {one:.2f} s, read whole "
+          f"{all_:.2f} s (medians); whole/resumed {all_ / one:.1f}x; resumed every time and "
+          f"documents identical (error ids masked): {same}")
+
+
 def profile() -> None:
     files = _files()
     triage(files)
@@ -556,11 +619,13 @@ def main() -> None:
     parser.add_argument("--home-dir", type=Path,
                         help="where the generated home is kept (default: the user's cache "
                              "folder, failcode/bench/home-MB)")
+    parser.add_argument("--grown-mb", type=int, default=100,
+                        help="the generated session's size for the grown section (MB)")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run of the warm-cache section: a 64 MB home")
     parser.add_argument("--only",
                         default="throughput,corpus2,formats,harbor,jobs,memory,startup,changes,"
-                                "warm",
+                                "warm,grown",
                         help="the sections to run, comma-separated")
     args = parser.parse_args()
     only = set(args.only.split(","))
@@ -586,6 +651,8 @@ def main() -> None:
             changes(args.rounds)
         if "warm" in only and DATA_2.is_dir():
             warm_cache(64 if args.quick else args.home_mb, args.rounds, tmp, args.home_dir)
+        if "grown" in only and DATA_2.is_dir():
+            grown(args.grown_mb, args.rounds, tmp)
     if args.profile:
         profile()
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import jsonschema
+import msgspec
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -158,25 +159,129 @@ def _change(files: list[Path], kind: str, which: int, amount: float) -> None:
         os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 1 + int(amount * 1e9)))
 
 
-def test_a_session_that_grew_past_the_hashed_edges_is_read_again(cache_folder: Path,
-                                                                 tmp_path: Path) -> None:
-    """A real Claude Code session larger than head and tail together, appended to twice
-    (a line of its own, then a half line): each run equals a cold one, and a miss."""
+def _biggest_claude_code(folder: Path) -> Path:
+    """A copy in ``folder`` of the largest real Claude Code session (larger than head and
+    tail together)."""
     big = max((sessions_2_dir() / "claude-code").rglob("*.jsonl"),
               key=lambda p: p.stat().st_size)
     assert big.stat().st_size > 2 * _cache.EDGE
-    path = tmp_path / "s" / big.name
+    path = folder / "s" / big.name
     path.parent.mkdir()
     shutil.copyfile(big, path)
+    return path
+
+
+def test_a_session_that_grew_is_read_from_where_the_last_run_stopped(cache_folder: Path,
+                                                                     tmp_path: Path) -> None:
+    """A real Claude Code session appended to: a whole line, then a half line (its error is
+    the cold run's), then the rest of that line. Each run equals a cold one; the first two are
+    resumed (a file that ends in a half line leaves no checkpoint: the third reads it whole)."""
+    path = _biggest_claude_code(tmp_path)
     assert triage([path.parent], cache=True).cached_inputs == 0
     assert triage([path.parent], cache=True).cached_inputs == 1
     lines = path.read_bytes().splitlines(keepends=True)
-    for extra in (lines[len(lines) // 2], lines[-1][: len(lines[-1]) // 2]):
+    half = len(lines[-1]) // 2
+    for extra, resumed in ((lines[len(lines) // 2], 1), (lines[-1][:half], 1),
+                           (lines[-1][half:], 0)):
         with path.open("ab") as handle:
             handle.write(extra)
         warm = triage([path.parent], cache=True)
-        assert warm.cached_inputs == 0
+        assert (warm.cached_inputs, warm.resumed_inputs) == (0, resumed)
         assert _doc(warm) == _doc(triage([path.parent]))
+    assert triage([path.parent], cache=True).inputs[0].error_code is None
+
+
+def test_a_resumed_run_reads_only_what_was_added(cache_folder: Path, tmp_path: Path) -> None:
+    """Proof that the bytes before the checkpoint are not read again: lines in the middle of
+    the session (outside the hashed edges) are overwritten with bytes that are not JSON, the
+    size kept; a cold run stops at them (FC-DATA-003), the resumed run does not see them and
+    reads the lines added after, as a run before the damage would."""
+    path = _biggest_claude_code(tmp_path)
+    data = path.read_bytes()
+    lines = data.splitlines(keepends=True)
+    cut = sum(len(line) for line in lines[: len(lines) // 2])
+    path.write_bytes(data[:cut])
+    triage([path.parent], cache=True)
+    middle = cut // 2
+    with path.open("r+b") as handle:  # inside the file, outside both edges
+        assert _cache.EDGE < middle < cut - _cache.EDGE - 100
+        handle.seek(middle)
+        handle.write(b"\x00not json\n" * 8)
+    with path.open("ab") as handle:
+        handle.write(data[cut:])
+    resumed = triage([path.parent], cache=True)
+    assert resumed.resumed_inputs == 1
+    assert resumed.inputs[0].error_code is None
+    assert triage([path.parent]).inputs[0].error_code == "FC-DATA-003"
+    whole = tmp_path / "whole" / path.name
+    whole.parent.mkdir()
+    whole.write_bytes(data)
+    assert _doc(resumed) == _doc(triage([whole.parent])).replace(str(whole), str(path))
+
+
+@pytest.mark.parametrize("damage", ["state", "reading", "reader", "edges"])
+def test_a_checkpoint_that_cannot_be_trusted_reads_the_file_whole(
+        cache_folder: Path, tmp_path: Path, damage: str) -> None:
+    """An entry whose checkpoint holds a reader state or sessions that do not decode, names
+    another reader, or whose edges no longer match the file (an entry whole by its own hash):
+    the grown file is read whole, and the result is the cold run's."""
+    path = _biggest_claude_code(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[: len(lines) // 2]))
+    triage([path.parent], cache=True)
+    (entry,) = _entries(cache_folder)
+    body = entry.read_bytes()[_cache._SUM:]
+    stored = _cache._ENTRY.decode(body)
+    assert stored.checkpoint is not None
+    broken = {"state": {"state": b"\xc1"}, "reading": {"reading": b"\x92\x01"},
+              "reader": {"reader": "codex"}, "edges": {"edges": bytes(16)}}[damage]
+    stored.checkpoint = msgspec.structs.replace(stored.checkpoint, **broken)
+    again = _cache._ENCODER.encode(stored)
+    entry.write_bytes(_cache._checksum(again) + again)
+    with path.open("ab") as handle:
+        handle.writelines(lines[len(lines) // 2:])
+    warm = triage([path.parent], cache=True)
+    assert (warm.cached_inputs, warm.resumed_inputs) == (0, 0)
+    assert _doc(warm) == _doc(triage([path.parent]))
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_every_real_claude_code_session_resumed_anywhere_is_a_cold_run(
+        data: st.DataObject) -> None:
+    """Any real Claude Code session of either corpus, written in two to four parts cut at any
+    line (as Claude Code appends): after each part a resumed run equals a cold one."""
+    sessions = sorted([*(sessions_dir() / "claude-code").rglob("*.jsonl"),
+                       *(sessions_2_dir() / "claude-code").rglob("*.jsonl")])
+    source = data.draw(st.sampled_from(sessions))
+    lines = source.read_bytes().splitlines(keepends=True)
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, max(1, len(lines) - 1)), min_size=1,
+                                         max_size=3))))
+    with tempfile.TemporaryDirectory() as temp:
+        folder = Path(temp)
+        path = folder / "s" / "session.jsonl"
+        path.parent.mkdir()
+        env = os.environ.get("FAILCODE_CACHE_DIR")
+        os.environ["FAILCODE_CACHE_DIR"] = str(folder / "cache")
+        try:
+            start, checkpoint = 0, False
+            for cut in [*cuts, len(lines)]:
+                if cut == start:
+                    continue
+                with path.open("ab") as handle:
+                    handle.writelines(lines[start:cut])
+                start = cut
+                warm = triage([path.parent], cache=True)
+                assert _doc(warm) == _doc(triage([path.parent]))
+                read = warm.inputs[0]
+                # resumed: the last run left a checkpoint (it read the file without error)
+                assert warm.resumed_inputs == checkpoint
+                checkpoint = read.error_code is None and read.format == "claude-code"
+        finally:
+            if env is None:
+                del os.environ["FAILCODE_CACHE_DIR"]
+            else:
+                os.environ["FAILCODE_CACHE_DIR"] = env
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -287,6 +392,7 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
 def _json(text: bytes) -> tuple[str, int | None]:
     document = json.loads(text)
     cached = document.pop("cached_inputs", None)
+    assert document.pop("resumed_inputs", 0) == 0  # nothing grew
     return mask_error_ids(json.dumps(document, sort_keys=True)), cached
 
 

@@ -247,12 +247,13 @@ _KILLED: list[str] = []
 """Labels whose worker dies (set before the workers fork)."""
 
 
-def _dying_worker(path: Path, label: str) -> Any:  # pragma: no cover - runs in the workers
-    from failcode.triage.analysis._analyze import triage_file
+def _dying_worker(path: Path, label: str, resume: Any, checkpoint: bool,
+                  ) -> Any:  # pragma: no cover - runs in the workers
+    from failcode.triage.analysis._analyze import triage_file_from
 
     if label in _KILLED:
         os._exit(9)  # as the OOM killer would
-    return triage_file(path, label)
+    return triage_file_from(path, label, resume=resume, checkpoint=checkpoint)
 
 
 def test_parallel_run_survives_a_worker_that_dies(tmp_path: Path,

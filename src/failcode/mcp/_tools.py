@@ -98,6 +98,7 @@ def _document(result: TriageResult) -> dict[str, Any]:
     document: dict[str, Any] = json.loads("".join(parts))
     if result.cached_inputs is not None:  # as triage --json says it
         document["cached_inputs"] = result.cached_inputs
+        document["resumed_inputs"] = result.resumed_inputs or 0
     return document
 
 

@@ -258,9 +258,11 @@ class _Run:
             self.skipped = list(files.skipped)
             if store is not None:
                 summary.cached = results.cached
+                summary.resumed = results.resumed
             if held is not None:
                 held.skipped = list(files.skipped)
                 held.cached_inputs = summary.cached
+                held.resumed_inputs = summary.resumed
             if recorder is not None:
                 new, known = recorder.close()
                 if recorder.failure is None:
@@ -390,6 +392,7 @@ def _output(run: _Run, *, as_json: bool, output_format: str, top: int, verbose: 
         extra: dict[str, object] = {}
         if summary.cached is not None:
             extra["cached_inputs"] = summary.cached
+            extra["resumed_inputs"] = summary.resumed or 0
         if comparison is not None:
             extra["comparison"] = comparison.to_dict()
         run.document.close(summary.inputs, summary.tables, run.skipped, extra)

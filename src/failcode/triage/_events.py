@@ -14,7 +14,7 @@ takes them as they are.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from failcode.record._outcomes import SESSION_STATUSES
 
@@ -39,6 +39,7 @@ __all__ = [
     "Recorded",
     "RecordedOutcome",
     "Rejected",
+    "ResumableReader",
     "SessionEnd",
     "SessionStart",
     "Wrote",
@@ -244,6 +245,29 @@ class Reader(Protocol):
         as a session name when the format carries none. ``stream.peek()`` returns the
         input's first bytes (those ``sniff`` saw), whatever has been read since.
         """
+        ...
+
+
+class ResumableReader(Reader, Protocol):
+    """A JSON-lines format whose reading can stop after any whole line and go on from there
+    later (incremental triage of a file that only grew): ``read`` is :meth:`lines` over the
+    whole input with a fresh state, then :meth:`finish`.
+
+    The state is a ``msgspec.Struct`` of type :attr:`state_type` (encoded into the triage
+    cache between runs); ``lines`` leaves in it everything a later call needs, and writes it
+    only once every line of the stream was read.
+    """
+
+    state_type: type[Any]
+
+    def lines(self, stream: BinaryIO, label: str, state: Any, *, first_line: int = 0,
+              ) -> Iterator[Event]:
+        """The events of the stream's lines (``first_line`` lines came before its first),
+        ``state`` brought up to date when the stream ends."""
+        ...
+
+    def finish(self, state: Any) -> Iterator[Event]:
+        """The events of the input's end (the session's end; calls never answered)."""
         ...
 
 

@@ -169,6 +169,9 @@ class TriageResult:
     cached_inputs: int | None = None
     """Inputs taken from the triage cache (an incremental run); None when the run used no
     cache. Not in :meth:`to_dict`: the document is the same whatever came from the cache."""
+    resumed_inputs: int | None = None
+    """Inputs that only grew since the last run, read from where it stopped (an incremental
+    run); None when the run used no cache."""
 
     @property
     def ok(self) -> bool:

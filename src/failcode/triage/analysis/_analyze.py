@@ -47,7 +47,9 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeGuard
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeGuard
+
+import msgspec
 
 from failcode import (
     FC,
@@ -80,6 +82,7 @@ from failcode.triage._result import (
 )
 from failcode.triage.analysis._loops import find_loops
 from failcode.triage.analysis._provided import listed_apps, modules_of_command, modules_of_file
+from failcode.triage.analysis._resume import Checkpoint, ReadingState, SessionState, edges
 from failcode.triage.analysis._step import classify_command, classify_error, harness_failure
 from failcode.triage.readers import FORMATS, HEAD_BYTES, READERS, detect
 from failcode.triage.readers._atif import read_with_trajectory
@@ -90,7 +93,7 @@ if TYPE_CHECKING:
     import io
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
-    from failcode.triage._events import PathReader, Reader
+    from failcode.triage._events import PathReader, Reader, ResumableReader
 
 __all__ = ["infer_purpose", "triage"]
 
@@ -210,17 +213,43 @@ class _Counting:
         self._report = report
         self._head = head
         self.position = position
+        self.offset = 0
+        """Bytes of the input before what is read next."""
+        self.ended_line = False
+        """The input was read to its end, and its last byte is a line break."""
+        self._tail = b""
 
     def read(self, size: int = -1) -> bytes:
         data: bytes = self._raw.read(size)
-        if self._report is not None and data:
-            self._report(len(data))
+        if data:
+            self.offset += len(data)
+            self._tail = data[-1:]
+            if self._report is not None:
+                self._report(len(data))
+        elif size != 0:
+            self.ended_line = self._tail == b"\n"
         return data
+
+    def skip(self, offset: int, lines: int) -> None:
+        """Go on reading at byte ``offset``, after ``lines`` lines (counted as read)."""
+        self._raw.seek(offset)
+        self.offset = offset
+        self._tail = b"\n"
+        self.position.line = lines
+        if self._report is not None:
+            self._report(offset)
+
+    def fileno(self) -> int:
+        """The open file's descriptor."""
+        return int(self._raw.fileno())
 
     def readline(self, size: int = -1) -> bytes:
         data: bytes = self._raw.readline(size)
-        if self._report is not None and data:
-            self._report(len(data))
+        if data:
+            self.offset += len(data)
+            self._tail = data[-1:]
+            if self._report is not None:
+                self._report(len(data))
         return data
 
     def peek(self, size: int = 0) -> bytes:
@@ -376,13 +405,50 @@ def triage_file(path: Path, label: str, *, progress: Callable[[int], None] | Non
 
     Never raises for the input's sake: whatever reading it raises (an ``Exception``) is its
     FC-DATA-003 naming where reading got to (the module's rules)."""
+    read = triage_file_from(path, label, progress=progress, checkpoint=False)
+    return read.item, read.sessions
+
+
+class FileRead(NamedTuple):
+    """One input read (:func:`triage_file_from`)."""
+
+    item: InputResult
+    sessions: list[SessionResult]
+    checkpoint: Checkpoint | None = None
+    """Where this reading stopped (:mod:`._resume`); None for an input read with an error,
+    one that does not end with a line break, or one whose reader cannot resume."""
+    resumed: bool = False
+    """It went on from where an earlier reading stopped."""
+
+
+class _Taken:
+    """What a resumable reading leaves: its checkpoint, and whether it resumed."""
+
+    __slots__ = ("checkpoint", "resumed")
+
+    def __init__(self) -> None:
+        self.checkpoint: Checkpoint | None = None
+        self.resumed = False
+
+
+def triage_file_from(path: Path, label: str, *, progress: Callable[[int], None] | None = None,
+                     resume: Checkpoint | None = None, checkpoint: bool = True) -> FileRead:
+    """:func:`triage_file` going on from where an earlier reading of the same file stopped
+    (``resume``, when its reader can: :mod:`failcode.triage.analysis._resume`), and where
+    this one stopped (``checkpoint``)."""
     sessions: list[SessionResult] = []
     position = Position()
+    taken = _Taken() if checkpoint or resume is not None else None
     try:
-        return _triage_file(path, label, progress, sessions, position), sessions
+        item = _triage_file(path, label, progress, sessions, position, resume=resume,
+                            taken=taken)
     except Exception as exc:  # noqa: BLE001 - one input's failure is its own, never the run's
-        return _failed(label, None, "FC-DATA-003", unexpected(exc, position), size=0,
-                       sessions=len(sessions)), sessions
+        return FileRead(_failed(label, None, "FC-DATA-003", unexpected(exc, position), size=0,
+                                sessions=len(sessions)), sessions)
+    if taken is None:
+        return FileRead(item, sessions)
+    return FileRead(item, sessions, taken.checkpoint if item.error_code is None else None,
+                    taken.resumed)
 
 
 def unexpected(exc: BaseException, position: Position | None = None) -> str:
@@ -397,7 +463,9 @@ def unexpected(exc: BaseException, position: Position | None = None) -> str:
 
 
 def _triage_file(path: Path, label: str, progress: Callable[[int], None] | None,
-                 sessions: list[SessionResult], position: Position) -> InputResult:
+                 sessions: list[SessionResult], position: Position,
+                 *, resume: Checkpoint | None = None, taken: _Taken | None = None,
+                 ) -> InputResult:
     try:
         folder = path.is_dir() and is_conversation(path)
         if folder:  # the head from one pass over the events, the reading from another
@@ -424,10 +492,15 @@ def _triage_file(path: Path, label: str, progress: Callable[[int], None] | None,
                 problem = "no reader recognises its content; supported: " + ", ".join(FORMATS)
                 return _failed(label, None, "FC-DATA-002", problem, size=size)
             try:
-                events = (reader.read_path(path, label) if _reads_path(reader) else
-                          reader.read(_Counting(raw, progress, head, position),  # type: ignore[arg-type]
-                                      label))
-                _read(events, label, reader.name, sessions, position)
+                if _reads_path(reader):
+                    _read(reader.read_path(path, label), label, reader.name, sessions, position)
+                elif taken is not None and not folder and _resumable(reader):
+                    stream = _Counting(raw, progress, head, position)
+                    _read_resuming(reader, stream, label, sessions, resume=resume, taken=taken)
+                else:
+                    events = reader.read(_Counting(raw, progress, head, position),  # type: ignore[arg-type]
+                                         label)
+                    _read(events, label, reader.name, sessions, position)
             except InputError as exc:
                 if exc.message is not None:
                     return InputResult(label, reader.name, len(sessions), exc.code,
@@ -439,6 +512,46 @@ def _triage_file(path: Path, label: str, progress: Callable[[int], None] | None,
         problem = exc.strerror or type(exc).__name__
         return _failed(label, None, "FC-DATA-005", problem if isinstance(exc, NotRegularError)
                        else problem.lower(), size=0, sessions=len(sessions))
+
+
+def _resumable(reader: Reader) -> TypeGuard[ResumableReader]:
+    """A reader that can stop after any line and go on later (:mod:`._resume`)."""
+    return hasattr(reader, "state_type")
+
+
+_STATE_ENCODER: Final = msgspec.msgpack.Encoder()
+
+
+def _read_resuming(reader: ResumableReader, stream: _Counting, label: str,
+                   sessions: list[SessionResult], *, resume: Checkpoint | None,
+                   taken: _Taken) -> None:
+    """:func:`_read` of a resumable reader, from ``resume`` when it is this reader's and
+    decodes (else from the start); ``taken`` says whether it resumed and, when the input ends
+    with a line break, where it stopped."""
+    reading = _Reading(label, reader.name, sessions, stream.position)
+    state: Any = None
+    if resume is not None and resume.reader == reader.name:
+        try:
+            state = msgspec.msgpack.decode(resume.state, type=reader.state_type)
+            reading.restore(resume.reading)
+        except Exception:  # noqa: BLE001 - a state that does not decode: read it whole
+            state = None
+            del sessions[reading.first:]
+            reading = _Reading(label, reader.name, sessions, stream.position)
+        else:
+            stream.skip(resume.offset, resume.lines)
+            taken.resumed = True
+    if state is None:
+        state = reader.state_type()
+    first = stream.position.line
+    reading.feed(reader.lines(stream, label, state, first_line=first))  # type: ignore[arg-type]
+    if stream.ended_line:
+        with contextlib.suppress(Exception):  # a state msgpack cannot hold: no checkpoint
+            taken.checkpoint = Checkpoint(stream.offset, edges(stream.fileno(), stream.offset),
+                               stream.position.line, reader.name, _STATE_ENCODER.encode(state),
+                               reading.snapshot())
+    reading.feed(reader.finish(state))
+    reading.close()
 
 
 def _unlisted(folder: Path) -> str:
@@ -456,65 +569,126 @@ def _unlisted(folder: Path) -> str:
 
 def _read(events: Iterator[Any], label: str, fmt: str, out: list[SessionResult],
           position: Position | None = None) -> None:
-    default = Path(label).stem
-    current: _Session | None = None
-    last_step = -1
-    first = len(out)
-    said: set[int] = set()
-    try:
-        for event in events:
-            if isinstance(event, SessionStart):
-                current, last_step = _Session(event.name), -1
-                continue
-            if current is None:
-                current, last_step = _Session(None), -1
-            if isinstance(event, SessionEnd):
-                out.append(current.end(event, label, fmt, default))
-                if event.said:
-                    said.add(id(out[-1]))
-                current = None
-            elif isinstance(event, Command):
-                current.command(event)
-                last_step = max(last_step, event.step if event.step is not None else -1)
-            elif isinstance(event, ErrorText):
-                current.error(event)
-                last_step = max(last_step, event.step if event.step is not None else -1)
-            elif isinstance(event, Recorded):
-                current.add_failure(event.step, event.source, event.evidence, event.failure,
-                                    repeats=event.repeats, timestamp=event.timestamp,
-                                    masked=event.masked, actor=event.actor)
-                last_step = max(last_step, event.step if event.step is not None else -1)
-            elif isinstance(event, RecordedOutcome):
-                current.outcomes.append(OutcomeEntry(event.step, event.source, event.evidence,
-                                                     event.outcome, _clean(event.actor)))
-                last_step = max(last_step, event.step if event.step is not None else -1)
-            elif isinstance(event, Wrote):
-                current.wrote(event)
-            elif isinstance(event, About):
-                current.about(event)
-            elif isinstance(event, Rejected):
-                outcome = RejectedAction(action=redact(event.action)[:EVIDENCE_CHARS] or "?",
-                                         reason=redact(event.reason)[:300] or "?")
-                current.outcomes.append(OutcomeEntry(
-                    event.step, "tool", _evidence(event.action or event.reason), outcome,
-                    _clean(event.actor)))
-                last_step = max(last_step, event.step if event.step is not None else -1)
-    except Exception as exc:  # noqa: BLE001 - whatever it is, it is this input's error
-        damage = exc if isinstance(exc, InputError) else InputError(
-            "FC-DATA-003", unexpected(exc, position))
-        if current is not None:  # keep what was read before the damage
-            with contextlib.suppress(Exception):  # unless the session is what fails
-                out.append(current.end(SessionEnd(last_step + 1, "unknown"), label, fmt,
-                                       default))
-        raise damage from None
-    # a session with nothing in it (no step, failure, outcome, end or message: a record that
-    # names another or an empty session id) is not a session
-    kept = [s for s in out[first:] if s.steps or s.failures or s.outcomes
-            or s.status != "unknown" or id(s) in said]
-    out[first:] = kept
-    if not kept:  # the reader's detection matched, but nothing in it is a session of it
-        raise InputError("FC-DATA-002", f"it looks like a {fmt} log but holds no step of a "
-                                        "session (no command, tool call, failure or end)")
+    """One input's events become its sessions, appended to ``out`` (:class:`_Reading`)."""
+    reading = _Reading(label, fmt, out, position)
+    reading.feed(events)
+    reading.close()
+
+
+class _Reading:
+    """One input's events becoming its sessions, fed in any number of parts; between two,
+    :meth:`snapshot` says where it got to and :meth:`restore` goes on from there (incremental
+    triage: :mod:`failcode.triage.analysis._resume`)."""
+
+    def __init__(self, label: str, fmt: str, out: list[SessionResult],
+                 position: Position | None = None) -> None:
+        self.label, self.fmt, self.out, self.position = label, fmt, out, position
+        self.default = Path(label).stem
+        self.current: _Session | None = None
+        self.last_step = -1
+        self.first = len(out)
+        self.said: set[int] = set()
+        """``id`` of the finished sessions that hold messages (kept with no step)."""
+
+    def feed(self, events: Iterator[Any]) -> None:
+        """Read ``events``; an error any of them raises is this input's (FC-DATA-003)."""
+        label, fmt, default, out = self.label, self.fmt, self.default, self.out
+        current, last_step = self.current, self.last_step
+        try:
+            for event in events:
+                if isinstance(event, SessionStart):
+                    current, last_step = _Session(event.name), -1
+                    continue
+                if current is None:
+                    current, last_step = _Session(None), -1
+                if isinstance(event, SessionEnd):
+                    out.append(current.end(event, label, fmt, default))
+                    if event.said:
+                        self.said.add(id(out[-1]))
+                    current = None
+                elif isinstance(event, Command):
+                    current.command(event)
+                    last_step = max(last_step, event.step if event.step is not None else -1)
+                elif isinstance(event, ErrorText):
+                    current.error(event)
+                    last_step = max(last_step, event.step if event.step is not None else -1)
+                elif isinstance(event, Recorded):
+                    current.add_failure(event.step, event.source, event.evidence,
+                                        event.failure, repeats=event.repeats,
+                                        timestamp=event.timestamp, masked=event.masked,
+                                        actor=event.actor)
+                    last_step = max(last_step, event.step if event.step is not None else -1)
+                elif isinstance(event, RecordedOutcome):
+                    current.outcomes.append(OutcomeEntry(
+                        event.step, event.source, event.evidence, event.outcome,
+                        _clean(event.actor)))
+                    last_step = max(last_step, event.step if event.step is not None else -1)
+                elif isinstance(event, Wrote):
+                    current.wrote(event)
+                elif isinstance(event, About):
+                    current.about(event)
+                elif isinstance(event, Rejected):
+                    outcome = RejectedAction(
+                        action=redact(event.action)[:EVIDENCE_CHARS] or "?",
+                        reason=redact(event.reason)[:300] or "?")
+                    current.outcomes.append(OutcomeEntry(
+                        event.step, "tool", _evidence(event.action or event.reason), outcome,
+                        _clean(event.actor)))
+                    last_step = max(last_step, event.step if event.step is not None else -1)
+        except Exception as exc:  # noqa: BLE001 - whatever it is, it is this input's error
+            damage = exc if isinstance(exc, InputError) else InputError(
+                "FC-DATA-003", unexpected(exc, self.position))
+            if current is not None:  # keep what was read before the damage
+                with contextlib.suppress(Exception):  # unless the session is what fails
+                    out.append(current.end(SessionEnd(last_step + 1, "unknown"), label, fmt,
+                                           default))
+            self.current = None
+            raise damage from None
+        self.current, self.last_step = current, last_step
+
+    def snapshot(self) -> bytes:
+        """Where the reading got to, encoded now (later events change the open session)."""
+        done = self.out[self.first:]
+        current = self.current
+        state = ReadingState(
+            done,
+            None if current is None else SessionState(
+                current.name, list(current.failures.values()), current.outcomes,
+                sorted(current.provided), current.model, current.agent_version),
+            self.last_step,
+            [i for i, session in enumerate(done) if id(session) in self.said])
+        return _READING_ENCODER.encode(state)
+
+    def restore(self, data: bytes) -> None:
+        """Go on from a :meth:`snapshot` (raises when ``data`` does not decode)."""
+        state = _READING_DECODER.decode(data)
+        self.out.extend(state.sessions)
+        self.said = {id(self.out[self.first + i]) for i in state.said}
+        self.last_step = state.last_step
+        self.current = None
+        if state.current is not None:
+            current = self.current = _Session(state.current.name)
+            current.failures = {(e.step, e.failure.signature): e for e in state.current.failures}
+            current.outcomes = state.current.outcomes
+            current.provided = set(state.current.provided)
+            current.model, current.agent_version = state.current.model, state.current.agent_version
+
+    def close(self) -> None:
+        """Drop the sessions with nothing in them; FC-DATA-002 when none is left."""
+        out, first = self.out, self.first
+        # a session with nothing in it (no step, failure, outcome, end or message: a record
+        # that names another or an empty session id) is not a session
+        kept = [s for s in out[first:] if s.steps or s.failures or s.outcomes
+                or s.status != "unknown" or id(s) in self.said]
+        out[first:] = kept
+        if not kept:  # the reader's detection matched, but nothing in it is a session of it
+            raise InputError("FC-DATA-002", f"it looks like a {self.fmt} log but holds no step "
+                                            "of a session (no command, tool call, failure or "
+                                            "end)")
+
+
+_READING_ENCODER: Final = msgspec.msgpack.Encoder()
+_READING_DECODER: Final = msgspec.msgpack.Decoder(ReadingState)
 
 
 def _failed(label: str, fmt: str | None, code: str, problem: str, *, size: int,
@@ -813,6 +987,7 @@ def triage(paths: Iterable[str | os.PathLike[str] | tuple[Path, str]], *,
             result.inputs.append(item)
             result.sessions.extend(sessions)
         result.cached_inputs = results.cached if store is not None else None
+        result.resumed_inputs = results.resumed if store is not None else None
     result.inputs.extend(empty_folder(folder, skipped_in(folder, files.skipped))
                          for folder in files.empty)
     return result

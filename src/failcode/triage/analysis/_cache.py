@@ -21,7 +21,9 @@ Rules:
   breaks an invariant fails its own validation), and each entry carries a hash of itself, so
   a flipped bit that would still decode is a miss too. Writes go to a temporary file, then
   ``os.replace``: concurrent runs and a killed one never leave a torn entry.
-- A file that only grew is read again whole (no reader resumes from a saved state yet).
+- A file that only grew (same path, inode and device; its old bytes hash the same at both
+  edges) is read from where the last run stopped when its entry holds a checkpoint
+  (:mod:`failcode.triage.analysis._resume`: Claude Code transcripts); else it is read whole.
 - Bounded: after a run that wrote entries, the oldest used (an entry's modification time,
   touched on every hit) are removed until the folder holds at most :data:`MAX_BYTES`
   (``$FAILCODE_CACHE_MAX_MB`` to change it).
@@ -36,11 +38,12 @@ import stat
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 import msgspec
 
 from failcode.triage._result import InputResult, SessionResult
+from failcode.triage.analysis._resume import EDGE, Checkpoint, edges, edges_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -48,16 +51,14 @@ if TYPE_CHECKING:
 
     Triaged: TypeAlias = tuple[InputResult, list[SessionResult]]
 
-__all__ = ["MAX_BYTES", "Cache", "cache_dir", "code_hash", "fingerprint"]
+__all__ = ["EDGE", "MAX_BYTES", "Cache", "Found", "cache_dir", "code_hash", "fingerprint"]
 
 MAX_BYTES: Final = 512 * 1024 * 1024
 """The cache folder's bound (512 MiB) unless ``$FAILCODE_CACHE_MAX_MB`` says otherwise."""
 _TOUCH_AFTER: Final = 3600.0
 """An entry used is marked so (its modification time, which eviction orders by) when it was
 last marked more than this many seconds ago: a warm run does not rewrite every entry's inode."""
-EDGE: Final = 16 * 1024
-"""How much of the head and of the tail the key hashes."""
-SCHEMA: Final = 1
+SCHEMA: Final = 2
 """The entry layout; another is a miss."""
 _PARTS: Final = ("triage", "classification", "codes", "signature", "record")
 
@@ -131,6 +132,18 @@ class _Entry(msgspec.Struct, array_like=True):
     key: Key
     item: InputResult
     sessions: list[SessionResult]
+    checkpoint: Checkpoint | None = None
+
+
+class _Resumable(msgspec.Struct, array_like=True):
+    """An entry with only its checkpoint decoded (the results are not needed to resume)."""
+
+    schema: int
+    fingerprint: str
+    key: Key
+    item: msgspec.Raw
+    sessions: msgspec.Raw
+    checkpoint: Checkpoint | None = None
 
 
 class _Head(msgspec.Struct, array_like=True):
@@ -139,18 +152,6 @@ class _Head(msgspec.Struct, array_like=True):
     schema: int
     fingerprint: str
     key: Key
-
-
-def _edges(fd: int, size: int) -> bytes:
-    """blake2b of the first and last :data:`EDGE` bytes of the open file (all of it when
-    smaller), as of ``size``."""
-    digest = hashlib.blake2b(digest_size=16)
-    if size <= 2 * EDGE:
-        digest.update(os.pread(fd, size, 0))
-    else:
-        digest.update(os.pread(fd, EDGE, 0))
-        digest.update(os.pread(fd, EDGE, size - EDGE))
-    return digest.digest()
 
 
 def _identity(path: Path) -> tuple[os.stat_result, bytes] | None:
@@ -165,7 +166,7 @@ def _identity(path: Path) -> tuple[os.stat_result, bytes] | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return None
-        return info, _edges(fd, info.st_size)
+        return info, edges(fd, info.st_size)
     except OSError:
         return None
     finally:
@@ -184,6 +185,17 @@ def _companion(path: Path) -> tuple[int, int, bytes] | None:
     return info.st_size, info.st_mtime_ns, edges
 
 
+class Found(NamedTuple):
+    """What the cache holds for an input."""
+
+    key: Key | None
+    """None: the input is not cached (:meth:`Cache.key`)."""
+    entry: bytes | None = None
+    """The entry of this very key (its body), to be decoded by :meth:`Cache.get`."""
+    resume: Checkpoint | None = None
+    """Where the last reading of this file stopped, when it only grew since."""
+
+
 _SUM: Final = 16
 """An entry starts with the blake2b hash of the rest (this many bytes)."""
 
@@ -195,6 +207,7 @@ def _checksum(body: bytes) -> bytes:
 _ENCODER: Final = msgspec.msgpack.Encoder()
 _HEAD: Final = msgspec.msgpack.Decoder(_Head)
 _ENTRY: Final = msgspec.msgpack.Decoder(_Entry)
+_RESUMABLE: Final = msgspec.msgpack.Decoder(_Resumable)
 
 
 class Cache:
@@ -234,33 +247,52 @@ class Cache:
             name = self._names[key.path, key.label] = f"{self.folder}/{digest[:2]}/{digest}"
         return name  # a string: an entry's path is made once per input, without pathlib
 
-    def find(self, key: Key) -> bytes | None:
+    def find(self, key: Key) -> Found:
         """The entry of ``key`` if it is whole (its hash matches) and for this key, fingerprint
-        and layout (its head only decoded); None: a miss."""
+        and layout (its head only decoded); else the checkpoint of an entry for the same file
+        that only grew since (:meth:`_grown`); neither: a miss."""
         try:
             with open(self._entry_path(key), "rb") as handle:  # noqa: PTH123 - one str path
                 data = handle.read()
                 self._used[key.path, key.label] = os.fstat(handle.fileno()).st_mtime
         except OSError:
-            return None
+            return Found(key)
         body = data[_SUM:]
         if data[:_SUM] != _checksum(body):
-            return None  # damaged (a bit flipped that would still decode is caught here)
+            return Found(key)  # damaged (a bit flipped that would still decode is caught here)
         try:
             head = _HEAD.decode(body)
         except Exception:  # noqa: BLE001 - a damaged entry is a miss
-            return None
-        if head.schema != SCHEMA or head.fingerprint != self.fingerprint or head.key != key:
-            return None
-        return body
+            return Found(key)
+        if head.schema != SCHEMA or head.fingerprint != self.fingerprint:
+            return Found(key)
+        if head.key != key:
+            return Found(key, None, self._grown(key, head.key, body))
+        return Found(key, body)
 
-    def lookup(self, inputs: Sequence[tuple[Path, str]], *, threads: int = 2,
-               ) -> list[tuple[Key | None, bytes | None]]:
-        """Each input's key and its entry (:meth:`find`), taken by ``threads`` threads (reading
-        and hashing release the GIL), all finished when it returns."""
-        def one(item: tuple[Path, str]) -> tuple[Key | None, bytes | None]:
+    @staticmethod
+    def _grown(key: Key, old: Key, body: bytes) -> Checkpoint | None:
+        """The checkpoint of the entry ``body`` (for ``old``) when the file ``key`` identifies
+        is the same file, grown past the checkpoint with the bytes before it unchanged at
+        both edges (:mod:`failcode.triage.analysis._resume`'s rules); else None."""
+        if (old.path, old.label, old.inode, old.device, old.companion) != (
+                key.path, key.label, key.inode, key.device, key.companion) or key.size <= old.size:
+            return None
+        try:
+            checkpoint = _RESUMABLE.decode(body).checkpoint
+        except Exception:  # noqa: BLE001 - damaged: read the file whole
+            return None
+        if checkpoint is None or not 0 < checkpoint.offset < key.size:
+            return None
+        return checkpoint if edges_of(key.path, checkpoint.offset) == checkpoint.edges else None
+
+    def lookup(self, inputs: Sequence[tuple[Path, str]], *, threads: int = 2) -> list[Found]:
+        """Each input's key and what the cache holds for it (:meth:`find`), taken by
+        ``threads`` threads (reading and hashing release the GIL), all finished when it
+        returns."""
+        def one(item: tuple[Path, str]) -> Found:
             key = self.key(*item)
-            return key, (self.find(key) if key is not None else None)
+            return self.find(key) if key is not None else Found(None)
 
         if threads < 2 or len(inputs) < 16:
             return [one(item) for item in inputs]
@@ -272,7 +304,7 @@ class Cache:
     def get(self, key: Key, found: bytes | None = None) -> Triaged | None:
         """The stored results of the input ``key`` identifies (from its entry ``found`` by
         :meth:`find`, else read now), or None (a miss)."""
-        body = self.find(key) if found is None else found
+        body = self.find(key).entry if found is None else found
         if body is None:
             return None
         try:
@@ -290,12 +322,14 @@ class Cache:
         return entry.item, entry.sessions
 
     def put(self, key: Key, item: InputResult, sessions: list[SessionResult],
-            *, cacheable: bool = True) -> None:
-        """Store an input's results under ``key`` (taken before reading it); atomic."""
+            *, cacheable: bool = True, checkpoint: Checkpoint | None = None) -> None:
+        """Store an input's results under ``key`` (taken before reading it), with where its
+        reading stopped; atomic."""
         if not cacheable:
             return
         try:
-            body = _ENCODER.encode(_Entry(SCHEMA, self.fingerprint, key, item, sessions))
+            body = _ENCODER.encode(_Entry(SCHEMA, self.fingerprint, key, item, sessions,
+                                          checkpoint))
             data = _checksum(body) + body
         except Exception:  # noqa: BLE001 - results msgpack cannot hold: not cached
             return

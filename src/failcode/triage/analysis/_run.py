@@ -28,7 +28,7 @@ import sys
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
-from failcode.triage.analysis._analyze import triage_file, unexpected
+from failcode.triage.analysis._analyze import FileRead, triage_file_from, unexpected
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from failcode.triage._result import InputResult, SessionResult
     from failcode.triage.analysis._cache import Cache, Key
+    from failcode.triage.analysis._resume import Checkpoint
 
     Triaged: TypeAlias = tuple[InputResult, list[SessionResult]]
 
@@ -75,8 +76,9 @@ def _ignore_interrupts() -> None:  # pragma: no cover - runs in the workers
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _triage_one(path: Path, label: str) -> Triaged:  # pragma: no cover - runs in the workers
-    return triage_file(path, label)
+def _triage_one(path: Path, label: str, resume: Checkpoint | None, checkpoint: bool,
+                ) -> FileRead:  # pragma: no cover - runs in the workers
+    return triage_file_from(path, label, resume=resume, checkpoint=checkpoint)
 
 
 def _crashed(label: str, exc: BaseException) -> InputResult:
@@ -119,17 +121,22 @@ class FileResults:
         self._inputs = list(inputs)
         self._progress = progress
         self._pool: ProcessPoolExecutor | None = None
-        self._pending: deque[tuple[Future[Triaged] | None, int]] = deque()
+        self._pending: deque[tuple[Future[FileRead] | None, int]] = deque()
         """Futures handed out (None: an input the cache holds) and the index of their input."""
         self._next = 0
         self._cache = cache
         self._keys: list[Key | None] = [None] * len(self._inputs)
         self._found: list[bytes | None] = [None] * len(self._inputs)
         """The cache's entries of the inputs it holds, until they are yielded."""
+        self._resume: list[Checkpoint | None] = [None] * len(self._inputs)
+        """Where the last reading of each input that only grew since stopped."""
+        self.resumed = 0
+        """Inputs read from where the last run stopped (:mod:`._resume`)."""
         if cache is not None:
             found = cache.lookup(self._inputs, threads=max(2, jobs))
-            self._keys = [key for key, _ in found]
-            self._found = [entry for _, entry in found]
+            self._keys = [item.key for item in found]
+            self._found = [item.entry for item in found]
+            self._resume = [item.resume for item in found]
         self._held = [entry is not None for entry in self._found]
         """Inputs whose entry the cache holds."""
         workers = min(jobs, len(self._inputs) - sum(self._held))
@@ -155,11 +162,21 @@ class FileResults:
             self._progress(found[0].size)
         return found
 
-    def _store(self, index: int, triaged: Triaged) -> Triaged:
+    def _read(self, index: int) -> Triaged:
+        """The input read in this process."""
+        path, label = self._inputs[index]
+        return self._store(index, triage_file_from(
+            path, label, progress=self._progress, resume=self._resume[index],
+            checkpoint=self._cache is not None))
+
+    def _store(self, index: int, read: FileRead) -> Triaged:
+        item, sessions, checkpoint, resumed = read
         key = self._keys[index]
+        self.resumed += resumed
         if self._cache is not None and key is not None:
-            self._cache.put(key, *triaged, cacheable=_cacheable(triaged[0]))
-        return triaged
+            self._cache.put(key, item, sessions, cacheable=_cacheable(item),
+                            checkpoint=checkpoint)
+        return item, sessions
 
     @property
     def parallel(self) -> bool:
@@ -184,17 +201,18 @@ class FileResults:
             if self._next >= len(self._inputs):
                 return False
         path, label = self._inputs[self._next]
-        self._pending.append((self._pool.submit(_triage_one, path, label), self._next))
+        self._pending.append((self._pool.submit(_triage_one, path, label,
+                                                self._resume[self._next],
+                                                self._cache is not None), self._next))
         self._next += 1
         return True
 
     def __iter__(self) -> Iterator[Triaged]:
         try:
             if self._serial:
-                for index, (path, label) in enumerate(self._inputs):
+                for index in range(len(self._inputs)):
                     found = self._from_cache(index)
-                    yield found if found is not None else self._store(
-                        index, triage_file(path, label, progress=self._progress))
+                    yield found if found is not None else self._read(index)
                 return
             while self._pending:
                 future, index = self._pending.popleft()
@@ -203,9 +221,7 @@ class FileResults:
                     yield found
                     continue
                 if future is None:  # the entry went bad since: read it here
-                    path, label = self._inputs[index]
-                    yield self._store(index, triage_file(path, label,
-                                                         progress=self._progress))
+                    yield self._read(index)
                     continue
                 item, sessions = self._result(future, index)
                 self._submit()
@@ -215,7 +231,7 @@ class FileResults:
         finally:
             self.close()
 
-    def _result(self, future: Future[Triaged], index: int) -> Triaged:
+    def _result(self, future: Future[FileRead], index: int) -> Triaged:
         """The input's result; whatever getting it raises is the input's error."""
         from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415
 
@@ -236,7 +252,8 @@ class FileResults:
         pool = ProcessPoolExecutor(max_workers=1, mp_context=self._context(),
                                    initializer=_ignore_interrupts)
         try:
-            return pool.submit(_triage_one, path, label).result()
+            read = pool.submit(_triage_one, path, label, None, False).result()
+            return read.item, read.sessions
         except Exception as exc:  # noqa: BLE001 - it died again: this input is the culprit
             return _crashed(label, exc), []
         finally:

@@ -98,6 +98,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+import msgspec
+
 from failcode._lazy_re import lazy
 from failcode.triage._events import (
     About,
@@ -125,7 +127,7 @@ if TYPE_CHECKING:
     from collections.abc import Generator, Iterator
     from typing import BinaryIO
 
-__all__ = ["ClaudeCodeReader", "about_change", "api_error", "files_written",
+__all__ = ["ClaudeCodeReader", "ClaudeCodeState", "about_change", "api_error", "files_written",
            "provider_error_kind", "record_calls", "retried_api_error", "text_of", "tool_result",
            "tool_results"]
 
@@ -171,6 +173,21 @@ def text_of(content: object) -> str:
     return ""
 
 
+class ClaudeCodeState(msgspec.Struct):
+    """Where reading a transcript got to (a :class:`ResumableReader`'s state): the session
+    being read, its steps, the tool calls waiting for their results, how it ends so far."""
+
+    session: str | None = None
+    steps: int = 0
+    uses: dict[str, tuple[str, dict[str, Any]]] = msgspec.field(default_factory=dict)
+    last_error: ErrorText | None = None
+    end: str = "unknown"
+    started: bool = False
+    about: About = msgspec.field(default_factory=About)
+    main_seen: bool = False
+    side_end: str = "unknown"
+
+
 class ClaudeCodeReader:
     """Reader for Claude Code transcripts."""
 
@@ -182,16 +199,23 @@ class ClaudeCodeReader:
         return first.startswith(b"{") and b'"sessionId"' in head and any(
             marker in head for marker in _TYPES)
 
+    state_type = ClaudeCodeState
+
     def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
         """One pass over the lines; sessions change when ``sessionId`` does."""
-        session: str | None = None
-        steps = 0
-        uses: dict[str, tuple[str, dict[str, Any]]] = {}
-        last_error: ErrorText | None = None
-        end = "unknown"  # how the session ends if nothing follows: see the module's rules
-        started, about = False, About()
-        main_seen, side_end = False, "unknown"  # a subagent's transcript ends as its chain
-        for number, entry in json_objects(stream):
+        state = ClaudeCodeState()
+        yield from self.lines(stream, label, state)
+        yield from self.finish(state)
+
+    def lines(self, stream: BinaryIO, label: str, state: ClaudeCodeState, *,
+              first_line: int = 0) -> Iterator[Event]:
+        """The events of the lines (after ``first_line`` read before, whose reading left
+        ``state``); ``state`` is brought up to date once every line was read."""
+        # locals in the loop (the hot path), the state only at its ends
+        session, steps, uses, last_error = state.session, state.steps, state.uses, state.last_error
+        end, started, about = state.end, state.started, state.about
+        main_seen, side_end = state.main_seen, state.side_end
+        for number, entry in json_objects(stream, first_line=first_line):
             sid = entry.get("sessionId")
             if isinstance(sid, str) and sid != session:
                 if started:
@@ -240,9 +264,16 @@ class ClaudeCodeReader:
                                                 detail=as_dict(entry.get("toolUseResult")),
                                                 where=f"line {number}")
                 last_error = None if steps != before else last_error
-        if started:
-            yield self._end(steps, session, last_error,
-                            end if main_seen or end != "unknown" else side_end)
+        state.session, state.steps, state.uses, state.last_error = session, steps, uses, last_error
+        state.end, state.started, state.about = end, started, about
+        state.main_seen, state.side_end = main_seen, side_end
+
+    def finish(self, state: ClaudeCodeState) -> Iterator[Event]:
+        """The last session's end (the transcript has no end record: the module's rules)."""
+        if state.started:
+            yield self._end(state.steps, state.session, state.last_error,
+                            state.end if state.main_seen or state.end != "unknown"
+                            else state.side_end)
 
     @staticmethod
     def _result(step: int, block: dict[str, Any],
@@ -260,6 +291,10 @@ class ClaudeCodeReader:
         return SessionEnd(steps, end, session)
 
 
+_INPUT_READ: Final = ("command", "file_path", "path")
+"""The fields of a tool call's input that :func:`tool_result` reads."""
+
+
 def record_calls(content: object, uses: dict[str, tuple[str, dict[str, Any]]],
                  stop_reason: object) -> bool:
     """Record an assistant message's tool calls in ``uses``; True when it is an answer
@@ -269,8 +304,10 @@ def record_calls(content: object, uses: dict[str, tuple[str, dict[str, Any]]],
         if isinstance(block, dict) and block.get("type") == "tool_use":
             calls = True
             tool_input = block.get("input")
-            uses[str(block.get("id"))] = (str(block.get("name", "")),
-                                          tool_input if isinstance(tool_input, dict) else {})
+            # only what tool_result reads: a Write's content is no part of the reader's state
+            kept = {name: tool_input[name] for name in _INPUT_READ if name in tool_input
+                    } if isinstance(tool_input, dict) else {}
+            uses[str(block.get("id"))] = (str(block.get("name", "")), kept)
     return not calls and bool(text_of(content).strip()) and stop_reason in (
         None, "end_turn", "stop_sequence")
 

@@ -36,8 +36,9 @@ _CHUNK: Final = 1024 * 1024
 
 
 def lines(stream: BinaryIO, *, max_line: int = MAX_LINE, strict: bool = True,
-          ) -> Iterator[tuple[int, str]]:
-    """Yield ``(line number from 1, text without the line break)``.
+          first_line: int = 0) -> Iterator[tuple[int, str]]:
+    """Yield ``(line number from 1, text without the line break)``; ``first_line`` lines
+    came before the stream's first (a stream that starts where an earlier reading stopped).
 
     The input is read in chunks of 1 MiB and each chunk's whole lines are decoded at once
     (a line break is one byte that no UTF-8 sequence contains, so decoding a chunk is decoding
@@ -53,7 +54,7 @@ def lines(stream: BinaryIO, *, max_line: int = MAX_LINE, strict: bool = True,
     if not isinstance(where, Position):
         where = Position()  # nobody asks: a throwaway one costs less than a test per line
     errors = "strict" if strict else "replace"
-    number = 0
+    number = first_line
     carry = b""
     while True:
         data = stream.read(_CHUNK)
@@ -126,15 +127,17 @@ def _not_json(number: int, line: str, exc: ValueError) -> str:
     return f"line {number} is not a JSON object ({exc})"
 
 
-def json_objects(stream: BinaryIO) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, object)`` of a JSON-lines input; blank lines and values that are
-    not objects are passed over.
+def json_objects(stream: BinaryIO, *, first_line: int = 0,
+                 ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` of a JSON-lines input (``first_line`` lines before the
+    stream's first: :func:`lines`); blank lines and values that are not objects are passed
+    over.
 
     Raises:
         InputError: FC-DATA-003 naming the first line that is not JSON (and what
             :func:`lines` raises).
     """
-    for number, line in lines(stream):
+    for number, line in lines(stream, first_line=first_line):
         if not line.strip():
             continue
         try:

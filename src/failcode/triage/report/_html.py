@@ -351,8 +351,9 @@ def render_html(result: TriageResult, *, top: int = 10,
         ended += " · verifier: " + ", ".join(f"{n:,} {v}" for v, n in verdicts.items())
     body = (
         f"<h1>failcode triage</h1><p>{len(result.inputs) - len(problems):,} inputs read"
-        + (f" ({result.cached_inputs:,} from the cache)" if result.cached_inputs is not None
-           else "") + ", "
+        + (f" ({result.cached_inputs:,} from the cache"
+           + (f", {result.resumed_inputs:,} resumed" if result.resumed_inputs else "") + ")"
+           if result.cached_inputs is not None else "") + ", "
         f"{len(result.skipped):,} skipped, {len(problems):,} failed · "
         f"{summary.sessions:,} sessions · {summary.steps:,} steps · {summary.failures:,} "
         f"failing steps in {summary.failing_sessions:,} sessions · ended: {ended} · "

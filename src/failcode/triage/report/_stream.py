@@ -87,6 +87,8 @@ class Summary:
         """Files found by walking that are not session logs."""
         self.cached: int | None = None
         """Inputs taken from the triage cache; None when the run used no cache."""
+        self.resumed: int | None = None
+        """Inputs read from where the last run stopped (they only grew); None: no cache."""
         self.per_input: dict[str, int] = {}
         """Failing steps per input path."""
         self.sessions = 0
@@ -118,6 +120,7 @@ class Summary:
             summary.add_input(item)
         summary.skipped = len(result.skipped)
         summary.cached = result.cached_inputs
+        summary.resumed = result.resumed_inputs
         return summary
 
     def add_input(self, item: InputResult) -> None:

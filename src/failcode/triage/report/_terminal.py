@@ -149,7 +149,8 @@ def render_summary(result: TriageResult | Summary, *, top: int = 10, file: Any =
     unread = sum(1 for item in summary.inputs
                  if item.error_code == "FC-DATA-002" and item.format in UNREAD_FORMATS)
     later = f" ({unread:,} in formats not read yet)" if unread else ""
-    cached = f" ({summary.cached:,} from the cache)" if summary.cached is not None else ""
+    resumed = f", {summary.resumed:,} resumed" if summary.resumed else ""
+    cached = "" if summary.cached is None else f" ({summary.cached:,} from the cache{resumed})"
     out.line(f"failcode triage: {plural(read, 'input')} read{cached}, {skipped}, "
              f"{failed:,} failed{later}")
     out.line(f"{plural(summary.sessions, 'session')}, {plural(summary.steps, 'step')}, "
