@@ -245,14 +245,24 @@ def test_a_checkpoint_that_cannot_be_trusted_reads_the_file_whole(
     assert _doc(warm) == _doc(triage([path.parent]))
 
 
-@settings(max_examples=20, deadline=None)
+RESUMABLE = sorted(reader.name for reader in READERS if hasattr(reader, "state_type"))
+"""The formats read from where the last run stopped."""
+
+
+def test_the_formats_that_resume() -> None:
+    """Claude Code transcripts and Codex rollouts: the JSON-lines logs that grow the most."""
+    assert RESUMABLE == ["claude-code", "codex"]
+
+
+@settings(max_examples=30, deadline=None)
 @given(data=st.data())
-def test_every_real_claude_code_session_resumed_anywhere_is_a_cold_run(
-        data: st.DataObject) -> None:
-    """Any real Claude Code session of either corpus, written in two to four parts cut at any
-    line (as Claude Code appends): after each part a resumed run equals a cold one."""
-    sessions = sorted([*(sessions_dir() / "claude-code").rglob("*.jsonl"),
-                       *(sessions_2_dir() / "claude-code").rglob("*.jsonl")])
+def test_every_real_session_resumed_anywhere_is_a_cold_run(data: st.DataObject) -> None:
+    """Any real session of a format that resumes, of either corpus, written in two to four
+    parts cut at any line (as the agent appends): after each part a resumed run equals a cold
+    one."""
+    agent = data.draw(st.sampled_from(RESUMABLE))
+    sessions = sorted([*(sessions_dir() / agent).rglob("*.jsonl"),
+                       *(sessions_2_dir() / agent).rglob("*.jsonl")])
     source = data.draw(st.sampled_from(sessions))
     lines = source.read_bytes().splitlines(keepends=True)
     cuts = sorted(set(data.draw(st.lists(st.integers(1, max(1, len(lines) - 1)), min_size=1,
@@ -276,7 +286,7 @@ def test_every_real_claude_code_session_resumed_anywhere_is_a_cold_run(
                 read = warm.inputs[0]
                 # resumed: the last run left a checkpoint (it read the file without error)
                 assert warm.resumed_inputs == checkpoint
-                checkpoint = read.error_code is None and read.format == "claude-code"
+                checkpoint = read.error_code is None and read.format == agent
         finally:
             if env is None:
                 del os.environ["FAILCODE_CACHE_DIR"]

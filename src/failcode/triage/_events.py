@@ -16,14 +16,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+# at run time, not only for type checkers: a resumable reader's state holds these events, and
+# the triage cache decodes it with msgspec, which resolves their annotations
+from failcode import Failure, NonErrorOutcome  # noqa: TC001
 from failcode.record._outcomes import SESSION_STATUSES
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
     from typing import BinaryIO
-
-    from failcode import Failure, NonErrorOutcome
 
 __all__ = [
     "END_STATUSES",

@@ -23,7 +23,8 @@ Rules:
   ``os.replace``: concurrent runs and a killed one never leave a torn entry.
 - A file that only grew (same path, inode and device; its old bytes hash the same at both
   edges) is read from where the last run stopped when its entry holds a checkpoint
-  (:mod:`failcode.triage.analysis._resume`: Claude Code transcripts); else it is read whole.
+  (:mod:`failcode.triage.analysis._resume`: Claude Code transcripts, Codex rollouts); else it
+  is read whole.
 - Bounded: after a run that wrote entries, the oldest used (an entry's modification time,
   touched on every hit) are removed until the folder holds at most :data:`MAX_BYTES`
   (``$FAILCODE_CACHE_MAX_MB`` to change it).

@@ -3,7 +3,7 @@
 Rules:
 
 - A checkpoint is taken after the last line of an input a
-  :class:`~failcode.triage._events.ResumableReader` reads (Claude Code's transcripts), before
+  :class:`~failcode.triage._events.ResumableReader` reads (Claude Code, Codex), before
   the reader's :meth:`finish` and the sessions' ends: the byte offset reached, the number of
   lines before it, a hash of the input's first and last :data:`EDGE` bytes as of that offset,
   the reader's state and the sessions read so far (finished ones and the one still open),

@@ -84,12 +84,15 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+import msgspec
+
 from failcode._lazy_re import lazy
 from failcode.triage._events import (
     About,
     Command,
     ErrorText,
     Event,
+    RecordedOutcome,
     Rejected,
     SessionEnd,
     SessionStart,
@@ -114,7 +117,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import BinaryIO
 
-__all__ = ["CodexReader"]
+__all__ = ["CodexReader", "CodexState"]
 
 _CALLS: Final = ("function_call", "custom_tool_call", "local_shell_call")
 _OUTPUTS: Final = ("function_call_output", "custom_tool_call_output")
@@ -202,30 +205,41 @@ def _output_text(payload: dict[str, Any], where: str) -> tuple[str, int | None]:
     return (text[mark.end():] if mark else text), status
 
 
-class _Call:
+class _Call(msgspec.Struct):
     """One tool call waiting for its result."""
 
-    __slots__ = ("command", "exit_code", "name", "outcome", "output", "stamp", "step")
+    step: int
+    name: str
+    command: str
+    stamp: float | None
+    exit_code: int | None = None
+    output: str | None = None
+    rejected: Rejected | None = None
+    cancelled: RecordedOutcome | None = None
 
-    def __init__(self, step: int, name: str, command: str, stamp: float | None) -> None:
-        self.step, self.name, self.command, self.stamp = step, name, command, stamp
-        self.exit_code: int | None = None
-        self.output: str | None = None
-        self.outcome: Event | None = None
+    @property
+    def outcome(self) -> Event | None:
         """What the executor's record says the call came to (rejected, cancelled)."""
+        return self.rejected if self.rejected is not None else self.cancelled
+
+    @outcome.setter
+    def outcome(self, value: Rejected | RecordedOutcome) -> None:
+        if isinstance(value, Rejected):
+            self.rejected, self.cancelled = value, None
+        else:
+            self.rejected, self.cancelled = None, value
 
 
-class _State:
-    """One session being read."""
+class CodexState(msgspec.Struct):
+    """Where reading a rollout got to (a :class:`ResumableReader`'s state): the session, its
+    steps, the calls waiting for their results, how it ends so far."""
 
-    __slots__ = ("calls", "ended_by", "session", "status", "steps")
-
-    def __init__(self, session: str | None) -> None:
-        self.session = session
-        self.steps = 0
-        self.calls: dict[str, _Call] = {}
-        self.status = "unknown"
-        self.ended_by: ErrorText | None = None
+    started: bool = False
+    session: str | None = None
+    steps: int = 0
+    calls: dict[str, _Call] = msgspec.field(default_factory=dict)
+    status: str = "unknown"
+    ended_by: ErrorText | None = None
 
 
 class CodexReader:
@@ -244,14 +258,23 @@ class CodexReader:
                 and (b'"type":"function_call"' in head or b'"type": "function_call"' in head
                      or b'"type":"message"' in head or b'"type": "message"' in head))
 
+    state_type = CodexState
+
     def read(self, stream: BinaryIO, label: str) -> Iterator[Event]:
         """One pass over the lines; a call's event is yielded when its result arrives."""
-        state: _State | None = None
-        for number, entry in json_objects(stream):
+        state = CodexState()
+        yield from self.lines(stream, label, state)
+        yield from self.finish(state)
+
+    def lines(self, stream: BinaryIO, label: str, state: CodexState, *, first_line: int = 0,
+              ) -> Iterator[Event]:
+        """The events of the lines (after ``first_line`` read before, whose reading left
+        ``state``), ``state`` kept up to date."""
+        for number, entry in json_objects(stream, first_line=first_line):
             kind = entry.get("type")
             payload = as_dict(entry.get("payload")) if "payload" in entry else entry
-            if state is None:
-                state = _State(as_str(payload.get("id")) or None)
+            if not state.started:
+                state.started, state.session = True, as_str(payload.get("id")) or None
                 yield SessionStart(state.session)
                 if kind == "session_meta" or "instructions" in entry:
                     yield About(as_str(payload.get("model")) or None,
@@ -268,9 +291,12 @@ class CodexReader:
                 yield event
             if payload.get("name") == "apply_patch" and payload.get("type") in _CALLS:
                 yield from _patched(payload)
-        if state is None:
+
+    def finish(self, state: CodexState) -> Iterator[Event]:
+        """The calls whose output line never came (a cut file), then the session's end."""
+        if not state.started:
             return
-        for call in state.calls.values():  # calls whose output line never came (a cut file)
+        for call in state.calls.values():
             if call.outcome is not None:
                 yield call.outcome
             elif call.exit_code is not None:
@@ -278,7 +304,7 @@ class CodexReader:
                               call.stamp)
         yield SessionEnd(state.steps, state.status, state.session, state.ended_by)
 
-    def _item(self, state: _State, payload: dict[str, Any], stamp: float | None, where: str,
+    def _item(self, state: CodexState, payload: dict[str, Any], stamp: float | None, where: str,
               ) -> Event | None:
         """A response item (a bare one in the oldest rollouts): a call or its result."""
         item_type = payload.get("type")
@@ -298,7 +324,7 @@ class CodexReader:
             state.status, state.ended_by = ("submitted" if answered else "unknown"), None
         return None
 
-    def _event(self, state: _State, payload: dict[str, Any], stamp: float | None, where: str,
+    def _event(self, state: CodexState, payload: dict[str, Any], stamp: float | None, where: str,
                ) -> Event | None:
         """An ``event_msg``: an executor's record, or how the task ended."""
         item_type = payload.get("type")
