@@ -47,8 +47,11 @@ __all__ = ["AHEAD", "PARALLEL_MIN_BYTES", "FileResults", "default_jobs"]
 
 PARALLEL_MIN_BYTES: Final = 1024 * 1024
 """Inputs smaller than this in all are triaged in this process whatever ``jobs`` says."""
-AHEAD: Final = 4
-"""Files handed out per worker beyond the next one to yield."""
+AHEAD: Final = 16
+"""Files handed out per worker beyond the next one to yield. With 4, a worker went idle
+whenever the file next in order was a slow one (an aider history takes ~10x a trajectory's
+time), and --jobs 2 gave 1.16x on the real sessions x4; with 16, 1.6x
+(``bench/bench_triage_scale.py --only jobs``)."""
 
 
 def default_jobs() -> int:

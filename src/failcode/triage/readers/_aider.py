@@ -130,6 +130,8 @@ _SKIPPED_EDIT: Final = lazy(
 _EXITED: Final = lazy(r"^Command '(?P<cmd>.+)' exited with status (?P<code>-?\d+)$")
 """Older aider's report of a shell command it ran (``/run``, an approved suggestion)."""
 _INTERRUPT: Final = ("^C again to exit", "^C KeyboardInterrupt")
+_INTERACTIVE: Final = (*_INTERRUPT, "Command '", "Run shell command", "Skipping edits to ")
+"""How the lines :meth:`AiderReader._interactive` reads without a file error start."""
 _FILE_ERRORS: Final = lazy(
     r"^(?:(?P<missing>.+): file not found error"
     r"|Error: Read-only file (?P<read_only>.+) does not exist\. Skipping\."
@@ -187,6 +189,19 @@ class AiderReader:
         """One pass over the lines."""
         session: _Session | None = None
         for _, line in lines(stream, strict=False):
+            if (session is not None and session.provider is None
+                    and not line.startswith(("#", ">"))):
+                # most lines: the model's reply or a command's output; what _line does with
+                # a plain line, without a generator per line (its rules are _line's)
+                session.in_input = False
+                body = line.rstrip()
+                if body:
+                    session.recent.clear()
+                    if session.asks_model:
+                        session.end, session.ended_by = "submitted", None
+                if session.command is not None or session.lint is not None:
+                    session.output.append(body)
+                continue
             start = _START.match(line) if line.startswith("# aider chat") else None
             if start is None and session is None and not line.strip():
                 continue  # aider starts each session with a blank line: no session before it
@@ -238,15 +253,26 @@ class AiderReader:
             if session.in_lint and session.lint and body.startswith(_LINT_END):
                 yield from self._close_command(session)
                 return
-            done = yield from self._interactive(session, body)
-            if done:
-                return
-            done = yield from self._test_or_edit(session, body, line)
-            if done:
-                return
-            done = yield from self._provider(session, body)
-            if done:
-                return
+            # each helper only for a line it may consume (their own first tests, checked here
+            # without a generator per line)
+            if body.startswith(_INTERACTIVE) or (
+                    session.command is None and session.lint is None
+                    and ("file" in body or "unable to read" in body)):
+                done = yield from self._interactive(session, body)
+                if done:
+                    return
+            if body.startswith((_FIX_TESTS, _EDIT_FORMAT)) or (
+                    session.command is not None and session.command[0] == "test"):
+                done = yield from self._test_or_edit(session, body, line)
+                if done:
+                    return
+            else:
+                session.recent.append(line[1:].rstrip())
+            if session.provider is not None or body.startswith("Model ") or any(
+                    name in body for name in _PROVIDER_NAMES):
+                done = yield from self._provider(session, body)
+                if done:
+                    return
             other = _OTHER_ERROR.match(body) if body.startswith("Unexpected") else None
             if other is not None:
                 yield from self._flush_provider(session)
