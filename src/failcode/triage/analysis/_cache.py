@@ -136,6 +136,17 @@ class _Entry(msgspec.Struct, array_like=True):
     checkpoint: Checkpoint | None = None
 
 
+class _Results(msgspec.Struct, array_like=True):
+    """An entry with its checkpoint left undecoded (a hit needs only the results)."""
+
+    schema: int
+    fingerprint: str
+    key: Key
+    item: InputResult
+    sessions: list[SessionResult]
+    checkpoint: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
+
+
 class _Resumable(msgspec.Struct, array_like=True):
     """An entry with only its checkpoint decoded (the results are not needed to resume)."""
 
@@ -209,6 +220,7 @@ _ENCODER: Final = msgspec.msgpack.Encoder()
 _HEAD: Final = msgspec.msgpack.Decoder(_Head)
 _ENTRY: Final = msgspec.msgpack.Decoder(_Entry)
 _RESUMABLE: Final = msgspec.msgpack.Decoder(_Resumable)
+_RESULTS: Final = msgspec.msgpack.Decoder(_Results)
 
 
 class Cache:
@@ -309,7 +321,7 @@ class Cache:
         if body is None:
             return None
         try:
-            entry = _ENTRY.decode(body)
+            entry = _RESULTS.decode(body)
         except Exception:  # noqa: BLE001 - corrupt, truncated, foreign: a miss
             return None
         if (entry.schema != SCHEMA or entry.fingerprint != self.fingerprint
