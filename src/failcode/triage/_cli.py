@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from failcode.triage._result import SessionResult
     from failcode.triage.analysis._cache import Cache
     from failcode.triage.analysis._compare import Comparison
+    from failcode.triage.report._agents_md import FirstParams
     from failcode.triage.report._stream import Summary
 
 __all__ = ["report_command", "triage_command"]
@@ -42,6 +43,8 @@ __all__ = ["report_command", "triage_command"]
                "  failcode triage runs/ --session django__django-11265\n"
                "  failcode triage runs/new --baseline runs/old --fail-on regressed\n"
                "  failcode triage runs/ --format markdown >> \"$GITHUB_STEP_SUMMARY\"\n"
+               "  failcode triage runs/ --format agents-md\n"
+               "  failcode triage runs/ --fix-file AGENTS.md --apply\n"
                "  failcode triage session.traj.json --json > triage.json\n"
                "  failcode triage runs/ --store sqlite:///failcode.db\n"
                "  failcode triage --home --no-cache\n"
@@ -49,10 +52,18 @@ __all__ = ["report_command", "triage_command"]
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON document on stdout (e.g. --json > triage.json).")
-@click.option("--format", "output_format", type=click.Choice(["text", "markdown"]),
+@click.option("--format", "output_format",
+              type=click.Choice(["text", "markdown", "agents-md"]),
               default="text", show_default=True,
               help="The summary's format: text for a terminal or a log, markdown for a pull "
-                   "request or $GITHUB_STEP_SUMMARY (e.g. --format markdown).")
+                   "request or $GITHUB_STEP_SUMMARY, agents-md for instructions to paste in an "
+                   "agent's AGENTS.md or CLAUDE.md (e.g. --format agents-md).")
+@click.option("--fix-file", "fix_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Show the diff that puts the agents-md instructions into this file, between "
+                   "failcode's markers, and change nothing (e.g. --fix-file AGENTS.md).")
+@click.option("--apply", "apply", is_flag=True,
+              help="With --fix-file, write the file after showing the diff "
+                   "(e.g. --fix-file AGENTS.md --apply).")
 @click.option("--html", "html_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write a self-contained HTML report to this file "
                    "(e.g. --html report.html).")
@@ -110,7 +121,7 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
         session_name: str | None, baseline: tuple[str, ...], fail_on: str | None,
         store_url: str | None, report_url: str | None, jobs: int | None,
         include: tuple[str, ...], exclude: tuple[str, ...], home: bool,
-        cache: bool | None) -> None:
+        cache: bool | None, fix_file: Path | None = None, apply: bool = False) -> None:
     """Read agent session logs and report why they fail, and what to fix first.
 
     PATHS are files or directories (walked recursively; files that are no session log are
@@ -131,7 +142,7 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
                 session_name=session_name, baseline=baseline, fail_on=fail_on,
                 store_url=store_url, report_url=report_url, jobs=jobs, include=include,
                 exclude=exclude, home=home, problems=problems,
-                cache=home if cache is None else cache)
+                cache=home if cache is None else cache, fix_file=fix_file, apply=apply)
 
 
 def _triage(
@@ -140,7 +151,8 @@ def _triage(
         session_name: str | None, baseline: tuple[str, ...], fail_on: str | None,
         store_url: str | None, jobs: int | None, include: tuple[str, ...],
         exclude: tuple[str, ...], home: bool, problems: list[str],
-        report_url: str | None = None, cache: bool = False) -> None:
+        report_url: str | None = None, cache: bool = False, fix_file: Path | None = None,
+        apply: bool = False) -> None:
     from failcode.store._cli import write_file  # noqa: PLC0415 - start-up cost
     from failcode.triage.report._terminal import sample_paths  # noqa: PLC0415 - start-up cost
 
@@ -150,6 +162,14 @@ def _triage(
         raise click.UsageError("--report-to sends to a team's service: name the PATHS to "
                                "triage, or --home; the sessions shipped with failcode are a "
                                "demo and are never sent")
+    if apply and fix_file is None:
+        raise click.UsageError("--apply writes the file of --fix-file: give --fix-file PATH")
+    clash = [name for name, given in (
+        ("--json", as_json), ("--format markdown", output_format == "markdown"),
+        ("--finding", finding_rank is not None), ("--signature", signature is not None),
+        ("--session", session_name is not None)) if given]
+    if fix_file is not None and clash:
+        raise click.UsageError(f"--fix-file shows a diff on stdout: leave out {clash[0]}")
     inputs: list[Path | tuple[Path, str]] = [_stdin() if str(p) == "-" else p for p in paths]
     if home:
         inputs += _home_logs()
@@ -158,7 +178,8 @@ def _triage(
     earlier = _baseline(baseline, top, jobs) if baseline else None
     run = _Run(top, keep_all=finding_rank is not None or signature is not None,
                session_name=session_name, jsonl=as_json, html=html_file is not None,
-               problems=problems)
+               problems=problems,
+               agents_md=fix_file is not None or output_format == "agents-md")
     run.read(inputs, include=include, exclude=exclude, jobs=jobs, store_url=store_url,
              report_url=report_url, cache=cache)
     comparison = None
@@ -175,12 +196,12 @@ def _triage(
             problems.append(failed)
     _output(run, as_json=as_json, output_format=output_format, top=top, verbose=verbose,
             finding_rank=finding_rank, signature=signature, session_name=session_name,
-            comparison=comparison)
+            comparison=comparison, fix_file=fix_file, apply=apply)
     if sys.stdout is not None:
         sys.stdout.flush()
     for line in problems:
         click.echo(line, err=True)
-    if not run.summary.ok:
+    if not run.summary.ok or run.fix_failed:
         sys.exit(2)
     if problems:
         sys.exit(1)
@@ -196,7 +217,7 @@ class _Run:
 
     def __init__(self, top: int, *, keep_all: bool = False, session_name: str | None = None,
                  jsonl: bool = False, html: bool = False,
-                 problems: list[str] | None = None) -> None:
+                 problems: list[str] | None = None, agents_md: bool = False) -> None:
         from failcode.triage.report._stream import JsonDocument, Summary  # noqa: PLC0415
 
         self.summary = Summary(top, keep_all=keep_all)
@@ -207,8 +228,13 @@ class _Run:
         self.skipped: list[str] = []
         self.problems = [] if problems is None else problems
         """Lines printed on stderr after the report (a store's failure), exit 1."""
+        self.params = _first_params(self.summary) if agents_md else None
+        """Each finding's first params, for --format agents-md and --fix-file."""
+        self.fix_failed = False
+        """--fix-file's file is unreadable or its markers are broken: exit 2."""
 
-    def read(self, inputs: list[Path | tuple[Path, str]], *, include: tuple[str, ...] = (),
+    def read(self, inputs: list[Path | tuple[Path, str]], *,  # noqa: PLR0915 - one pass
+             include: tuple[str, ...] = (),
              exclude: tuple[str, ...] = (), jobs: int | None = None,
              store_url: str | None = None, report_url: str | None = None,
              cache: bool = False) -> None:
@@ -236,6 +262,8 @@ class _Run:
                 for item, sessions in results:
                     for session in sessions:
                         summary.add(session)
+                        if self.params is not None:
+                            self.params.add(session)
                         if self.document is not None:
                             self.document.session(session)
                         if recorder is not None:
@@ -326,6 +354,36 @@ class _Run:
                                  "triage again with --store to record the rest (each once)")
 
 
+def _first_params(summary: Summary) -> FirstParams:
+    from failcode.triage.report._agents_md import FirstParams  # noqa: PLC0415 - start-up cost
+
+    return FirstParams(summary.tables.findings)
+
+
+def _fix(run: _Run, top: int, fix_file: Path | None, apply: bool) -> None:
+    """--format agents-md: the block on stdout; --fix-file: the diff, then (--apply) the
+    write; a broken file is one line on stderr, then exit 2 (1 when it cannot be written)."""
+    from failcode.triage.report import _agents_md  # noqa: PLC0415 - start-up cost
+
+    assert run.params is not None  # _Run was told agents_md
+    block = _agents_md.block_lines(run.summary.tables.findings.ranked(), run.params, top=top)
+    if fix_file is None:
+        click.echo("\n".join(block))
+        return
+    try:
+        fix = _agents_md.plan_fix(fix_file, block)
+        click.echo(fix.diff, nl=False)
+        if apply:
+            fix.write()
+    except _agents_md.FixFileError as exc:
+        run.problems.append(f"error: {exc}")
+        run.fix_failed = exc.status == 2  # unreadable, broken markers (1: unwritable)
+        return
+    click.echo(f"no change: {fix.label} already holds this block" if not fix.changed
+               else f"wrote {fix.label}" if apply
+               else f"{fix.label} not written: add --apply to write it", err=True)
+
+
 def _cache() -> Cache:
     """The triage cache (``failcode.triage.analysis._cache``)."""
     from failcode.triage.analysis._cache import Cache  # noqa: PLC0415 - only with a cache
@@ -353,7 +411,8 @@ def _baseline(baseline: tuple[str, ...], top: int, jobs: int | None) -> Summary:
 
 def _output(run: _Run, *, as_json: bool, output_format: str, top: int, verbose: bool,
             finding_rank: int | None, signature: str | None, session_name: str | None,
-            comparison: Comparison | None) -> None:
+            comparison: Comparison | None, fix_file: Path | None = None,
+            apply: bool = False) -> None:
     """What stdout shows: a drill-down, the JSON document, or the summary."""
     from failcode.store._cli import require_stdout  # noqa: PLC0415
     from failcode.triage.report._terminal import (  # noqa: PLC0415
@@ -396,6 +455,9 @@ def _output(run: _Run, *, as_json: bool, output_format: str, top: int, verbose: 
         if comparison is not None:
             extra["comparison"] = comparison.to_dict()
         run.document.close(summary.inputs, summary.tables, run.skipped, extra)
+        return
+    if fix_file is not None or output_format == "agents-md":
+        _fix(run, top, fix_file, apply)
         return
     if output_format == "markdown":
         from failcode.triage.report._markdown import render_markdown  # noqa: PLC0415
