@@ -428,7 +428,7 @@ _TAIL_FIRST = frozenset("\\\"' \t=:%")
 # Every name is followed by a separator, so "tokens", "tokenizer" or "password_hash" never match.
 _ASSIGN_TAIL = lazy(
     # the separator is atomic: ``:=`` never gives back its ``=`` to be read as the value
-    r"(?P<close>\\*[\"']|%2[27])?(?:[ \t]|%20)*(?P<sep>(?>=>|:=|=|:|%3[Dd]|%3[Aa]))(?:[ \t]|%20)*"
+    r"(?P<close>\\*[\"']|%2[27])?(?:[ \t]|%20)*(?>(?P<sep>=>|:=|=|:|%3[Dd]|%3[Aa]))(?:[ \t]|%20)*"
     r"(?:(?P<open>\"(?P<s1>(?:[^\"\\\r\n\x00]|\\.)+)\"?"
     r"|'(?P<s2>(?:[^'\\\r\n\x00]|\\.)+)'?"
     r"|\\+[\"'](?P<s3>[^\"'\\\r\n\x00]+)"
