@@ -503,6 +503,20 @@ class TestRefusedMatchHidesNothing:
         assert redact(expected) == expected
 
 
+@pytest.mark.parametrize("escape", ["\x1b[31m", "\x1b[0;1m", "\x1b[K", "\x1b[38;5;208m"])
+@pytest.mark.parametrize("secret", [
+    "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789Q1w2E3r4",
+    "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0",
+])
+def test_a_terminal_colour_glued_to_a_secret_is_a_boundary(escape: str, secret: str) -> None:
+    """A tool's coloured output puts a control sequence's final letter right before the
+    secret (``\x1b[31msk-…``): the letter ends the sequence, it does not start a word."""
+    out = redact(f"error: {escape}{secret}\x1b[0m failed")
+    assert secret[12:30] not in out
+    assert escape in out
+
+
 @pytest.mark.parametrize("text", ["PASSWORD:=0", "db_password := hunter22x", "token=>abc123xyz"])
 def test_a_separator_is_never_read_as_the_value(text: str) -> None:
     """``:=`` and ``=>`` are separators whole: redacting the redacted text changes nothing

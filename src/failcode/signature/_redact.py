@@ -76,7 +76,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from failcode._lazy_re import lazy
 
@@ -138,6 +138,19 @@ class _Rule(NamedTuple):
     need_any: tuple[str, ...] = ()
 
 
+def _after_csi(text: str, end: int) -> bool:
+    """True when ``text[end]`` is the final letter of a terminal control sequence
+    (``ESC [`` parameters letter: ``\x1b[31m``, ``\x1b[0;1m``, ``\x1b[K``)."""
+    j = end - 1
+    while j >= 0 and end - j <= _CSI_PARAMS and (text[j].isdigit() or text[j] == ";"):
+        j -= 1
+    return j >= 1 and text[j] == "[" and text[j - 1] == "\x1b"
+
+
+_CSI_PARAMS: Final = 16
+"""The longest parameter list of a control sequence read as a boundary."""
+
+
 def _left_ok(text: str, i: int) -> bool:
     """True when position ``i`` starts a word, also inside escaped or URL-encoded text.
 
@@ -154,6 +167,8 @@ def _left_ok(text: str, i: int) -> bool:
     if i >= 2 and text[i - 2] == "\\" and c in "nrt":
         return True
     if i >= 4 and text[i - 4] == "\\" and text[i - 3] == "x" and text[i - 2] in _HEX and c in _HEX:
+        return True
+    if c.isalpha() and _after_csi(text, i - 1):  # a terminal's colour: "\x1b[31msk-…"
         return True
     return (
         i >= 6
@@ -396,7 +411,10 @@ _FLAGS = re.ASCII
 # rules whose prefix letters sit inside their own token class.
 _WORD_START = (
     r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{4})|(?<=\\x[0-9A-Fa-f]{2})"
-    r"|(?<=%[0-9A-Fa-f]{2}))"
+    r"|(?<=%[0-9A-Fa-f]{2})"
+    # a terminal's colour or cursor sequence right before (``\x1b[31m``; fixed-width looks)
+    + "".join(f"|(?<=\x1b\\[[0-9;]{{{n}}}[A-Za-z])" for n in range(_CSI_PARAMS + 1))
+    + ")"
 )
 # What may follow a header credential: the end, white space, a quote, a closing bracket or a
 # separator; never "=" or a letter (``Basic AccountKey=<secret>`` is a key name, not base64).
