@@ -44,6 +44,7 @@ __all__ = ["report_command", "triage_command"]
                "  failcode triage runs/new --baseline runs/old --fail-on regressed\n"
                "  failcode triage runs/ --format markdown >> \"$GITHUB_STEP_SUMMARY\"\n"
                "  failcode triage runs/ --format agents-md\n"
+               "  failcode triage --home --rank cost\n"
                "  failcode triage runs/ --fix-file AGENTS.md --apply\n"
                "  failcode triage session.traj.json --json > triage.json\n"
                "  failcode triage runs/ --store sqlite:///failcode.db\n"
@@ -67,6 +68,11 @@ __all__ = ["report_command", "triage_command"]
 @click.option("--html", "html_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write a self-contained HTML report to this file "
                    "(e.g. --html report.html).")
+@click.option("--rank", "rank", type=click.Choice(["steps", "cost", "tokens", "time"]),
+              default="steps", show_default=True,
+              help="The order of what to fix first: steps (the steps each finding took), cost "
+                   "(US dollars of the model turns its failures cost, where the log records "
+                   "tokens), tokens, time (to the next success) (e.g. --rank cost).")
 @click.option("--top", default=10, show_default=True, type=click.IntRange(1, 1000),
               help="How many findings the summary lists (e.g. --top 20).")
 @click.option("--verbose", "-v", is_flag=True,
@@ -121,7 +127,8 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
         session_name: str | None, baseline: tuple[str, ...], fail_on: str | None,
         store_url: str | None, report_url: str | None, jobs: int | None,
         include: tuple[str, ...], exclude: tuple[str, ...], home: bool,
-        cache: bool | None, fix_file: Path | None = None, apply: bool = False) -> None:
+        cache: bool | None, fix_file: Path | None = None, apply: bool = False,
+        rank: str = "steps") -> None:
     """Read agent session logs and report why they fail, and what to fix first.
 
     PATHS are files or directories (walked recursively; files that are no session log are
@@ -142,7 +149,8 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
                 session_name=session_name, baseline=baseline, fail_on=fail_on,
                 store_url=store_url, report_url=report_url, jobs=jobs, include=include,
                 exclude=exclude, home=home, problems=problems,
-                cache=home if cache is None else cache, fix_file=fix_file, apply=apply)
+                cache=home if cache is None else cache, fix_file=fix_file, apply=apply,
+                rank=rank)
 
 
 def _triage(
@@ -152,7 +160,7 @@ def _triage(
         store_url: str | None, jobs: int | None, include: tuple[str, ...],
         exclude: tuple[str, ...], home: bool, problems: list[str],
         report_url: str | None = None, cache: bool = False, fix_file: Path | None = None,
-        apply: bool = False) -> None:
+        apply: bool = False, rank: str = "steps") -> None:
     from failcode.store._cli import write_file  # noqa: PLC0415 - start-up cost
     from failcode.triage.report._terminal import sample_paths  # noqa: PLC0415 - start-up cost
 
@@ -180,6 +188,7 @@ def _triage(
                session_name=session_name, jsonl=as_json, html=html_file is not None,
                problems=problems,
                agents_md=fix_file is not None or output_format == "agents-md")
+    run.summary.tables.findings.rank_by = rank
     run.read(inputs, include=include, exclude=exclude, jobs=jobs, store_url=store_url,
              report_url=report_url, cache=cache)
     comparison = None
@@ -190,8 +199,8 @@ def _triage(
     if html_file is not None and run.held is not None:
         from failcode.triage.report._html import render_html  # noqa: PLC0415
 
-        failed = write_file(html_file, render_html(run.held, top=top, comparison=comparison),
-                            "the HTML report")
+        failed = write_file(html_file, render_html(run.held, top=top, comparison=comparison,
+                                                   rank=rank), "the HTML report")
         if failed is not None:
             problems.append(failed)
     _output(run, as_json=as_json, output_format=output_format, top=top, verbose=verbose,

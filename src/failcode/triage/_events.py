@@ -43,6 +43,7 @@ __all__ = [
     "ResumableReader",
     "SessionEnd",
     "SessionStart",
+    "Usage",
     "Wrote",
     "cancelled",
 ]
@@ -166,6 +167,28 @@ class About:
 
 
 @dataclass(frozen=True, slots=True)
+class Usage:
+    """One model turn's tokens, as the log records them (not a step): what the turn after a
+    step cost (``failcode.triage.analysis``: charged to the step whose result came last).
+
+    ``input`` is the input not read from or written to the prompt cache (Anthropic's
+    ``input_tokens``; OpenAI's and Google's input minus their cached part), ``output`` includes
+    reasoning ("thoughts"), ``cache_read`` and ``cache_write`` are the cache's parts of the
+    input. ``model`` is the turn's model when the line names it (else the session's)."""
+
+    input: int
+    output: int
+    cache_read: int = 0
+    cache_write: int = 0
+    model: str | None = None
+    timestamp: float | None = None
+    after: int | None = None
+    """The step whose result the turn read last (None: the reader does not say, and triage
+    takes the last step it saw), so a step that yields no event (a file read that
+    succeeded) still ends what the failure before it is charged."""
+
+
+@dataclass(frozen=True, slots=True)
 class Wrote:
     """A file the agent wrote or edited through a tool (not a shell command): its path and the
     text it put there, as far as the format records it. Not a step and never a failure: what
@@ -201,7 +224,7 @@ class SessionEnd:
 
 
 Event = (SessionStart | Command | ErrorText | Rejected | Recorded | RecordedOutcome | Wrote
-         | About | SessionEnd)
+         | About | Usage | SessionEnd)
 
 
 def cancelled(step: int | None, action: str, reason: str,

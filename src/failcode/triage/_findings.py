@@ -23,7 +23,15 @@ name in the same sentence) fold into one finding with ``variants``. The rules:
   The formats triage reads do not all record wall time or tokens per step, so cost is in
   steps, the one unit every format has.
 - **Rank**: cost, then failing steps, then sessions, most first; ties keep the order findings
-  were first seen.
+  were first seen. ``--rank`` (:data:`RANKS`) orders by another measure first: ``cost`` the
+  dollars the failing steps' model turns cost, ``tokens`` their tokens, ``time`` the seconds
+  from each failure to the next step that succeeded (:mod:`failcode.triage.analysis._cost`);
+  a finding whose measure is unknown (a log that records no tokens or times) comes after those
+  with one, then the default order decides.
+- **Tokens, dollars, time**: the sums over the finding's failing steps of what
+  :mod:`failcode.triage.analysis._cost` charged each; ``usd_unknown`` counts the failing
+  steps whose dollars are unknown (no tokens in the log, or a model the price table does not
+  have), so a sum is never read as complete when it is not.
 - **Who acts**: the category in words (:data:`WHO_ACTS`).
 - **Example**: the first occurrence (file, session, step, evidence), a place a person can
   open.
@@ -37,12 +45,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 from failcode.render._headline import headline
 from failcode.signature._cluster import TemplateClusterer
+from failcode.triage._result import Tokens
 
 if TYPE_CHECKING:
     from failcode import Failure
-    from failcode.triage._result import SessionResult
+    from failcode.triage._result import FailureEntry, SessionResult
 
-__all__ = ["WHO_ACTS", "Finding", "Findings", "Occurrence", "headline"]
+__all__ = ["RANKS", "RANK_WORDS", "WHO_ACTS", "Finding", "Findings", "Occurrence", "headline"]
+
+RANKS: Final = ("steps", "cost", "tokens", "time")
+"""The orders ``--rank`` takes; ``steps`` is the default (the module's rank)."""
 # ``headline`` lives in the render layer (render_user's heading says the same)
 
 WHO_ACTS: Final = {
@@ -66,6 +78,29 @@ def _consumed(steps: tuple[int, ...]) -> set[int]:
         if b - a <= _GAP:
             out.update(range(a, b))
     return out
+
+
+def _short(count: int) -> str:
+    """``812``, ``51.2k``, ``3.4M``."""
+    if count < 1000:
+        return f"{count}"
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def _duration(seconds: float) -> str:
+    """``40 s``, ``3 min``, ``2.5 h``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+RANK_WORDS: Final = {"steps": "by cost in steps", "cost": "by dollars", "tokens": "by tokens",
+                     "time": "by time to recover"}
+"""How a report's heading names each order of :data:`RANKS`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +135,16 @@ class Finding:
     """Variant signatures with their failing steps, first seen first."""
     examples: list[Occurrence] = field(default_factory=list)
     order: int = 0
+    tokens: Tokens | None = None
+    """The tokens of the model turns its failing steps cost; None: no log recorded any."""
+    usd: float | None = None
+    """What those turns cost in US dollars, over the steps with a price; None: none had."""
+    usd_unknown: int = 0
+    """Failing steps whose dollars are unknown."""
+    priced_as: set[str] = field(default_factory=set)
+    """The price table's names of the models priced."""
+    recovery_s: float | None = None
+    """Seconds from each failure to the next step that succeeded, summed; None: none did."""
 
     @property
     def who(self) -> str:
@@ -114,17 +159,61 @@ class Finding:
         return {"rank": rank, "code": self.code, "kind": self.kind, "category": self.category,
                 "who": self.who, "message": self.message, "remedy": self.remedy,
                 "count": self.count, "sessions": self.sessions, "cost": self.cost,
+                "tokens": self.tokens.to_dict() if self.tokens is not None else None,
+                "usd": None if self.usd is None else round(self.usd, 6),
+                "usd_unknown": self.usd_unknown, "priced_as": sorted(self.priced_as),
+                "recovery_s": None if self.recovery_s is None else round(self.recovery_s, 3),
                 "variants": self.variants, "signatures": list(self.signatures),
                 "examples": [example.to_dict() for example in self.examples]}
+
+    def spent(self) -> str:
+        """Dollars, tokens and time in a few words (``$0.042 · 51.2k tokens · 2 min to
+        recover``; a ``+`` after the dollars: some failing steps had no price); "" when the
+        logs recorded none of them."""
+        parts = []
+        if self.usd is not None:
+            parts.append(f"${self.usd:,.3f}{'+' if self.usd_unknown else ''}")
+        if self.tokens is not None:
+            parts.append(f"{_short(self.tokens.total)} tokens")
+        if self.recovery_s is not None:
+            parts.append(f"{_duration(self.recovery_s)} to recover")
+        return " · ".join(parts)
+
+    def measure(self, by: str) -> float | None:
+        """The finding's measure for the order ``by`` (:data:`RANKS`); None: unknown."""
+        if by == "cost":
+            return self.usd
+        if by == "tokens":
+            return None if self.tokens is None else float(self.tokens.total)
+        if by == "time":
+            return self.recovery_s
+        return float(self.cost)
+
+    def spend(self, entry: FailureEntry) -> None:
+        """Count one failing step's tokens, dollars and recovery time in."""
+        if entry.tokens is not None:
+            if self.tokens is None:
+                self.tokens = Tokens()
+            self.tokens.add(entry.tokens)
+        if entry.usd is None:
+            self.usd_unknown += 1
+        else:
+            self.usd = (self.usd or 0.0) + entry.usd
+            if entry.priced_as:
+                self.priced_as.add(entry.priced_as)
+        if entry.recovery_s is not None:
+            self.recovery_s = (self.recovery_s or 0.0) + entry.recovery_s
 
 
 class Findings:
     """Findings built one session at a time (sessions in report order); memory grows with
     the findings, never with the sessions."""
 
-    __slots__ = ("_by_key", "_clusterers", "_findings", "_keep_all")
+    __slots__ = ("_by_key", "_clusterers", "_findings", "_keep_all", "rank_by")
 
     def __init__(self, *, keep_all: bool = False) -> None:
+        self.rank_by = "steps"
+        """The order of :meth:`ranked` (:data:`RANKS`)."""
         self._clusterers: dict[str, TemplateClusterer] = {}
         self._by_key: dict[tuple[str, str], Finding] = {}
         self._findings: dict[str, Finding] = {}  # signature -> its finding
@@ -160,6 +249,7 @@ class Findings:
             by_signature[signature] = finding
             hit[id(finding)] = finding
             finding.count += 1
+            finding.spend(entry)
             finding.signatures[signature] = finding.signatures.get(signature, 0) + 1
             if entry.step is None:
                 unnumbered[id(finding)] = unnumbered.get(id(finding), 0) + 1
@@ -183,9 +273,15 @@ class Findings:
         return self._findings.get(signature)
 
     def ranked(self) -> list[Finding]:
-        """The findings, most costly first (the module's rank)."""
-        return sorted(self._by_key.values(),
-                      key=lambda f: (-f.cost, -f.count, -f.sessions, f.order))
+        """The findings, most costly first (the module's rank, by :attr:`rank_by`)."""
+        by = self.rank_by
+
+        def key(f: Finding) -> tuple[bool, float, int, int, int, int]:
+            measure = f.measure(by) if by != "steps" else None
+            return (by != "steps" and measure is None, -(measure or 0.0), -f.cost, -f.count,
+                    -f.sessions, f.order)
+
+        return sorted(self._by_key.values(), key=key)
 
     def to_list(self) -> list[dict[str, Any]]:
         """The ranked findings as JSON values (``rank`` from 1)."""

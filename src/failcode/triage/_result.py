@@ -27,10 +27,41 @@ __all__ = [
     "OutcomeEntry",
     "SessionResult",
     "Tables",
+    "Tokens",
     "TriageResult",
 ]
 
 FORMAT_VERSION: Final = 1
+
+
+@dataclass(slots=True)
+class Tokens:
+    """The tokens of model turns, as the log records them (:class:`failcode.triage._events.
+    Usage`): input not read from or written to the prompt cache, output (reasoning in it),
+    cache reads, cache writes, and how many turns."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    turns: int = 0
+
+    @property
+    def total(self) -> int:
+        """Every token of the turns, whatever it cost."""
+        return self.input + self.output + self.cache_read + self.cache_write
+
+    def add(self, other: Tokens) -> None:
+        """Count ``other``'s turns in too."""
+        self.input += other.input
+        self.output += other.output
+        self.cache_read += other.cache_read
+        self.cache_write += other.cache_write
+        self.turns += other.turns
+
+    def to_dict(self) -> dict[str, int]:
+        return {"input": self.input, "output": self.output, "cache_read": self.cache_read,
+                "cache_write": self.cache_write, "total": self.total, "turns": self.turns}
 
 
 @dataclass(slots=True)
@@ -49,6 +80,17 @@ class FailureEntry:
     actor: str | None = None
     """The agent that took the step, in a team of agents (AG2's ``name``, AutoGen's
     ``source``); None when the format has no agents of its own."""
+    tokens: Tokens | None = None
+    """The model turns that read this failure, up to the next step
+    (:mod:`failcode.triage.analysis._cost`); None when the log records no tokens."""
+    usd: float | None = None
+    """What those turns cost in US dollars (:attr:`priced_as`); None when unknown: no tokens,
+    or a model the price table does not have."""
+    priced_as: str | None = None
+    """The price table's model the turns were priced as (``claude-sonnet-4-5``)."""
+    recovery_s: float | None = None
+    """Seconds from this failure to the session's next step that did not fail; None when none
+    came or the log has no times."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON entry; ``actor`` only when the format names one (older documents and
@@ -56,7 +98,9 @@ class FailureEntry:
         entry: dict[str, Any] = {
             "step": self.step, "source": self.source, "evidence": self.evidence,
             "repeats": self.repeats, "timestamp": self.timestamp, "masked": self.masked,
-            "failure": self.failure.to_dict()}
+            "failure": self.failure.to_dict(),
+            "tokens": self.tokens.to_dict() if self.tokens is not None else None,
+            "usd": self.usd, "priced_as": self.priced_as, "recovery_s": self.recovery_s}
         if self.actor is not None:
             entry["actor"] = self.actor
         return entry
@@ -124,6 +168,8 @@ class SessionResult:
     ``partial``, ``failed``, ``ungraded``: a Harbor trial's verifier)."""
     reward: float | None = None
     """The verifier's reward behind :attr:`verdict`."""
+    tokens: Tokens | None = None
+    """Every model turn of the session; None when the log records no tokens."""
 
     def to_dict(self) -> dict[str, Any]:
         failure = self.ended_failure.to_dict() if self.ended_failure is not None else None
@@ -137,6 +183,7 @@ class SessionResult:
             "outcomes": [entry.to_dict() for entry in self.outcomes],
             "loops": [loop.to_dict() for loop in self.loops],
             "model": self.model, "agent_version": self.agent_version,
+            "tokens": self.tokens.to_dict() if self.tokens is not None else None,
         }
 
 
@@ -202,6 +249,7 @@ class TriageResult:
             "blame": tables.blame(),
             "outcomes": tables.outcome_counts(),
             "findings": tables.findings.to_list(),
+            **tables.extra(),
         }
 
 
@@ -213,7 +261,7 @@ class Tables:
     holding the sessions.
     """
 
-    __slots__ = ("_blame", "_outcomes", "_rows", "findings")
+    __slots__ = ("_blame", "_outcomes", "_rows", "findings", "tokens_seen")
 
     def __init__(self, *, keep_all: bool = False) -> None:
         from failcode.triage._findings import Findings  # noqa: PLC0415 - it types this module
@@ -223,6 +271,8 @@ class Tables:
         self._outcomes: Counter[str] = Counter()
         self.findings = Findings(keep_all=keep_all)
         """What to fix first (:mod:`failcode.triage._findings`)."""
+        self.tokens_seen = False
+        """A session's log recorded tokens (the findings have dollars to price)."""
 
     @classmethod
     def of(cls, sessions: Iterable[SessionResult]) -> Tables:
@@ -251,7 +301,20 @@ class Tables:
             self._blame[(str(failure.category), str(failure.kind))] += 1
         for outcome in session.outcomes:
             self._outcomes[str(outcome.outcome.__struct_config__.tag)] += 1
+        self.tokens_seen = self.tokens_seen or session.tokens is not None
         self.findings.add(session)
+
+    def extra(self) -> dict[str, Any]:
+        """The document's keys about the findings' order and prices: ``rank`` when not the
+        default, ``prices`` (the table, None without it) when a log recorded tokens."""
+        out: dict[str, Any] = {}
+        if self.findings.rank_by != "steps":
+            out["rank"] = self.findings.rank_by
+        if self.tokens_seen:
+            from failcode.triage._prices import price_table  # noqa: PLC0415
+
+            out["prices"] = price_table()
+        return out
 
     def signatures(self) -> list[dict[str, Any]]:
         """Per signature: code, kind, category, count of failing steps, sessions; most first."""

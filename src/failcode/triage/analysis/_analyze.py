@@ -70,6 +70,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    Usage,
     Wrote,
 )
 from failcode.triage._result import (
@@ -78,8 +79,10 @@ from failcode.triage._result import (
     Loop,
     OutcomeEntry,
     SessionResult,
+    Tokens,
     TriageResult,
 )
+from failcode.triage.analysis._cost import charge, settle, turn
 from failcode.triage.analysis._loops import find_loops
 from failcode.triage.analysis._provided import listed_apps, modules_of_command, modules_of_file
 from failcode.triage.analysis._resume import Checkpoint, ReadingState, SessionState, edges
@@ -117,6 +120,12 @@ class _Session:
         """Module names the session's repository provides (:mod:`._provided`)."""
         self.model: str | None = None
         self.agent_version: str | None = None
+        self.tokens: Tokens | None = None
+        """Every model turn's tokens; None until the log records one (:mod:`._cost`)."""
+        self.at_step: dict[int, FailureEntry] = {}
+        """The first failure recorded at each step: the one its turns are charged to."""
+        self.unrecovered: list[FailureEntry] = []
+        """Failures no step has succeeded after yet."""
 
     def about(self, event: About) -> None:
         self.model = event.model or self.model
@@ -134,6 +143,10 @@ class _Session:
             entry = FailureEntry(step, source, evidence, failure, repeats, timestamp, masked,
                                  _clean(actor))
             self.failures[key] = entry
+            if step is not None:
+                self.at_step.setdefault(step, entry)
+            if timestamp is not None:
+                self.unrecovered.append(entry)
         else:
             entry.repeats += repeats
         return entry
@@ -149,6 +162,9 @@ class _Session:
                              failure, repeats=1, timestamp=event.timestamp, actor=event.actor)
             return
         result, masked = classify_command(event)
+        if not isinstance(result, Failure) and event.timestamp is not None and not (
+                event.running or event.timed_out):
+            self.recovered(event.timestamp)
         if result is None:
             return
         evidence = _evidence(event.command or "(no command)")
@@ -158,6 +174,24 @@ class _Session:
         else:
             self.outcomes.append(OutcomeEntry(event.step, event.source, evidence, result,
                                               _clean(event.actor)))
+
+    def recovered(self, now: float) -> None:
+        """A step succeeded at ``now``: the failures before it recovered (:mod:`._cost`)."""
+        for entry in self.unrecovered:
+            if entry.timestamp is not None:
+                entry.recovery_s = max(0.0, now - entry.timestamp)
+        self.unrecovered.clear()
+
+    def usage(self, event: Usage, step: int) -> None:
+        """One model turn, after the result of ``step`` (-1: before any): the session's, and
+        the failure's at that step (:mod:`._cost`)."""
+        tokens = turn(event)
+        if self.tokens is None:
+            self.tokens = Tokens()
+        self.tokens.add(tokens)
+        entry = self.at_step.get(step)
+        if entry is not None:
+            charge(entry, tokens, event.model or self.model)
 
     def error(self, event: ErrorText) -> Failure | None:
         failure = classify_error(event)
@@ -179,6 +213,7 @@ class _Session:
                 ended = same[-1].failure if same else self.error(event.error)
         failures = sorted(self.failures.values(),
                           key=lambda e: (e.step is None, e.step or 0))
+        settle(failures, self.tokens)
         if self.provided:
             for entry in failures:
                 entry.failure = as_local_module(entry.failure, self.provided)
@@ -186,7 +221,7 @@ class _Session:
         return SessionResult(name, path, fmt, event.steps,
                              event.status, ended, failures, self.outcomes, _loops(failures),
                              _clean(self.model), _clean(self.agent_version),
-                             event.verdict, event.reward)
+                             event.verdict, event.reward, self.tokens)
 
 
 def _clean(value: str | None) -> str | None:
@@ -627,6 +662,8 @@ class _Reading:
                     current.wrote(event)
                 elif isinstance(event, About):
                     current.about(event)
+                elif isinstance(event, Usage):
+                    current.usage(event, last_step if event.after is None else event.after)
                 elif isinstance(event, Rejected):
                     outcome = RejectedAction(
                         action=redact(event.action)[:EVIDENCE_CHARS] or "?",
@@ -654,7 +691,8 @@ class _Reading:
             done,
             None if current is None else SessionState(
                 current.name, list(current.failures.values()), current.outcomes,
-                sorted(current.provided), current.model, current.agent_version),
+                sorted(current.provided), current.model, current.agent_version,
+                current.tokens),
             self.last_step,
             [i for i, session in enumerate(done) if id(session) in self.said])
         return _READING_ENCODER.encode(state)
@@ -672,6 +710,12 @@ class _Reading:
             current.outcomes = state.current.outcomes
             current.provided = set(state.current.provided)
             current.model, current.agent_version = state.current.model, state.current.agent_version
+            current.tokens = state.current.tokens
+            for entry in state.current.failures:  # as add_failure left them, in its order
+                if entry.step is not None:
+                    current.at_step.setdefault(entry.step, entry)
+                if entry.timestamp is not None and entry.recovery_s is None:
+                    current.unrecovered.append(entry)
 
     def close(self) -> None:
         """Drop the sessions with nothing in them; FC-DATA-002 when none is left."""

@@ -25,7 +25,7 @@ from typing import Final
 
 import msgspec
 
-from failcode.triage._result import FailureEntry, OutcomeEntry, SessionResult
+from failcode.triage._result import FailureEntry, OutcomeEntry, SessionResult, Tokens
 
 __all__ = ["EDGE", "Checkpoint", "ReadingState", "SessionState", "edges", "edges_of"]
 
@@ -42,6 +42,7 @@ class SessionState(msgspec.Struct, array_like=True):
     provided: list[str]
     model: str | None
     agent_version: str | None
+    tokens: Tokens | None = None
 
 
 class ReadingState(msgspec.Struct, array_like=True):

@@ -88,6 +88,13 @@ versions add fields and record types that are ignored when not named here):
   and bookkeeping lines (``system``, ``summary``, ``last-prompt``, snapshots) change nothing.
 - The model is the assistant lines' ``message.model`` (``<synthetic>``, Claude Code's own
   error lines, aside), the agent's version each line's ``version``.
+- Tokens: each assistant line's ``message.usage`` (``input_tokens``, ``output_tokens``,
+  ``cache_read_input_tokens``, ``cache_creation_input_tokens``). Claude Code writes one line
+  per content block of an API message, each with the message's usage so far (the output count
+  grows): a message counts the most each field reached over its lines with its
+  ``message.id`` (:func:`turn_usage`), yielded as a :class:`~failcode.triage._events.Usage`
+  after the step whose result the turn reads: the last of the user line before it, none after
+  a user line without a tool result (a prompt starts new work).
 - Files the agent writes (``Write``'s ``content``, ``Edit``'s and ``MultiEdit``'s
   ``new_string``, ``NotebookEdit``'s ``new_source``, with ``file_path``/``notebook_path``) are
   yielded as :class:`~failcode.triage._events.Wrote`: what the session's repository provides.
@@ -109,6 +116,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    Usage,
     Wrote,
     cancelled,
 )
@@ -129,7 +137,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ClaudeCodeReader", "ClaudeCodeState", "about_change", "api_error", "files_written",
            "provider_error_kind", "record_calls", "retried_api_error", "text_of", "tool_result",
-           "tool_results"]
+           "tool_results", "turn_usage"]
 
 _TYPES: Final = (b'"type":"user"', b'"type":"assistant"', b'"type":"queue-operation"',
                  b'"type":"summary"', b'"type":"system"', b'"type": "user"',
@@ -186,6 +194,11 @@ class ClaudeCodeState(msgspec.Struct):
     about: About = msgspec.field(default_factory=About)
     main_seen: bool = False
     side_end: str = "unknown"
+    usage: dict[str, tuple[int, int, int, int, int]] = msgspec.field(default_factory=dict)
+    """The tokens counted so far of each API message, and the step it read
+    (:func:`turn_usage`)."""
+    read: int = -1
+    """The step whose result the next turn reads (-1: none, or a prompt came after it)."""
 
 
 class ClaudeCodeReader:
@@ -207,14 +220,14 @@ class ClaudeCodeReader:
         yield from self.lines(stream, label, state)
         yield from self.finish(state)
 
-    def lines(self, stream: BinaryIO, label: str, state: ClaudeCodeState, *,
+    def lines(self, stream: BinaryIO, label: str, state: ClaudeCodeState, *,  # noqa: PLR0915
               first_line: int = 0) -> Iterator[Event]:
         """The events of the lines (after ``first_line`` read before, whose reading left
         ``state``); ``state`` is brought up to date once every line was read."""
         # locals in the loop (the hot path), the state only at its ends
         session, steps, uses, last_error = state.session, state.steps, state.uses, state.last_error
         end, started, about = state.end, state.started, state.about
-        main_seen, side_end = state.main_seen, state.side_end
+        main_seen, side_end, seen, read = state.main_seen, state.side_end, state.usage, state.read
         for number, entry in json_objects(stream, first_line=first_line):
             sid = entry.get("sessionId")
             if isinstance(sid, str) and sid != session:
@@ -223,7 +236,7 @@ class ClaudeCodeReader:
                                     end if main_seen or end != "unknown" else side_end)
                 session, steps, uses, last_error, started, about, end = (
                     sid, 0, {}, None, True, About(), "unknown")
-                main_seen, side_end = False, "unknown"
+                main_seen, side_end, read = False, "unknown", -1
                 yield SessionStart(sid)
             elif not started:
                 continue  # a summary or snapshot line before the session's first message
@@ -250,6 +263,9 @@ class ClaudeCodeReader:
                     yield last_error
                     continue
                 last_error = None
+                usage = turn_usage(message, seen, stamp, read)
+                if usage is not None:
+                    yield usage
                 answered = record_calls(content, uses, message.get("stop_reason"))
                 yield from files_written(content)
             if kind in ("assistant", "user"):
@@ -264,7 +280,10 @@ class ClaudeCodeReader:
                                                 detail=as_dict(entry.get("toolUseResult")),
                                                 where=f"line {number}")
                 last_error = None if steps != before else last_error
+                # the next turn reads these results; a line with none is a prompt: new work
+                read = steps - 1 if steps != before else -1
         state.session, state.steps, state.uses, state.last_error = session, steps, uses, last_error
+        state.read = read
         state.end, state.started, state.about = end, started, about
         state.main_seen, state.side_end = main_seen, side_end
 
@@ -293,6 +312,39 @@ class ClaudeCodeReader:
 
 _INPUT_READ: Final = ("command", "file_path", "path")
 """The fields of a tool call's input that :func:`tool_result` reads."""
+
+
+def _tokens(value: object) -> int:
+    """A token count: a non-negative integer (anything else counts nothing)."""
+    return value if type(value) is int and 0 <= value < 1 << 53 else 0
+
+
+def turn_usage(message: dict[str, Any], seen: dict[str, tuple[int, int, int, int, int]],
+               stamp: float | None, after: int = -1) -> Usage | None:
+    """The tokens an assistant line's ``message.usage`` adds (input, output, cache read,
+    cache write): Claude Code writes one line per content block of an API message, each with
+    that message's usage so far, so a message counts the most each field reached over its
+    lines (by ``message.id``, as ccusage counts them); None when it adds nothing. ``after``:
+    the step whose result came last (-1: none yet); a message keeps its first line's (a tool
+    it called may answer before its next block is written)."""
+    usage = message.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    now = (_tokens(usage.get("input_tokens")), _tokens(usage.get("output_tokens")),
+           _tokens(usage.get("cache_read_input_tokens")),
+           _tokens(usage.get("cache_creation_input_tokens")))
+    key = as_str(message.get("id"))
+    before = seen.get(key, (0, 0, 0, 0, after)) if key else (0, 0, 0, 0, after)
+    top = (max(before[0], now[0]), max(before[1], now[1]), max(before[2], now[2]),
+           max(before[3], now[3]), before[4])
+    if key:
+        seen[key] = top
+    if top == before:
+        return None
+    model = as_str(message.get("model"))
+    return Usage(top[0] - before[0], top[1] - before[1], top[2] - before[2],
+                 top[3] - before[3], model if model and not model.startswith("<") else None,
+                 stamp, top[4])
 
 
 def record_calls(content: object, uses: dict[str, tuple[str, dict[str, Any]]],

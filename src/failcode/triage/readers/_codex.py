@@ -76,6 +76,11 @@ recorder wrote, which readers of the format document):
   An ``http_status_code`` is read when it is an integer in 100..599.
 - Time: each line's ``timestamp`` (Codex writes UTC with ``Z``; one without a zone would be
   read as UTC, ``_text``'s rules).
+- Tokens: an ``event_msg`` of type ``token_count`` carries the session's running totals
+  (``info.total_token_usage``: ``input_tokens`` with ``cached_input_tokens`` inside it,
+  ``output_tokens`` with reasoning inside it); each event's rise over the last is a
+  :class:`~failcode.triage._events.Usage` of the session's model (``info`` null, or the same
+  totals again, adds nothing).
 """
 
 from __future__ import annotations
@@ -96,6 +101,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    Usage,
     Wrote,
     cancelled,
 )
@@ -240,6 +246,36 @@ class CodexState(msgspec.Struct):
     calls: dict[str, _Call] = msgspec.field(default_factory=dict)
     status: str = "unknown"
     ended_by: ErrorText | None = None
+    tokens: tuple[int, int, int] = (0, 0, 0)
+    """The session's token totals so far (input, cached input, output): :func:`_usage`."""
+    read: int = -1
+    """The step whose output came last (-1: none yet, or a prompt came after it): what the
+    next turn reads."""
+
+
+def _tokens(value: object) -> int:
+    """A token count: a non-negative integer (anything else counts nothing)."""
+    return value if type(value) is int and 0 <= value < 1 << 53 else 0
+
+
+def _usage(state: CodexState, info: dict[str, Any], stamp: float | None) -> Usage | None:
+    """The tokens a ``token_count`` event adds: the rise of ``total_token_usage`` since the
+    last one (Codex repeats an event with the same totals: nothing), or the totals whole when
+    they fell (a counter that restarted). Input counts ``cached_input_tokens`` in it; output
+    counts reasoning in it."""
+    total = as_dict(info.get("total_token_usage"))
+    if not total:
+        return None
+    now = (_tokens(total.get("input_tokens")), _tokens(total.get("cached_input_tokens")),
+           _tokens(total.get("output_tokens")))
+    before = state.tokens
+    state.tokens = now
+    if all(n >= b for n, b in zip(now, before, strict=True)):
+        now = (now[0] - before[0], now[1] - before[1], now[2] - before[2])
+    if not any(now):
+        return None
+    cached = min(now[1], now[0])
+    return Usage(now[0] - cached, now[2], cached, 0, None, stamp, state.read)
 
 
 class CodexReader:
@@ -284,6 +320,11 @@ class CodexReader:
                 yield About(as_str(payload.get("model")))
                 continue
             stamp = iso_time(entry.get("timestamp"))
+            if kind == "event_msg" and payload.get("type") == "token_count":
+                usage = _usage(state, as_dict(payload.get("info")), stamp)
+                if usage is not None:
+                    yield usage
+                continue
             where = f"line {number}"
             event = (self._event(state, payload, stamp, where) if kind == "event_msg"
                      else self._item(state, payload, stamp, where))
@@ -316,12 +357,15 @@ class CodexReader:
         elif item_type in _OUTPUTS:
             found = state.calls.pop(as_key(payload.get("call_id")), None)
             if found is not None:
+                state.read = max(state.read, found.step)
                 return self._result(found, payload, where)
         elif item_type == "message" and payload.get("role") in ("assistant", "user"):
             # the last word: the agent's answer with no call pending, or a prompt (or an
             # interrupt's note) not answered yet
             answered = payload.get("role") == "assistant" and not state.calls
             state.status, state.ended_by = ("submitted" if answered else "unknown"), None
+            if payload.get("role") == "user":
+                state.read = -1  # a prompt: the turns after it are new work
         return None
 
     def _event(self, state: CodexState, payload: dict[str, Any], stamp: float | None, where: str,

@@ -62,6 +62,9 @@ messages}``):
   that stops after a tool result, a prompt, or a cancelled turn ended ``unknown`` (Gemini CLI
   0.61 headless writes neither a fatal provider error nor its turn limit into the chat).
 - The model is each model record's ``model``.
+- Tokens: a ``gemini`` record's ``tokens`` (``input`` with ``cached`` inside it, ``output``,
+  ``thoughts``, ``tool``) are that turn's :class:`~failcode.triage._events.Usage`, before its
+  tool calls; a record written again counts once (the last version, like every record).
 - Time: each record's ``timestamp`` (Gemini CLI writes UTC with ``Z``; one without a zone is
   read as UTC, ``_text``'s rules, whatever the machine's zone).
 - A ``write_file`` (``content``) or ``replace`` (``new_string``) call that succeeded wrote
@@ -84,6 +87,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    Usage,
     Wrote,
     cancelled,
 )
@@ -273,7 +277,7 @@ class GeminiCliReader:
         doc.end()
 
     def _events(self, session: _Session) -> Iterable[Event]:
-        steps = 0
+        steps, read = 0, -1
         last: dict[str, Any] = {}
         ended_by: ErrorText | None = None
         for key in session.order:
@@ -284,12 +288,16 @@ class GeminiCliReader:
                 ended_by = None
                 if as_str(record.get("model")):
                     yield About(as_str(record.get("model")))
+                usage = _usage(as_dict(record.get("tokens")), stamp, read)
+                if usage is not None:  # the turn that made the calls below
+                    yield usage
                 for call in as_list(record.get("toolCalls")):
                     if isinstance(call, dict):
                         event = tool_call(steps, call, stamp, session.where[key])
                         if event is not None:
                             yield event
                         steps += 1
+                        read = steps - 1  # the next turn reads the calls' results
                 last = record
             elif kind == "error":
                 text = first_line(as_str(record.get("content")) or "error", 2000)
@@ -302,6 +310,7 @@ class GeminiCliReader:
                 last = record
             elif kind == "user":
                 ended_by, last = None, record  # the session went on after an error
+                read = -1  # a prompt: the turns after it are new work
             elif kind == "info":
                 note = _text_of(record).strip()
                 if note in _CANCELLED_TURN:
@@ -319,6 +328,24 @@ class GeminiCliReader:
             yield SessionEnd(steps, "submitted", session.name)
         else:  # a chat with no tool call is a session too (said)
             yield SessionEnd(steps, "unknown", session.name, said=bool(last))
+
+
+def _tokens(value: object) -> int:
+    """A token count: a non-negative integer (anything else counts nothing)."""
+    return value if type(value) is int and 0 <= value < 1 << 53 else 0
+
+
+def _usage(tokens: dict[str, Any], stamp: float | None, after: int) -> Usage | None:
+    """A ``gemini`` record's ``tokens`` (the API's usage metadata: ``input`` with ``cached``
+    inside it, ``thoughts`` and ``tool`` apart) as a turn's usage; None when it has none."""
+    if not tokens:
+        return None
+    prompt, cached = _tokens(tokens.get("input")), _tokens(tokens.get("cached"))
+    cached = min(cached, prompt)
+    usage = Usage(prompt - cached + _tokens(tokens.get("tool")),
+                  _tokens(tokens.get("output")) + _tokens(tokens.get("thoughts")), cached, 0,
+                  None, stamp, after)
+    return usage if usage.input or usage.output or usage.cache_read else None
 
 
 def _cancel_reason(text: str) -> str:

@@ -24,7 +24,7 @@ from html import escape as _html_escape
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Final
 
-from failcode.triage._findings import WHO_ACTS
+from failcode.triage._findings import RANK_WORDS, WHO_ACTS
 from failcode.triage.report._stream import Summary
 from failcode.triage.report._terminal import plural, safe
 
@@ -222,7 +222,7 @@ def _trials(summary: Summary) -> str:
             f"<th>failing steps</th><th>most</th></tr></thead><tbody>{rows}</tbody></table>")
 
 
-def _fix_first(findings: list[Finding], top: int, folder: str) -> str:
+def _fix_first(findings: list[Finding], top: int, folder: str, by: str = "steps") -> str:
     if not findings:
         return "<h2>What to fix first</h2><p>No failure found.</p>"
     rows = []
@@ -235,19 +235,22 @@ def _fix_first(findings: list[Finding], top: int, folder: str) -> str:
         variants = (f' <span class=muted>({finding.variants} variants)</span>'
                     if finding.variants > 1 else "")
         remedy = escape(finding.remedy) if finding.remedy else '<span class=muted>-</span>'
+        spent = finding.spent()
+        spent = f"<br><span class=muted>{escape(spent)}</span>" if spent else ""
         rows.append(
             f'<tr><td class=n>{rank}</td><td>{escape(finding.message)}{variants}<br>'
             f'<code>{escape(finding.code)}</code></td>'
             f'<td><span class="sw" style="background:{_colour(finding.category)}"></span>'
-            f"{escape(finding.who)}</td><td>{remedy}</td><td class=n>{finding.cost:,}</td>"
-            f"<td class=n>{finding.count:,}</td><td class=n>{finding.sessions:,}</td>"
+            f"{escape(finding.who)}</td><td>{remedy}</td><td class=n>{finding.cost:,}{spent}"
+            f"</td><td class=n>{finding.count:,}</td><td class=n>{finding.sessions:,}</td>"
             f'<td><code title="{escape(example.path)}">{escape(shown)}</code>{escape(step)}'
             "</td></tr>")
     more = (f"<p class=muted>…and {len(findings) - top:,} more findings "
             "(<code>--top N</code> lists more).</p>" if len(findings) > top else "")
     under = (f" Examples are under <code>{escape(folder)}</code>." if folder else "")
+    order = "" if by == "steps" else f"; ordered {RANK_WORDS[by]} (--rank {by})"
     return ("<h2>What to fix first</h2><p class=muted>Findings ranked by cost: the steps each "
-            f"took (its failing steps and the tries inside its loops).{under}</p>"
+            f"took (its failing steps and the tries inside its loops){order}.{under}</p>"
             "<table><thead><tr><th>#</th><th>finding</th><th>who acts</th><th>remedy</th>"
             "<th>cost (steps)</th><th>failures</th><th>sessions</th><th>example</th></tr>"
             f"</thead><tbody>{''.join(rows)}</tbody></table>{more}")
@@ -325,10 +328,12 @@ def _inputs_table(rows: str) -> str:
 
 
 def render_html(result: TriageResult, *, top: int = 10,
-                comparison: Comparison | None = None) -> str:
-    """The whole report as one HTML document (the module's sections)."""
+                comparison: Comparison | None = None, rank: str = "steps") -> str:
+    """The whole report as one HTML document (the module's sections); findings in the order
+    ``rank`` (:data:`~failcode.triage._findings.RANKS`)."""
     summary = Summary.of(result, top=top)
     findings = summary.tables.findings
+    findings.rank_by = rank
     ranked = findings.ranked()
     ranks = {id(finding): rank for rank, finding in enumerate(ranked, 1)}
     blame = [(f"{row['category']} · {row['kind']}", row["count"], _colour(row["category"]),
@@ -359,7 +364,8 @@ def render_html(result: TriageResult, *, top: int = 10,
         f"failing steps in {summary.failing_sessions:,} sessions · ended: {ended} · "
         f"{counts.get('no_match', 0):,} probes that found nothing and "
         f"{counts.get('rejected_action', 0):,} rejected actions (outcomes, not failures)</p>"
-        + _legend() + _fix_first(ranked, top, _common_folder([i.path for i in result.inputs]))
+        + _legend() + _fix_first(ranked, top, _common_folder([i.path for i in result.inputs]),
+                                      rank)
         + _trials(summary) + _comparison(comparison)
         + "<h2>Where the failures are</h2><p class=muted>Click a bar to list its sessions."
         '</p><div class="grid">'

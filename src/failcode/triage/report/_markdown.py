@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
+from failcode.triage._findings import RANK_WORDS
 from failcode.triage.report._terminal import plural, safe
 
 if TYPE_CHECKING:
@@ -37,7 +38,10 @@ def render_markdown(summary: Summary, *, top: int = 10,
              f"{plural(summary.failing_sessions, 'session')}."), ""]
     findings = summary.tables.findings.ranked()
     if findings:
-        lines += [f"### What to fix first ({min(top, len(findings))} of {len(findings):,})", "",
+        by = summary.tables.findings.rank_by
+        order = f", {RANK_WORDS[by]}" if by != "steps" else ""
+        lines += [f"### What to fix first ({min(top, len(findings))} of {len(findings):,}{order})",
+                  "",
                   "| # | finding | who acts | cost (steps) | failures | sessions | example |",
                   "|---:|---|---|---:|---:|---:|---|"]
         for rank, finding in enumerate(findings[:top], 1):
@@ -48,7 +52,9 @@ def render_markdown(summary: Summary, *, top: int = 10,
                                          if example.step is not None else "")
             lines.append(f"| {rank} | `{_md(finding.code)}` "
                          f"{_md(finding.message)}{variants}{fix} | "
-                         f"{_md(finding.who)} | {finding.cost:,} | {finding.count:,} | "
+                         f"{_md(finding.who)} | {finding.cost:,}"
+                         f"{'<br>' + _md(finding.spent()) if finding.spent() else ''} | "
+                         f"{finding.count:,} | "
                          f"{finding.sessions:,} | {where} |")
         lines.append("")
     for title, table in (("By model", summary.by_model), ("By agent version", summary.by_agent)):

@@ -232,7 +232,7 @@ class JsonDocument:
         rest = {"inputs": [item.to_dict() for item in inputs], "skipped": list(skipped or []),
                 "signatures": tables.signatures(), "blame": tables.blame(),
                 "outcomes": tables.outcome_counts(), "findings": tables.findings.to_list(),
-                **(extra or {})}
+                **tables.extra(), **(extra or {})}
         self._put("], " + json.dumps(rest, ensure_ascii=False)[1:] + "\n")
         self._flush()
 

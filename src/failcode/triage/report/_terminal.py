@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 from failcode import redact
 from failcode.render._printable import printable
 from failcode.triage._events import END_STATUSES
+from failcode.triage._findings import RANK_WORDS
 from failcode.triage.readers._unread import UNREAD_FORMATS
 
 if TYPE_CHECKING:
@@ -172,14 +173,17 @@ def _fix_first(out: Out, summary: Summary, top: int) -> None:
     if not findings:
         return
     shown = findings[:top]
+    order = RANK_WORDS[summary.tables.findings.rank_by]
     out.heading(f"What to fix first ({len(shown)} of {plural(len(findings), 'finding')}, "
-                "by cost in steps)")
+                f"{order})")
     for rank, finding in enumerate(shown, 1):
         variants = f", {finding.variants} variants" if finding.variants > 1 else ""
         out.line(f"{rank:>2}. {safe(finding.message)}")
         out.line(f"    {safe(finding.code)} · cost {plural(finding.cost, 'step')} · "
                  f"{plural(finding.count, 'failure')} in "
                  f"{plural(finding.sessions, 'session')}{variants}")
+        if spent := finding.spent():
+            out.line(f"    spent: {spent}")
         fix = f" · fix: {safe(finding.remedy)}" if finding.remedy else ""
         who = f"    who acts: {finding.who}"
         if out.width and len(who) + len(fix) > out.width:  # the fix gets a line of its own
