@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from failcode.store import Store
     from failcode.triage._record import Recorder, Reporter
     from failcode.triage._result import SessionResult
+    from failcode.triage._window import Split, Window
     from failcode.triage.analysis._cache import Cache
     from failcode.triage.analysis._compare import Comparison
     from failcode.triage.report._agents_md import FirstParams
@@ -45,6 +46,8 @@ __all__ = ["report_command", "triage_command"]
                "  failcode triage runs/ --format markdown >> \"$GITHUB_STEP_SUMMARY\"\n"
                "  failcode triage runs/ --format agents-md\n"
                "  failcode triage --home --rank cost\n"
+               "  failcode triage --home --since 2026-11-01\n"
+               "  failcode triage --home --changed-at AGENTS.md\n"
                "  failcode triage runs/ --fix-file AGENTS.md --apply\n"
                "  failcode triage session.traj.json --json > triage.json\n"
                "  failcode triage runs/ --store sqlite:///failcode.db\n"
@@ -89,6 +92,15 @@ __all__ = ["report_command", "triage_command"]
 @click.option("--baseline", multiple=True, metavar="PATH|URL",
               help="Compare with an earlier run: its logs (repeatable) or a store URL "
                    "(e.g. --baseline runs/last-week or --baseline sqlite:///old.db).")
+@click.option("--since", metavar="DATE",
+              help="Only the sessions that started at or after DATE (YYYY-MM-DD or an ISO "
+                   "8601 time, UTC without a zone; e.g. --since 2026-11-01).")
+@click.option("--until", metavar="DATE",
+              help="Only the sessions that started before DATE (e.g. --until 2026-12-01).")
+@click.option("--changed-at", "changed_at", metavar="DATE|FILE",
+              help="Compare the sessions before and after a change: a date, or an "
+                   "instruction file whose last commit (else modification) is the time "
+                   "(e.g. --changed-at AGENTS.md).")
 @click.option("--fail-on", type=click.Choice(["new", "regressed", "any"]),
               help="Exit 1 when the run has findings of that class: new (not in the "
                    "baseline), regressed (new, or significantly more frequent), any.")
@@ -128,7 +140,8 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
         store_url: str | None, report_url: str | None, jobs: int | None,
         include: tuple[str, ...], exclude: tuple[str, ...], home: bool,
         cache: bool | None, fix_file: Path | None = None, apply: bool = False,
-        rank: str = "steps") -> None:
+        rank: str = "steps", since: str | None = None, until: str | None = None,
+        changed_at: str | None = None) -> None:
     """Read agent session logs and report why they fail, and what to fix first.
 
     PATHS are files or directories (walked recursively; files that are no session log are
@@ -150,7 +163,7 @@ def triage_command(  # noqa: PLR0917 - click passes each option by name
                 store_url=store_url, report_url=report_url, jobs=jobs, include=include,
                 exclude=exclude, home=home, problems=problems,
                 cache=home if cache is None else cache, fix_file=fix_file, apply=apply,
-                rank=rank)
+                rank=rank, window=_window(since, until), split=_split(changed_at, baseline))
 
 
 def _triage(
@@ -160,12 +173,14 @@ def _triage(
         store_url: str | None, jobs: int | None, include: tuple[str, ...],
         exclude: tuple[str, ...], home: bool, problems: list[str],
         report_url: str | None = None, cache: bool = False, fix_file: Path | None = None,
-        apply: bool = False, rank: str = "steps") -> None:
+        apply: bool = False, rank: str = "steps", window: Window | None = None,
+        split: Split | None = None) -> None:
     from failcode.store._cli import write_file  # noqa: PLC0415 - start-up cost
     from failcode.triage.report._terminal import sample_paths  # noqa: PLC0415 - start-up cost
 
-    if fail_on is not None and not baseline and fail_on != "any":
-        raise click.UsageError(f"--fail-on {fail_on} compares with a run: give --baseline")
+    if fail_on is not None and not baseline and split is None and fail_on != "any":
+        raise click.UsageError(f"--fail-on {fail_on} compares with a run: give --baseline "
+                               "(or --changed-at)")
     if report_url is not None and not paths and not home:
         raise click.UsageError("--report-to sends to a team's service: name the PATHS to "
                                "triage, or --home; the sessions shipped with failcode are a "
@@ -189,13 +204,19 @@ def _triage(
                problems=problems,
                agents_md=fix_file is not None or output_format == "agents-md")
     run.summary.tables.findings.rank_by = rank
+    run.window, run.split = window, split
     run.read(inputs, include=include, exclude=exclude, jobs=jobs, store_url=store_url,
              report_url=report_url, cache=cache)
+    if run.left_out:
+        click.echo(f"failcode triage: {run.left_out:,} sessions left out: started outside "
+                   "--since/--until, or their logs give no time", err=True)
     comparison = None
     if earlier is not None:
         from failcode.triage.analysis._compare import compare  # noqa: PLC0415
 
         comparison = compare(run.summary, earlier)
+    elif split is not None:
+        comparison = run.compare_split(split)
     if html_file is not None and run.held is not None:
         from failcode.triage.report._html import render_html  # noqa: PLC0415
 
@@ -241,6 +262,42 @@ class _Run:
         """Each finding's first params, for --format agents-md and --fix-file."""
         self.fix_failed = False
         """--fix-file's file is unreadable or its markers are broken: exit 2."""
+        self.window: Window | None = None
+        """--since/--until: the sessions kept (:mod:`failcode.triage._window`)."""
+        self.split: Split | None = None
+        """--changed-at: the time the sessions are compared before and after."""
+        self.left_out = 0
+        """Sessions --since/--until left out."""
+        self.sides: tuple[Summary, Summary] | None = None
+        """--changed-at: the sessions before and after its time."""
+
+    def _kept(self, sessions: list[SessionResult]) -> list[SessionResult]:
+        """The sessions the window keeps (all without one); each counted into the side of
+        --changed-at it falls on."""
+        if self.window is not None:
+            kept = [s for s in sessions if self.window.keeps(s)]
+            self.left_out += len(sessions) - len(kept)
+            sessions = kept
+        if self.split is not None:
+            if self.sides is None:
+                from failcode.triage.report._stream import Summary  # noqa: PLC0415
+
+                self.sides = (Summary(self.summary.top), Summary(self.summary.top))
+            for session in sessions:
+                if session.started is not None:
+                    self.sides[session.started >= self.split.at].add(session)
+        return sessions
+
+    def compare_split(self, split: Split) -> Comparison:
+        """The findings before --changed-at's time compared with those after."""
+        import dataclasses  # noqa: PLC0415
+
+        from failcode.triage.analysis._compare import compare  # noqa: PLC0415
+        from failcode.triage.report._stream import Summary  # noqa: PLC0415
+
+        before, after = self.sides or (Summary(self.summary.top), Summary(self.summary.top))
+        return dataclasses.replace(compare(after, before), title=split.title,
+                                   changed_at=split.at)
 
     def read(self, inputs: list[Path | tuple[Path, str]], *,  # noqa: PLR0915 - one pass
              include: tuple[str, ...] = (),
@@ -268,7 +325,8 @@ class _Run:
                 files, jobs=default_jobs() if jobs is None else jobs, progress=bar.advance,
                 cache=store))
             with bar:
-                for item, sessions in results:
+                for item, read in results:
+                    sessions = self._kept(read)
                     for session in sessions:
                         summary.add(session)
                         if self.params is not None:
@@ -398,6 +456,39 @@ def _cache() -> Cache:
     from failcode.triage.analysis._cache import Cache  # noqa: PLC0415 - only with a cache
 
     return Cache()
+
+
+def _window(since: str | None, until: str | None) -> Window | None:
+    """--since and --until (a usage error for a value that is no date)."""
+    if since is None and until is None:
+        return None
+    from failcode.triage._window import Window, parse_time  # noqa: PLC0415
+
+    try:
+        window = Window(None if since is None else parse_time(since),
+                        None if until is None else parse_time(until))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--since/--until") from None
+    if window.since is not None and window.until is not None and window.since >= window.until:
+        raise click.BadParameter(f"--since {since} is not before --until {until}",
+                                 param_hint="--since/--until")
+    return window
+
+
+def _split(changed_at: str | None, baseline: tuple[str, ...]) -> Split | None:
+    """--changed-at (a usage error beside --baseline, or for a value neither a date nor a
+    file)."""
+    if changed_at is None:
+        return None
+    if baseline:
+        raise click.UsageError("--changed-at compares the run's sessions before and after a "
+                               "change; --baseline compares with another run: give one")
+    from failcode.triage._window import split_at  # noqa: PLC0415
+
+    try:
+        return split_at(changed_at)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--changed-at") from None
 
 
 def _baseline(baseline: tuple[str, ...], top: int, jobs: int | None) -> Summary:

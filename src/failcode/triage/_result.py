@@ -170,6 +170,10 @@ class SessionResult:
     """The verifier's reward behind :attr:`verdict`."""
     tokens: Tokens | None = None
     """Every model turn of the session; None when the log records no tokens."""
+    started: float | None = None
+    """The earliest time the log gives a step or turn of the session (seconds since the
+    epoch, UTC); None when it gives none. ``--since``, ``--until`` and ``--changed-at`` read
+    it."""
 
     def to_dict(self) -> dict[str, Any]:
         failure = self.ended_failure.to_dict() if self.ended_failure is not None else None
@@ -184,6 +188,7 @@ class SessionResult:
             "loops": [loop.to_dict() for loop in self.loops],
             "model": self.model, "agent_version": self.agent_version,
             "tokens": self.tokens.to_dict() if self.tokens is not None else None,
+            "started": self.started,
         }
 
 

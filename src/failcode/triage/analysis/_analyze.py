@@ -126,6 +126,8 @@ class _Session:
         """The first failure recorded at each step: the one its turns are charged to."""
         self.unrecovered: list[FailureEntry] = []
         """Failures no step has succeeded after yet."""
+        self.started: float | None = None
+        """The earliest time of any of its events."""
 
     def about(self, event: About) -> None:
         self.model = event.model or self.model
@@ -221,7 +223,7 @@ class _Session:
         return SessionResult(name, path, fmt, event.steps,
                              event.status, ended, failures, self.outcomes, _loops(failures),
                              _clean(self.model), _clean(self.agent_version),
-                             event.verdict, event.reward, self.tokens)
+                             event.verdict, event.reward, self.tokens, self.started)
 
 
 def _clean(value: str | None) -> str | None:
@@ -636,6 +638,9 @@ class _Reading:
                     continue
                 if current is None:
                     current, last_step = _Session(None), -1
+                stamp = getattr(event, "timestamp", None)
+                if stamp is not None and (current.started is None or stamp < current.started):
+                    current.started = stamp
                 if isinstance(event, SessionEnd):
                     out.append(current.end(event, label, fmt, default))
                     if event.said:
@@ -692,7 +697,7 @@ class _Reading:
             None if current is None else SessionState(
                 current.name, list(current.failures.values()), current.outcomes,
                 sorted(current.provided), current.model, current.agent_version,
-                current.tokens),
+                current.tokens, current.started),
             self.last_step,
             [i for i, session in enumerate(done) if id(session) in self.said])
         return _READING_ENCODER.encode(state)
@@ -710,7 +715,7 @@ class _Reading:
             current.outcomes = state.current.outcomes
             current.provided = set(state.current.provided)
             current.model, current.agent_version = state.current.model, state.current.agent_version
-            current.tokens = state.current.tokens
+            current.tokens, current.started = state.current.tokens, state.current.started
             for entry in state.current.failures:  # as add_failure left them, in its order
                 if entry.step is not None:
                     current.at_step.setdefault(entry.step, entry)

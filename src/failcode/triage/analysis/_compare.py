@@ -76,6 +76,10 @@ class Comparison:
     models: dict[str, tuple[list[int], list[int]]] = dataclasses.field(default_factory=dict)
     """Per model and per agent version, both runs' sessions, failing sessions and failures
     (``[0, 0, 0]`` where a run has none)."""
+    title: str = "Compared with the baseline"
+    """What is compared: a baseline, or one run split at a change (``--changed-at``)."""
+    changed_at: float | None = None
+    """The split's time (seconds since the epoch) when one run is split at a change."""
 
     def gate(self, rule: str) -> bool:
         """Whether ``rule`` (one of :data:`GATES`) holds for the new run."""
@@ -87,7 +91,9 @@ class Comparison:
                    for change in self.changes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"baseline_sessions": self.old_sessions, "new_sessions": self.new_sessions,
+        split = {} if self.changed_at is None else {"title": self.title,
+                                                    "changed_at": self.changed_at}
+        return {**split, "baseline_sessions": self.old_sessions, "new_sessions": self.new_sessions,
                 "ended": {"baseline": self.old_ended, "new": self.new_ended},
                 "changes": [change.to_dict() for change in self.changes],
                 "by_model": {key: {"baseline": _row(old), "new": _row(new)}

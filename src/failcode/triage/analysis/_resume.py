@@ -43,6 +43,7 @@ class SessionState(msgspec.Struct, array_like=True):
     model: str | None
     agent_version: str | None
     tokens: Tokens | None = None
+    started: float | None = None
 
 
 class ReadingState(msgspec.Struct, array_like=True):

@@ -236,12 +236,12 @@ def _fix_first(findings: list[Finding], top: int, folder: str, by: str = "steps"
                     if finding.variants > 1 else "")
         remedy = escape(finding.remedy) if finding.remedy else '<span class=muted>-</span>'
         spent = finding.spent()
-        spent = f"<br><span class=muted>{escape(spent)}</span>" if spent else ""
+        spent = f" <span class=muted>· spent {escape(spent)}</span>" if spent else ""
         rows.append(
             f'<tr><td class=n>{rank}</td><td>{escape(finding.message)}{variants}<br>'
-            f'<code>{escape(finding.code)}</code></td>'
+            f'<code>{escape(finding.code)}</code>{spent}</td>'
             f'<td><span class="sw" style="background:{_colour(finding.category)}"></span>'
-            f"{escape(finding.who)}</td><td>{remedy}</td><td class=n>{finding.cost:,}{spent}"
+            f"{escape(finding.who)}</td><td>{remedy}</td><td class=n>{finding.cost:,}"
             f"</td><td class=n>{finding.count:,}</td><td class=n>{finding.sessions:,}</td>"
             f'<td><code title="{escape(example.path)}">{escape(shown)}</code>{escape(step)}'
             "</td></tr>")
@@ -266,7 +266,7 @@ def _comparison(comparison: Comparison | None) -> str:
         f"<td class=n>{change.old_sessions:,} ({change.old_rate:.1%})</td>"
         f"<td class=n>{change.new_sessions:,} ({change.new_rate:.1%})</td></tr>"
         for change in comparison.changes if change.status != "same")
-    return (f"<h2>Compared with the baseline</h2><p class=muted>{comparison.old_sessions:,} "
+    return (f"<h2>{escape(comparison.title)}</h2><p class=muted>{comparison.old_sessions:,} "
             f"sessions then, {comparison.new_sessions:,} now; shares are sessions hit per "
             "session; (few): within noise.</p><table><thead><tr><th>change</th>"
             "<th>finding</th><th>sessions then</th><th>sessions now</th></tr></thead>"

@@ -46,15 +46,14 @@ def render_markdown(summary: Summary, *, top: int = 10,
                   "|---:|---|---|---:|---:|---:|---|"]
         for rank, finding in enumerate(findings[:top], 1):
             fix = f"<br>fix: {_md(finding.remedy)}" if finding.remedy else ""
+            fix += f"<br>spent: {_md(finding.spent())}" if finding.spent() else ""
             variants = f" ({finding.variants} variants)" if finding.variants > 1 else ""
             example = finding.examples[0]
             where = _md(example.path) + (f", step {example.step}"
                                          if example.step is not None else "")
             lines.append(f"| {rank} | `{_md(finding.code)}` "
                          f"{_md(finding.message)}{variants}{fix} | "
-                         f"{_md(finding.who)} | {finding.cost:,}"
-                         f"{'<br>' + _md(finding.spent()) if finding.spent() else ''} | "
-                         f"{finding.count:,} | "
+                         f"{_md(finding.who)} | {finding.cost:,} | {finding.count:,} | "
                          f"{finding.sessions:,} | {where} |")
         lines.append("")
     for title, table in (("By model", summary.by_model), ("By agent version", summary.by_agent)):
@@ -83,7 +82,7 @@ def render_markdown(summary: Summary, *, top: int = 10,
 
 
 def _comparison(comparison: Comparison, top: int) -> list[str]:
-    lines = [(f"### Compared with the baseline ({plural(comparison.old_sessions, 'session')} "
+    lines = [(f"### {_md(comparison.title)} ({plural(comparison.old_sessions, 'session')} "
              f"then, {plural(comparison.new_sessions, 'session')} now)"), "",
              "| change | finding | sessions then | sessions now |", "|---|---|---:|---:|"]
     for change in [c for c in comparison.changes if c.status != "same"][: 2 * top]:

@@ -326,7 +326,7 @@ def render_comparison(comparison: Comparison, *, top: int = 10, file: Any = None
     sessions ended in both runs (:mod:`failcode.triage.analysis._compare` has the rules)."""
     out = Out(file or sys.stdout)
     changed = [change for change in comparison.changes if change.status != "same"]
-    out.heading(f"Compared with the baseline ({plural(comparison.old_sessions, 'session')} "
+    out.heading(f"{comparison.title} ({plural(comparison.old_sessions, 'session')} "
                 f"then, {plural(comparison.new_sessions, 'session')} now)")
     if not changed:
         out.line("  no finding changed")
