@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 import msgspec
 
 from failcode.triage._result import InputResult, SessionResult
-from failcode.triage.analysis._resume import EDGE, Checkpoint, edges, edges_of
+from failcode.triage.analysis._resume import EDGE, Checkpoint, edges
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -166,9 +166,9 @@ class _Head(msgspec.Struct, array_like=True):
     key: Key
 
 
-def _identity(path: Path) -> tuple[os.stat_result, bytes] | None:
-    """The file's status and edge hash, taken from one open file; None for anything that is
-    not a regular file that can be read."""
+def _identity(path: Path, at: int | None = None) -> tuple[os.stat_result, bytes] | None:
+    """The file's status and edge hash (as of byte ``at``, else of its whole size), taken
+    from one open file; None for anything that is not a regular file that can be read."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
                      | getattr(os, "O_CLOEXEC", 0))
@@ -178,7 +178,7 @@ def _identity(path: Path) -> tuple[os.stat_result, bytes] | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return None
-        return info, edges(fd, info.st_size)
+        return info, edges(fd, info.st_size if at is None else at)
     except OSError:
         return None
     finally:
@@ -297,7 +297,8 @@ class Cache:
             return None
         if checkpoint is None or not 0 < checkpoint.offset < key.size:
             return None
-        return checkpoint if edges_of(key.path, checkpoint.offset) == checkpoint.edges else None
+        found = _identity(Path(key.path), checkpoint.offset)
+        return checkpoint if found is not None and found[1] == checkpoint.edges else None
 
     def lookup(self, inputs: Sequence[tuple[Path, str]], *, threads: int = 2) -> list[Found]:
         """Each input's key and what the cache holds for it (:meth:`find`), taken by

@@ -27,7 +27,7 @@ import msgspec
 
 from failcode.triage._result import FailureEntry, OutcomeEntry, SessionResult, Tokens
 
-__all__ = ["EDGE", "Checkpoint", "ReadingState", "SessionState", "edges", "edges_of"]
+__all__ = ["EDGE", "Checkpoint", "ReadingState", "SessionState", "edges"]
 
 EDGE: Final = 16 * 1024
 """How much of the head and of the tail an identity hashes."""
@@ -80,18 +80,3 @@ def edges(fd: int, size: int) -> bytes:
         digest.update(os.pread(fd, EDGE, 0))
         digest.update(os.pread(fd, EDGE, size - EDGE))
     return digest.digest()
-
-
-def edges_of(path: str, size: int) -> bytes | None:
-    """:func:`edges` of the file at ``path`` as of ``size``; None when it cannot be read."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        return edges(fd, size)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
