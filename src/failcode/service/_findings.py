@@ -44,7 +44,6 @@ when an earlier event of the session (its export's) named one for that agent.
 
 from __future__ import annotations
 
-import re
 import time
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -54,6 +53,7 @@ import msgspec
 from failcode import FC, FailureError, SessionEnded
 from failcode.events._event import ts_micros
 from failcode.record._outcomes import ENDED_KEY
+from failcode.triage.analysis._versions import version_key
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -148,24 +148,6 @@ def _next_ids(tx: Tx, count: int) -> int:
 
 
 # -- the rules -------------------------------------------------------------------------------
-_PRE: Final = re.compile(r"(?i)(dev|a|alpha|b|beta|c|rc|pre|preview)")
-
-
-def version_key(version: str) -> tuple[Any, ...]:
-    """A sort key for an agent version (see the module): numbers compare as numbers, a
-    pre-release before its release, a version without numbers after every numbered one."""
-    text = version.strip().lstrip("vV")
-    numbers = re.match(r"\d+(?:\.\d+)*", text)
-    if numbers is None:
-        return (1, (), 0, text)
-    release = tuple(int(part) for part in numbers.group(0).split("."))
-    while len(release) > 1 and release[-1] == 0:
-        release = release[:-1]
-    rest = text[numbers.end():].lstrip(".-_+")
-    pre = 1 if not rest or rest.startswith(("post", "+")) else (0 if _PRE.match(rest) else 1)
-    return (0, release, pre, rest)
-
-
 def after_failure(status: Status, *, resolved_in: str | None, status_us: int,
                   version: str | None, ts_us: int) -> Status:
     """The status of a finding after one more failure (see the module's lifecycle)."""
