@@ -186,6 +186,13 @@ class Usage:
     """The step whose result the turn read last (None: the reader does not say, and triage
     takes the last step it saw), so a step that yields no event (a file read that
     succeeded) still ends what the failure before it is charged."""
+    usd: float | None = None
+    """What the turn cost in US dollars as the log records it (the agent priced it with its
+    own table: mini-swe-agent's ``extra.cost``, the increase of OpenHands'
+    ``accumulated_cost``); None when the log records no price of the turn, and triage prices it
+    from genai-prices. Only ever a turn's own price: a session's total is never one turn's."""
+    priced_by: str | None = None
+    """Who computed :attr:`usd` (the agent: ``mini-swe-agent``, ``openhands``)."""
 
 
 @dataclass(frozen=True, slots=True)

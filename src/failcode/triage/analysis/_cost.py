@@ -13,12 +13,20 @@ Rules:
 - A session whose log records no tokens has none (``None``), and so have its failures: their
   cost is unknown, never 0. In a session that records them, a failure no turn read (the
   session's last step) cost 0 tokens and 0 dollars.
-- Price: each turn separately (a price may depend on one request's size), by the turn's
-  model, else the session's, from genai-prices, the price table its maintainers keep (the
-  optional extra ``failcode[prices]``; no price is written here). Its input is the uncached
-  input plus the cache's reads and writes, as the table expects. The table's name of the model
-  is kept (``priced_as``). A turn whose model the table does not know, or a run without
-  genai-prices, leaves the failure's dollars unknown (``None``), whatever its other turns.
+- Price: each turn separately (a price may depend on one request's size). A turn whose log
+  records its own price (:attr:`~failcode.triage._events.Usage.usd`: mini-swe-agent's
+  ``extra.cost``, the increase of OpenHands' ``accumulated_cost``; the agent priced it from
+  its own table) costs that, named ``"<model>, recorded by <agent>"`` (``priced_as``), with
+  or without genai-prices. Any other turn is priced by its model, else the session's, from
+  genai-prices, the price table its maintainers keep (the optional extra
+  ``failcode[prices]``; no price is written here). Its input is the uncached input plus the
+  cache's reads and writes, as the table expects. The table's name of the model is kept
+  (``priced_as``; a failure whose turns were priced both ways names the first turn's). A turn
+  neither the log nor the table prices (a model the table does not know, a run without
+  genai-prices) leaves the failure's dollars unknown (``None``), whatever its other turns.
+- A session's total the log records (stream-json's ``total_cost_usd``, SWE-agent's
+  ``model_stats``, mini-swe-agent's ``instance_cost``) is never a turn: no reader yields it as
+  one, so it is charged to no failure (readers yield the turns where the log has them).
 - Recovery: the seconds from a failure to the session's next step that did not fail (a
   command that succeeded, a probe that found nothing), where the log records both times; a
   failure nothing succeeded after has none.
@@ -26,6 +34,7 @@ Rules:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from failcode.triage._prices import turn_price
@@ -35,25 +44,51 @@ if TYPE_CHECKING:
     from failcode.triage._events import Usage
     from failcode.triage._result import FailureEntry
 
-__all__ = ["charge", "settle", "turn"]
+__all__ = ["Turn", "charge", "recorded_as", "settle", "turn"]
+
+
+@dataclass(slots=True)
+class Turn(Tokens):
+    """One turn's tokens, and its price when the log records one (:func:`turn`). Counted into
+    a session's or a failure's :class:`~failcode.triage._result.Tokens` like any tokens (only
+    the counts are added); :func:`charge` reads the price."""
+
+    usd: float | None = None
+    """The dollars the log records for the turn; None: the table prices it."""
+    priced_as: str | None = None
+    """What :attr:`usd` is named by (:func:`recorded_as`)."""
+
+
+def recorded_as(model: str | None, agent: str | None) -> str:
+    """The name of a price the log recorded: ``"deepseek-chat, recorded by mini-swe-agent"``
+    (the model unknown: ``"recorded by mini-swe-agent"``)."""
+    who = f"recorded by {agent or 'the agent'}"
+    return f"{model}, {who}" if model else who
 
 
 def turn(event: Usage) -> Tokens:
-    """One turn's tokens."""
-    return Tokens(event.input, event.output, event.cache_read, event.cache_write, 1)
+    """One turn's tokens, with the price the log records for it, if any."""
+    if event.usd is None:
+        return Tokens(event.input, event.output, event.cache_read, event.cache_write, 1)
+    return Turn(event.input, event.output, event.cache_read, event.cache_write, 1, event.usd,
+                recorded_as(event.model, event.priced_by))
 
 
 def charge(entry: FailureEntry, tokens: Tokens, model: str | None) -> None:
     """Count one turn into the failure ``entry``: its tokens, and its price when every turn so
-    far had one."""
+    far had one (the price the log records for the turn, else the table's for ``model``)."""
     first = entry.tokens is None
     if entry.tokens is None:
         entry.tokens = Tokens()
     entry.tokens.add(tokens)
     if not first and entry.usd is None:
         return  # an earlier turn could not be priced: the total stays unknown
-    price = turn_price(model, (tokens.input, tokens.output, tokens.cache_read,
-                               tokens.cache_write)) if model else None
+    if isinstance(tokens, Turn) and tokens.usd is not None:
+        price: tuple[float, str] | None = (tokens.usd, tokens.priced_as or recorded_as(
+            model, None))
+    else:
+        price = turn_price(model, (tokens.input, tokens.output, tokens.cache_read,
+                                   tokens.cache_write)) if model else None
     if price is None:
         entry.usd = None
         return

@@ -49,6 +49,14 @@ stream line by ``tests/triage/test_claude_stream.py``):
   when an API error was its last word.
 - Time: a line's ``timestamp`` where Claude Code writes one (UTC, ``_text``'s rules); most
   stream lines have none.
+- Cost: an assistant message's ``message.usage`` is the transcript's, counted by the
+  transcript reader's rule (:func:`~failcode.triage.readers._claude_code.turn_usage`: each
+  API message once, by ``message.id``, at the most each field reached), subagents' messages
+  included: one turn after the step whose result came last (none after a user line without a
+  tool result: a prompt). A ``result`` line's ``total_cost_usd``, ``usage`` and
+  ``modelUsage`` are the run's totals so far (a later result's include an earlier one's):
+  the session's, never a turn's, so no failure is charged them; turns are priced from
+  genai-prices.
 """
 
 from __future__ import annotations
@@ -71,6 +79,7 @@ from failcode.triage.readers._claude_code import (
     record_calls,
     text_of,
     tool_results,
+    turn_usage,
 )
 from failcode.triage.readers._jsonstream import loads
 from failcode.triage.readers._lines import lines
@@ -111,11 +120,16 @@ None when the result's ``subtype`` and ``is_error`` decide (a test keeps this co
 class _Session:
     """One session being read."""
 
-    __slots__ = ("about", "end", "ended_by", "name", "resolved", "steps", "uses")
+    __slots__ = ("about", "end", "ended_by", "name", "read", "resolved", "seen", "steps",
+                 "uses")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.steps = 0
+        self.seen: dict[str, tuple[int, int, int, int, int]] = {}
+        """The tokens counted so far of each API message, and the step it read."""
+        self.read = -1
+        """The step whose result the next turn reads (-1: none, or a prompt came after it)."""
         self.uses: dict[str, tuple[str, dict[str, Any]]] = {}
         self.end = "unknown"
         self.ended_by: ErrorText | None = None
@@ -185,6 +199,9 @@ class ClaudeStreamReader:
                 state.end = "provider_error" if main else state.end
                 yield state.ended_by
                 return
+            usage = turn_usage(message, state.seen, stamp, state.read)
+            if usage is not None:
+                yield usage
             answered = record_calls(content, state.uses, message.get("stop_reason"))
             yield from files_written(content)
             if main:
@@ -194,6 +211,8 @@ class ClaudeStreamReader:
             state.steps = yield from tool_results(
                 state.steps, content, state.uses, stamp,
                 detail=as_dict(entry.get("tool_use_result")), where=f"line {number}")
+            # the next turn reads these results; a line with none is a prompt: new work
+            state.read = state.steps - 1 if state.steps != before else -1
             if main and (state.steps != before or state.end != "provider_error"):
                 state.end, state.ended_by = "unknown", None  # not answered (yet)
         elif kind == "result":

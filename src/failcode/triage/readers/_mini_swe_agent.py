@@ -51,6 +51,18 @@ observations, 2.x tool calls with ``role=tool`` observations carrying ``extra``,
   ``info.exception_str`` and ``info.traceback``; these are model-provider errors when the
   traceback goes through the model's query (litellm, openai, anthropic), else the agent's own.
 - The model is ``info.config.model.model_name``, the agent's version ``info.mini_version``.
+- Cost (2.x): an assistant message's ``extra.response.usage`` (litellm's, OpenAI-shaped) is
+  one model turn, yielded as a :class:`~failcode.triage._events.Usage` after the step whose
+  observation came last (none after a format error or before the first step): input is
+  ``prompt_tokens`` less the cache's part (``prompt_tokens_details.cached_tokens``,
+  DeepSeek's ``prompt_cache_hit_tokens``, Anthropic's ``cache_read_input_tokens``; the
+  largest) and its writes (``cache_creation_input_tokens``), which ``prompt_tokens``
+  includes; output is ``completion_tokens``; the model is the response's ``model``.
+  ``extra.cost`` is the turn's price as mini-swe-agent recorded it (litellm's table, summed
+  into ``info.model_stats.instance_cost``); 0 is what it records when litellm could not
+  price the turn, so only a positive cost is a price. ``model_stats`` itself is the
+  session's total and never a turn's (a session without per-message usage, 1.x, records no
+  tokens: unknown). A turn that failed (no response) records nothing.
 """
 
 from __future__ import annotations
@@ -69,6 +81,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    Usage,
     cancelled,
 )
 from failcode.triage.readers._jsonstream import JsonStream, loads
@@ -85,10 +98,10 @@ from failcode.triage.readers._text import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Generator, Iterator
+    from collections.abc import Generator, Iterator, Mapping
     from typing import BinaryIO
 
-__all__ = ["MiniSweAgentReader"]
+__all__ = ["MiniSweAgentReader", "litellm_tokens"]
 
 _RETURNCODE: Final = lazy(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _OUTPUT: Final = lazy(r"<output>\n?(.*?)</output>", re.DOTALL)
@@ -123,6 +136,46 @@ def _text(content: object) -> str:
         return "\n".join(part.get("text", "") for part in content
                          if isinstance(part, dict) and isinstance(part.get("text"), str))
     return ""
+
+
+def _dollars(value: object) -> float | None:
+    """A price: a JSON number from 0 to a billion dollars, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if 0 <= value < 1e9 else None  # NaN fails both
+
+
+def _count(value: object) -> int:
+    """A token count: a non-negative JSON integer, else 0."""
+    return value if type(value) is int and 0 <= value < 1 << 53 else 0
+
+
+def litellm_tokens(usage: Mapping[str, Any]) -> tuple[int, int, int, int]:
+    """A litellm (OpenAI-shaped) ``usage``'s input without the cache's part, output, cache
+    reads and cache writes (the module's rules: ``prompt_tokens`` includes both cache
+    parts)."""
+    details = usage.get("prompt_tokens_details")
+    read = max(_count(details.get("cached_tokens")) if isinstance(details, dict) else 0,
+               _count(usage.get("prompt_cache_hit_tokens")),
+               _count(usage.get("cache_read_input_tokens")))
+    write = _count(usage.get("cache_creation_input_tokens"))
+    return (max(0, _count(usage.get("prompt_tokens")) - read - write),
+            _count(usage.get("completion_tokens")), read, write)
+
+
+def _usage(message: dict[str, Any], after: int) -> Usage | None:
+    """An assistant message's turn (the module's rules), or None when it records none."""
+    extra = as_dict(message.get("extra"))
+    response = as_dict(extra.get("response"))
+    usage = response.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    cost = extra.get("cost")
+    usd = _dollars(cost) or None  # 0: litellm could not price the turn
+    model = as_str(response.get("model")) or None
+    return Usage(*litellm_tokens(usage), model=model,
+                 timestamp=epoch_time(extra.get("timestamp")), after=after, usd=usd,
+                 priced_by="mini-swe-agent" if usd is not None else None)
 
 
 def _stem(label: str) -> str:
@@ -218,11 +271,15 @@ class MiniSweAgentReader:
         pending: dict[str, str] = {}
         actions: list[str] = []
         refused = False  # the last assistant message held no single action
+        read = -1  # the step whose observation the next turn reads (-1: none)
         for index, message in enumerate(doc.items()):
             if not isinstance(message, dict):
                 continue
             role = as_str(message.get("role"))
             if role == "assistant":
+                usage = _usage(message, read)
+                if usage is not None:
+                    yield usage
                 pending, actions, found = self._commands(message, action)
                 refused = found is not None
                 if refused:
@@ -236,14 +293,14 @@ class MiniSweAgentReader:
                 if notice is not None:
                     command = (actions.pop(0) if actions else "") or notice.group("cmd")
                     yield Command(steps, command.strip(), None, text, timed_out=True)
-                    steps += 1
+                    steps, read = steps + 1, steps
                     continue
                 if role == "user" and (text.lstrip().startswith(_FORMAT_ERROR) or
                         as_dict(message.get("extra")).get("interrupt_type")
                         == "FormatError"):
                     if not refused:  # else told where the message had no action
                         yield Rejected(None, "model output", first_line(text))
-                    refused = False
+                    refused, read = False, -1
                     continue
                 if role == "user" and not text.lstrip().startswith("<returncode>") and (
                         "returncode" not in as_dict(message.get("extra"))):
@@ -254,7 +311,7 @@ class MiniSweAgentReader:
                 event = self._step(steps, command, message, f"messages[{index}]")
                 if event is not None:
                     yield event
-                steps += 1
+                steps, read = steps + 1, steps
         return steps, exit_message
 
     @staticmethod

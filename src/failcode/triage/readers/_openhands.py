@@ -62,6 +62,22 @@ Rules (about the format and the tool):
   ``metadata.llm.model``; and ``metadata
   .openhands_version`` where written), an ``llm_completions`` file's ``response.model``, a V1
   conversation's ``base_state.json`` ``agent.llm.model``.
+- Cost (v0): an action's ``llm_metrics`` (OpenHands attaches them to each action the agent
+  takes: ``accumulated_cost`` and ``accumulated_token_usage``, the totals so far of every
+  model call of the agent's LLMs, condenser's included) is read as a running total: the
+  increase since the last action that had them is one model turn (the calls that produced the
+  action; an observation's ``llm_metrics`` are another LLM's own totals, the draft editor's,
+  and are not read), yielded as a :class:`~failcode.triage._events.Usage` before the
+  action, so after the step whose observation came last. Its tokens: ``prompt_tokens``
+  less the cache's part (``cache_read_tokens``, ``cache_write_tokens``, which litellm's
+  ``prompt_tokens`` includes), ``completion_tokens``, the cache's reads and writes; the model is
+  ``accumulated_token_usage.model`` (OpenHands' ``default`` is none). The increase of
+  ``accumulated_cost`` is the turn's price as OpenHands computed it (litellm's table); it only
+  grows when a call was priced, so no increase is no price (the table prices the turn). A
+  running total that falls (a reset) counts from 0 again. A stream without
+  ``llm_metrics`` (older files, V1 events, ``llm_completions`` files, which hold one call of
+  many) records no tokens: unknown. The record's ``metrics`` is the session's total and never
+  a turn's.
 - Files the agent writes (the editor's ``create``, ``str_replace``, ``insert`` with their
   path and new text; v0's ``edit``/``write`` actions; V1's file-editor actions) are yielded
   as :class:`~failcode.triage._events.Wrote`: what the session's repository provides.
@@ -106,6 +122,7 @@ from failcode.triage._events import (
     Rejected,
     SessionEnd,
     SessionStart,
+    Usage,
     Wrote,
     cancelled,
 )
@@ -217,6 +234,43 @@ class _Stream:
         self.limit = False
         self.model: str | None = None
         """The model, from the conversation's ``base_state.json`` (``agent.llm.model``)."""
+        self.spent: tuple[int, int, int, int, float] = (0, 0, 0, 0, 0.0)
+        """The running totals of ``llm_metrics`` last read: prompt, completion, cache read and
+        write tokens, dollars."""
+
+    def events(self, event: dict[str, Any], where: str) -> Iterator[Event]:
+        """The events one event is: its model turn, if it records one, then its step."""
+        usage = self.usage(event)
+        if usage is not None:
+            yield usage
+        out = self.feed(event, where)
+        if out is not None:
+            yield out
+
+    def usage(self, event: dict[str, Any]) -> Usage | None:
+        """The increase of an event's ``llm_metrics`` running totals (the module's rules)."""
+        metrics = event.get("llm_metrics")
+        if not isinstance(metrics, dict) or not isinstance(event.get("action"), str):
+            return None  # an observation's are another LLM's own (the draft editor's)
+        tokens = as_dict(metrics.get("accumulated_token_usage"))
+        cost = metrics.get("accumulated_cost")
+        now = (_count(tokens.get("prompt_tokens")), _count(tokens.get("completion_tokens")),
+               _count(tokens.get("cache_read_tokens")), _count(tokens.get("cache_write_tokens")),
+               _dollars(cost) or 0.0)
+        before = self.spent
+        self.spent = now
+        if any(b > n for b, n in zip(before, now, strict=True)):
+            before = (0, 0, 0, 0, 0.0)  # a total fell: it counts from 0 again
+        prompt, output, read, write = (now[0] - before[0], now[1] - before[1],
+                                       now[2] - before[2], now[3] - before[3])
+        usd = now[4] - before[4]
+        if not (prompt or output or read or write or usd > 0):
+            return None
+        model = as_str(tokens.get("model"))
+        return Usage(max(0, prompt - read - write), output, read, write,
+                     model if model and model != "default" else None,
+                     _stamp(event.get("timestamp")), usd=usd if usd > 0 else None,
+                     priced_by="openhands" if usd > 0 else None)
 
     def feed(self, event: dict[str, Any], where: str) -> Event | None:
         """The step one event is, if any; ``where`` names the event in an error."""
@@ -363,6 +417,18 @@ class _Stream:
         return _record_end(self.steps, name, error, self.finished)
 
 
+def _dollars(value: object) -> float | None:
+    """A price: a JSON number from 0 to a billion dollars, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if 0 <= value < 1e9 else None  # NaN fails both
+
+
+def _count(value: object) -> int:
+    """A token count: a non-negative JSON integer, else 0."""
+    return value if type(value) is int and 0 <= value < 1 << 53 else 0
+
+
 def _error_step(step: int, text: str, action: str, stamp: float | None) -> Event:
     """An error fed back to the model: an exception's failure, else a refused tool call."""
     split = split_exception(first_line(text, 1000))
@@ -411,9 +477,7 @@ class OpenHandsReader:
         run = _Stream()
         for index, event in enumerate(doc.items()):
             if isinstance(event, dict):
-                out = run.feed(event, f"item [{index}]")
-                if out is not None:
-                    yield out
+                yield from run.events(event, f"item [{index}]")
         doc.end()
         if run.model:
             yield About(run.model)
@@ -427,9 +491,7 @@ class OpenHandsReader:
             run = _Stream()
             for index, event in enumerate(as_list(record.get("history"))):
                 if isinstance(event, dict):
-                    out = run.feed(event, f"line {number}, history[{index}]")
-                    if out is not None:
-                        yield out
+                    yield from run.events(event, f"line {number}, history[{index}]")
             metadata = as_dict(record.get("metadata"))
             model = (as_dict(metadata.get("llm_config")).get("model")  # v0
                      or as_dict(metadata.get("llm")).get("model"))  # V1 benchmarks

@@ -48,6 +48,11 @@ as an object, ``query``, ``extra_info``; the retry agent of 1.x writes ``attempt
   failure. A value the reader does not know ends the session as ``unknown``, with a failure
   only when ``info`` carries an exception or traceback; no value (a run still going or killed)
   is ``unknown``.
+- Cost: SWE-agent records no turn's tokens or price, only the session's totals
+  (``info.model_stats``: ``tokens_sent``, ``tokens_received``, ``instance_cost``,
+  ``api_calls``), which cannot be split over its turns: they are not read, and the session's
+  and its failures' tokens and dollars are unknown (never 0, never a total charged to one
+  failure).
 """
 
 from __future__ import annotations
