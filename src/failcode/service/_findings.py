@@ -35,6 +35,29 @@ Lifecycle (:func:`after_failure` is the rule, a pure function):
   (``1.4.0rc1``, ``1.4.0-beta.2``, ``dev``) sorts before its release; a version with no
   number compares as text after every numbered one.
 
+Did the fix work (:func:`fix_effect`, a pure function; :meth:`Findings.detail` counts): a
+finding resolved (or reopened) since a resolution is compared before and after it, by the rules
+of ``failcode triage --changed-at`` (:mod:`failcode.triage.analysis._compare`): per side, the
+sessions, how many of them the finding hit (``session_signatures``) and that per 100 sessions;
+the status ``gone`` (sessions after, none hit), ``up``, ``down`` or ``same`` (the shares of
+sessions hit), ``unknown`` when a side has no session; *significant* by the same
+two-proportion test (:func:`~failcode.triage._versions.significant`, 1.96 standard errors),
+else too few sessions to tell.
+
+- **Resolved in a version V** (status ``resolved``, or ``regressed`` since): the sessions of
+  an agent whose version is known (``svc_session_agents``), before V (:func:`version_key`) and
+  from V on; a session of an unknown version counts on neither side. The agents are those the
+  finding's failures name (``svc_finding_versions``); of them, the ones with a session of
+  version V when any has one (a version number belongs to one agent's numbering), else all of
+  them (V not seen yet: each says how many sessions it has since). One comparison per agent; an
+  agent with no session of a known version, or a finding whose failures name no agent, has
+  none.
+- **Resolved without a version** (status ``resolved``): every session of the store, split at
+  the resolution by when it started (its first event, ``sessions.first_us``), as the CLI splits
+  at ``--changed-at``. A failure after it reopens the finding and its time replaces the
+  resolution's, so a ``regressed`` finding resolved without a version has no comparison:
+  resolve in a version to follow a fix past a regression.
+
 Who produced a failure: the failure's (or outcome's) context keys ``agent``, ``agent_version``
 and ``model``; failures that triage recorded (``failcode triage --store``/``--report-to``)
 carry ``triage.format``, ``triage.agent_version`` and ``triage.model`` instead, read the same
@@ -53,10 +76,11 @@ import msgspec
 from failcode import FC, FailureError, SessionEnded
 from failcode.events._event import ts_micros
 from failcode.record._outcomes import ENDED_KEY
-from failcode.triage.analysis._versions import version_key
+from failcode.triage._versions import significant, version_key
+from failcode.triage._window import shown
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from failcode.events import Event
     from failcode.store import Store
@@ -65,19 +89,27 @@ if TYPE_CHECKING:
 __all__ = [
     "NEW_FOR_S",
     "STATUSES",
+    "EFFECT_STATUSES",
     "Change",
+    "Effect",
+    "EffectSide",
     "Finding",
     "FindingDetail",
     "Findings",
     "after_failure",
     "ensure_tables",
+    "effect_agents",
     "event_attributes",
+    "fix_effect",
+    "split_at_version",
     "version_key",
 ]
 
 NEW_FOR_S: Final = 7 * 86_400
 """How long an open finding reads as ``new`` after its first failure."""
 STATUSES: Final = ("new", "ongoing", "resolved", "regressed", "ignored")
+EFFECT_STATUSES: Final = ("gone", "down", "same", "up", "unknown")
+"""What a fix did to a finding's share of sessions hit (see the module)."""
 Status = Literal["open", "resolved", "regressed", "ignored"]
 DAY_US: Final = 86_400_000_000
 _SCHEMA_KEY: Final = "service_findings_schema"
@@ -158,6 +190,55 @@ def after_failure(status: Status, *, resolved_in: str | None, status_us: int,
     if version is None:
         return "resolved"
     return "regressed" if version_key(version) >= version_key(resolved_in) else "resolved"
+
+
+def _side(sessions: int, hit: int) -> EffectSide:
+    return EffectSide(sessions=sessions, hit=hit,
+                      per_100=round(100 * hit / sessions, 1) if sessions else None)
+
+
+def fix_effect(before: tuple[int, int], after: tuple[int, int], *, since: str,
+               agent: str | None = None, version: str | None = None,
+               at: datetime | None = None) -> Effect:
+    """The comparison of (sessions, sessions hit) before a resolution and since (the module's
+    rules: ``unknown`` when a side has no session, ``gone`` when none since hit the finding,
+    else ``up``, ``down`` or ``same`` by the shares; significant by the triage test)."""
+    (n_before, hit_before), (n_after, hit_after) = before, after
+    if not n_before or not n_after:
+        status = "unknown"
+    elif not hit_after and hit_before:
+        status = "gone"
+    else:
+        old, new = hit_before * n_after, hit_after * n_before  # the shares, cross-multiplied
+        status = "up" if new > old else "down" if new < old else "same"
+    return Effect(agent=agent, since=since, version=version, at=at,
+                  before=_side(n_before, hit_before), after=_side(n_after, hit_after),
+                  status=status, significant=significant(hit_before, n_before, hit_after,
+                                                         n_after))
+
+
+def split_at_version(rows: Iterable[tuple[str, int, int]],
+                     version: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(sessions, sessions hit) of the versions before ``version`` and of it and later, from
+    (version, sessions, sessions hit) rows of one agent (versions ordered by
+    :func:`version_key`)."""
+    fixed = version_key(version)
+    sides = [[0, 0], [0, 0]]
+    for seen, sessions, hit in rows:
+        side = sides[version_key(seen) >= fixed]
+        side[0] += sessions
+        side[1] += hit
+    return (sides[0][0], sides[0][1]), (sides[1][0], sides[1][1])
+
+
+def effect_agents(versions: dict[str, list[str]], version: str) -> list[str]:
+    """The agents a resolution in ``version`` is compared for, from each of the finding's
+    agents' session versions: those with a session of ``version`` when any has one, else all
+    (the module's rule), sorted."""
+    fixed = version_key(version)
+    having = [agent for agent, seen in versions.items()
+              if any(version_key(v) == fixed for v in seen)]
+    return sorted(having or versions)
 
 
 def shown_status(status: str, first_us: int, now_us: int) -> str:
@@ -242,8 +323,37 @@ class Occurrence(msgspec.Struct, frozen=True, kw_only=True):
     input: str | None
 
 
+class EffectSide(msgspec.Struct, frozen=True, kw_only=True):
+    """One side of a fix's comparison: sessions, those the finding hit, that per 100."""
+
+    sessions: int
+    hit: int
+    per_100: float | None
+    """``100 * hit / sessions`` to one decimal; None without sessions."""
+
+
+class Effect(msgspec.Struct, frozen=True, kw_only=True):
+    """Did the fix work: the sessions before a resolution and since (see the module)."""
+
+    agent: str | None
+    """The agent whose sessions are compared (a resolution in a version); None: every
+    session (a resolution at a time)."""
+    since: str
+    """What the sides are split at, in words: ``version 2.1.12`` or ``2026-11-02 14:30 UTC``."""
+    version: str | None
+    at: datetime | None
+    """The resolution's time, when it is split by time."""
+    before: EffectSide
+    after: EffectSide
+    status: str
+    """One of :data:`EFFECT_STATUSES`."""
+    significant: bool
+    """Whether the change is beyond noise; False: too few sessions to tell."""
+
+
 class FindingDetail(msgspec.Struct, frozen=True, kw_only=True):
-    """One finding with its days, versions, latest occurrences and known remedies."""
+    """One finding with its days, versions, latest occurrences, known remedies and, when it
+    was resolved, whether the fix worked."""
 
     finding: Finding
     days: tuple[tuple[str, int], ...]
@@ -251,6 +361,8 @@ class FindingDetail(msgspec.Struct, frozen=True, kw_only=True):
     occurrences: tuple[Occurrence, ...]
     remedy: str | None
     known_remedies: tuple[dict[str, Any], ...]
+    effects: tuple[Effect, ...] = ()
+    """One per agent compared (see the module); empty unless resolved."""
 
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -409,6 +521,7 @@ class Findings:
                 "LIMIT 100", (signature,))
             event_rows = tx.run("SELECT body FROM events WHERE signature = ? ORDER BY ts_us "
                                 "DESC, event_id DESC LIMIT ?", (signature, occurrences))
+            effects = _effects(tx, finding)
         found: list[Occurrence] = []
         remedy: str | None = None
         for (body,) in event_rows:
@@ -431,7 +544,42 @@ class Findings:
                                      model=r[2] or None, count=int(r[3]),
                                      first_seen=_time(r[4]), last_seen=_time(r[5]))
                            for r in version_rows),
-            occurrences=tuple(found), remedy=remedy, known_remedies=known)
+            occurrences=tuple(found), remedy=remedy, known_remedies=known, effects=effects)
+
+
+def _effects(tx: Tx, finding: Finding) -> tuple[Effect, ...]:
+    """Whether the fix of a resolved finding worked (the module's rules), counted in ``tx``."""
+    if finding.resolved_in is not None and finding.status in ("resolved", "regressed"):
+        return _effects_in_version(tx, finding.signature, finding.resolved_in)
+    if finding.status != "resolved":
+        return ()
+    at_us = ts_micros(finding.status_changed)
+    row = tx.run(
+        "SELECT count(*), count(h.signature), sum(CASE WHEN s.first_us >= ? THEN 1 ELSE 0 "
+        "END), sum(CASE WHEN s.first_us >= ? AND h.signature IS NOT NULL THEN 1 ELSE 0 END) "
+        "FROM sessions s LEFT JOIN session_signatures h ON h.session = s.session AND h.input "
+        "= s.input AND h.signature = ?", (at_us, at_us, finding.signature))[0]
+    total, hit, after, after_hit = (int(value or 0) for value in row)
+    return (fix_effect((total - after, hit - after_hit), (after, after_hit),
+                       since=shown(at_us / 1e6), at=finding.status_changed),)
+
+
+def _effects_in_version(tx: Tx, signature: str, version: str) -> tuple[Effect, ...]:
+    """Per agent of the finding: its sessions of a known version before ``version`` and
+    from it on, and those the finding hit."""
+    rows = tx.run(
+        "SELECT a.agent, a.version, count(*), count(h.signature) FROM svc_session_agents a "
+        "LEFT JOIN session_signatures h ON h.session = a.session AND h.input = a.input AND "
+        "h.signature = ? WHERE a.version <> '' AND a.agent IN (SELECT agent FROM "
+        "svc_finding_versions WHERE signature = ? AND agent <> '') GROUP BY a.agent, a.version",
+        (signature, signature))
+    per: dict[str, list[tuple[str, int, int]]] = {}
+    for agent, seen, sessions, hit in rows:
+        per.setdefault(str(agent), []).append((str(seen), int(sessions), int(hit)))
+    chosen = effect_agents({agent: [r[0] for r in seen] for agent, seen in per.items()},
+                           version)
+    return tuple(fix_effect(*split_at_version(per[agent], version), since=f"version {version}",
+                            agent=agent, version=version) for agent in chosen)
 
 
 def session_end(event: Event) -> str | None:

@@ -13,6 +13,9 @@ Rules:
   category in words, :data:`failcode.triage._findings.WHO_ACTS`), its message, its remedy
   (the code's), a 14-day trend (failures per UTC day) and the agent versions it occurred in
   (each with its agent: ``codex 0.171.0``).
+- **Did the fix work** (a resolved finding's page): the comparisons of
+  :meth:`Findings.detail` (the rules of :mod:`failcode.service._findings`), each one sentence
+  (:func:`effect_sentence`) and a table of both sides.
 - **Sessions** are the store's (session, input) pairs with their failures, sorted by failures;
   sessions without a failure (outcomes only, or only a start and an end an agent's hooks or
   export reported) are hidden unless asked for. Each names its agent and version
@@ -47,13 +50,14 @@ import msgspec
 from failcode import NoMatch, SessionEnded, SessionStarted
 from failcode.service._findings import (
     DAY_US,
+    Effect,
     Finding,
     FindingDetail,
     Findings,
     session_agent,
 )
 from failcode.triage._findings import WHO_ACTS
-from failcode.triage.analysis._compare import _significant
+from failcode.triage._versions import significant
 
 if TYPE_CHECKING:
     from failcode import Failure, NonErrorOutcome
@@ -70,6 +74,7 @@ __all__ = [
     "SessionsPage",
     "Step",
     "compare_page",
+    "effect_sentence",
     "finding_page",
     "findings_page",
     "session_page",
@@ -209,6 +214,36 @@ class FindingView:
     variants: tuple[Finding, ...]
     sessions: tuple[tuple[str, str, int], ...]
     """(session, input, failures) of the sessions it hit, the most failures first."""
+    effects: tuple[tuple[Effect, str], ...] = ()
+    """Did the fix work: each comparison and its sentence (:func:`effect_sentence`)."""
+
+
+def _sessions(count: int) -> str:
+    return f"{count:,} session{'' if count == 1 else 's'}"
+
+
+def effect_sentence(effect: Effect) -> str:
+    """A fix's comparison in one sentence: ``Resolved in 2.1.12 (codex): before, 8 of 10
+    sessions hit it (80 per 100); since, 0 of 12 (gone; significant).`` A change that is not
+    significant reads "too few sessions to tell"; a side without sessions says so."""
+    head = (f"Resolved in {effect.version}" if effect.version is not None
+            else f"Resolved at {effect.since}")
+    if effect.agent:
+        head += f" ({effect.agent})"
+    before, after = effect.before, effect.after
+    known = " of a known version" if effect.version is not None else ""
+    said = (f"before, {before.hit:,} of {_sessions(before.sessions)} hit it "
+            f"({before.per_100:g} per 100)" if before.per_100 is not None
+            else f"before, no session{known}")
+    if after.per_100 is None:
+        return f"{head}: {said}; since, no session{known} yet."
+    if effect.status == "unknown":  # no session before: nothing to compare with
+        return (f"{head}: {said}; since, {after.hit:,} of {_sessions(after.sessions)} hit it "
+                f"({after.per_100:g} per 100), nothing to compare with.")
+    verdict = "significant" if effect.significant else "too few sessions to tell"
+    rate = "" if effect.status == "gone" else f"{after.per_100:g} per 100; "
+    return (f"{head}: {said}; since, {after.hit:,} of {after.sessions:,} "
+            f"({rate}{effect.status}; {verdict}).")
 
 
 def finding_page(store: Store, findings: Findings, finding_id: int) -> FindingView:
@@ -241,7 +276,8 @@ def finding_page(store: Store, findings: Findings, finding_id: int) -> FindingVi
     return FindingView(detail=detail, who=who_acts(finding.category),
                        remedy=detail.remedy or _remedy(finding.code), parts=parts,
                        reference=reference, variants=variants,
-                       sessions=tuple((str(s), str(i), int(c)) for s, i, c in hit))
+                       sessions=tuple((str(s), str(i), int(c)) for s, i, c in hit),
+                       effects=tuple((e, effect_sentence(e)) for e in detail.effects))
 
 
 # -- sessions ----------------------------------------------------------------------------------
@@ -553,8 +589,8 @@ def compare_page(store: Store, *, by: str, a: str, b: str) -> ComparePage:
             rows.append(CompareRow(
                 finding_id=int(finding_id), code=str(code), message=str(message or ""),
                 who=who_acts(str(category)), status=status,
-                significant=_significant(min(old, totals[0]), totals[0],
-                                         min(new, totals[1]), totals[1]),
+                significant=significant(min(old, totals[0]), totals[0],
+                                        min(new, totals[1]), totals[1]),
                 a_count=old, b_count=new, a_rate=old_rate, b_rate=new_rate))
     rows.sort(key=lambda r: (_ORDER[r.status], not r.significant, -abs(r.b_rate - r.a_rate)))
     return ComparePage(by=by, a=a, b=b, a_total=totals[0], b_total=totals[1], unit=unit,
