@@ -269,7 +269,8 @@ class _Stream:
         model = as_str(tokens.get("model"))
         return Usage(max(0, prompt - read - write), output, read, write,
                      model if model and model != "default" else None,
-                     _stamp(event.get("timestamp")), usd=usd if usd > 0 else None,
+                     _stamp(event.get("timestamp")), self.steps - 1,
+                     usd=usd if usd > 0 else None,
                      priced_by="openhands" if usd > 0 else None)
 
     def feed(self, event: dict[str, Any], where: str) -> Event | None:
