@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from failcode.render._headline import headline
 from failcode.signature._cluster import TemplateClusterer
-from failcode.triage._result import Tokens
+from failcode.triage._result import Tokens, short_count
+from failcode.triage._versions import rises
 
 if TYPE_CHECKING:
     from failcode import Failure
@@ -78,15 +79,6 @@ def _consumed(steps: tuple[int, ...]) -> set[int]:
         if b - a <= _GAP:
             out.update(range(a, b))
     return out
-
-
-def _short(count: int) -> str:
-    """``812``, ``51.2k``, ``3.4M``."""
-    if count < 1000:
-        return f"{count}"
-    if count < 1_000_000:
-        return f"{count / 1000:.1f}k"
-    return f"{count / 1_000_000:.1f}M"
 
 
 def _duration(seconds: float) -> str:
@@ -145,6 +137,8 @@ class Finding:
     """The price table's names of the models priced."""
     recovery_s: float | None = None
     """Seconds from each failure to the next step that succeeded, summed; None: none did."""
+    versions: dict[tuple[str, str], int] = field(default_factory=dict)
+    """Sessions hit per (agent, version), where the log records the version."""
 
     @property
     def who(self) -> str:
@@ -174,7 +168,7 @@ class Finding:
         if self.usd is not None:
             parts.append(f"${self.usd:,.3f}{'+' if self.usd_unknown else ''}")
         if self.tokens is not None:
-            parts.append(f"{_short(self.tokens.total)} tokens")
+            parts.append(f"{short_count(self.tokens.total)} tokens")
         if self.recovery_s is not None:
             parts.append(f"{_duration(self.recovery_s)} to recover")
         return " · ".join(parts)
@@ -209,7 +203,7 @@ class Findings:
     """Findings built one session at a time (sessions in report order); memory grows with
     the findings, never with the sessions."""
 
-    __slots__ = ("_by_key", "_clusterers", "_findings", "_keep_all", "rank_by")
+    __slots__ = ("_by_key", "_clusterers", "_findings", "_keep_all", "_versions", "rank_by")
 
     def __init__(self, *, keep_all: bool = False) -> None:
         self.rank_by = "steps"
@@ -219,6 +213,8 @@ class Findings:
         self._findings: dict[str, Finding] = {}  # signature -> its finding
         self._keep_all = keep_all
         """Keep every occurrence (the drill-down), not only the first few examples."""
+        self._versions: dict[tuple[str, str], int] = {}
+        """Sessions per (agent, version), where the log records the version."""
 
     def _finding(self, failure: Failure) -> Finding:
         found = self._findings.get(failure.signature)
@@ -264,9 +260,14 @@ class Findings:
                 looped = by_signature.get(signature)
                 if looped is not None:
                     spent.setdefault(id(looped), set()).update(_consumed(loop.steps))
+        version = (session.format, session.agent_version) if session.agent_version else None
+        if version is not None:
+            self._versions[version] = self._versions.get(version, 0) + 1
         for key, finding in hit.items():
             finding.sessions += 1
             finding.cost += len(spent.get(key, ())) + unnumbered.get(key, 0)
+            if version is not None:
+                finding.versions[version] = finding.versions.get(version, 0) + 1
 
     def find(self, signature: str) -> Finding | None:
         """The finding a signature folded into, if it was seen."""
@@ -282,6 +283,25 @@ class Findings:
                     -f.sessions, f.order)
 
         return sorted(self._by_key.values(), key=key)
+
+    def regressions(self) -> list[dict[str, Any]]:
+        """The findings whose share of an agent version's sessions rose beyond chance from the
+        previous version's (:func:`failcode.triage._versions.rises`; a transient failure, the
+        provider's moment, is never one), in rank order: the
+        finding's code and headline, the agent, both versions, sessions hit and sessions."""
+        out = []
+        for finding in self.ranked():
+            if finding.category == "transient":
+                continue  # the provider's moment, not the version's doing
+            for (agent, before), (_, after) in rises(self._versions, finding.versions):
+                out.append({
+                    "code": finding.code, "message": finding.message, "who": finding.who,
+                    "agent": agent, "version": after, "previous": before,
+                    "sessions_hit": finding.versions.get((agent, after), 0),
+                    "sessions": self._versions[(agent, after)],
+                    "previous_sessions_hit": finding.versions.get((agent, before), 0),
+                    "previous_sessions": self._versions[(agent, before)]})
+        return out
 
     def to_list(self) -> list[dict[str, Any]]:
         """The ranked findings as JSON values (``rank`` from 1)."""

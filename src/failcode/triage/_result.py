@@ -64,6 +64,70 @@ class Tokens:
                 "cache_write": self.cache_write, "total": self.total, "turns": self.turns}
 
 
+def short_count(count: int) -> str:
+    """``812``, ``51.2k``, ``3.4M``."""
+    if count < 1000:
+        return f"{count}"
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+@dataclass(slots=True)
+class Breakdown:
+    """One model's or agent version's sessions (where the log records which): how many, how
+    many failed, their failures, and what those cost: every turn's tokens, the tokens of the
+    turns the failures cost, and their dollars (over the failures with a price; the others
+    counted in ``usd_unknown``). None: no session's log recorded it."""
+
+    sessions: int = 0
+    failing: int = 0
+    failures: int = 0
+    tokens: int | None = None
+    failure_tokens: int | None = None
+    usd: float | None = None
+    usd_unknown: int = 0
+
+    def add(self, session: SessionResult) -> None:
+        """Count one more session in."""
+        self.sessions += 1
+        self.failing += bool(session.failures)
+        self.failures += len(session.failures)
+        if session.tokens is not None:
+            self.tokens = (self.tokens or 0) + session.tokens.total
+        for entry in session.failures:
+            if entry.tokens is not None:
+                self.failure_tokens = (self.failure_tokens or 0) + entry.tokens.total
+            if entry.usd is None:
+                self.usd_unknown += 1
+            else:
+                self.usd = (self.usd or 0.0) + entry.usd
+
+    def spent(self) -> str:
+        """What the failures cost in a few words (``failures spent $0.412 · 88.1k tokens of
+        1.2M``; a ``+`` after the dollars: some failures had no price); "" when the logs
+        recorded no tokens."""
+        if self.tokens is None:
+            return ""
+        parts = []
+        if self.usd is not None:
+            parts.append(f"${self.usd:,.3f}{'+' if self.usd_unknown else ''}")
+        parts.append(f"{short_count(self.failure_tokens or 0)} tokens of "
+                     f"{short_count(self.tokens)}")
+        return "failures spent " + " · ".join(parts)
+
+    def counts(self) -> list[int]:
+        """Sessions, sessions with failures, failures."""
+        return [self.sessions, self.failing, self.failures]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sessions": self.sessions, "failing_sessions": self.failing,
+                "failures": self.failures, "tokens": self.tokens,
+                "failure_tokens": self.failure_tokens,
+                "failure_usd": None if self.usd is None else round(self.usd, 6),
+                "failure_usd_unknown": self.usd_unknown}
+
+
 @dataclass(slots=True)
 class FailureEntry:
     """One failure at one step (the same failure logged again counts in ``repeats``)."""
@@ -266,7 +330,8 @@ class Tables:
     holding the sessions.
     """
 
-    __slots__ = ("_blame", "_outcomes", "_rows", "findings", "tokens_seen")
+    __slots__ = ("_blame", "_outcomes", "_rows", "by_agent", "by_model", "findings",
+                 "tokens_seen")
 
     def __init__(self, *, keep_all: bool = False) -> None:
         from failcode.triage._findings import Findings  # noqa: PLC0415 - it types this module
@@ -278,6 +343,10 @@ class Tables:
         """What to fix first (:mod:`failcode.triage._findings`)."""
         self.tokens_seen = False
         """A session's log recorded tokens (the findings have dollars to price)."""
+        self.by_model: dict[str, Breakdown] = {}
+        """Per model (where the format records it)."""
+        self.by_agent: dict[str, Breakdown] = {}
+        """Per agent and version (``claude-code 2.1.12``, where the format records it)."""
 
     @classmethod
     def of(cls, sessions: Iterable[SessionResult]) -> Tables:
@@ -307,11 +376,18 @@ class Tables:
         for outcome in session.outcomes:
             self._outcomes[str(outcome.outcome.__struct_config__.tag)] += 1
         self.tokens_seen = self.tokens_seen or session.tokens is not None
+        if session.model is not None:
+            self.by_model.setdefault(session.model, Breakdown()).add(session)
+        if session.agent_version:
+            self.by_agent.setdefault(f"{session.format} {session.agent_version}",
+                                     Breakdown()).add(session)
         self.findings.add(session)
 
     def extra(self) -> dict[str, Any]:
         """The document's keys about the findings' order and prices: ``rank`` when not the
-        default, ``prices`` (the table, None without it) when a log recorded tokens."""
+        default, ``prices`` (the table, None without it) when a log recorded tokens; and per
+        model and agent version (``by_model``, ``by_agent``, ``regressions``) when a log
+        recorded them."""
         out: dict[str, Any] = {}
         if self.findings.rank_by != "steps":
             out["rank"] = self.findings.rank_by
@@ -319,6 +395,11 @@ class Tables:
             from failcode.triage._prices import price_table  # noqa: PLC0415
 
             out["prices"] = price_table()
+        for key, table in (("by_model", self.by_model), ("by_agent", self.by_agent)):
+            if table:
+                out[key] = {name: row.to_dict() for name, row in sorted(table.items())}
+        if self.by_agent:
+            out["regressions"] = self.findings.regressions()
         return out
 
     def signatures(self) -> list[dict[str, Any]]:

@@ -23,9 +23,10 @@ their findings (:mod:`failcode.triage._findings`). The rules:
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
+
+from failcode.triage._versions import significant as _significant
 
 if TYPE_CHECKING:
     from failcode.triage._findings import Finding
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["GATES", "Change", "Comparison", "compare"]
 
 GATES: Final = ("new", "regressed", "any")
-_Z: Final = 1.96
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,16 +104,6 @@ def _row(counts: list[int]) -> dict[str, int]:
     return dict(zip(("sessions", "failing_sessions", "failures"), counts, strict=True))
 
 
-def _significant(hits_old: int, n_old: int, hits_new: int, n_new: int) -> bool:
-    if not n_old or not n_new:
-        return False
-    pooled = (hits_old + hits_new) / (n_old + n_new)
-    if pooled in (0.0, 1.0):
-        return False
-    error = math.sqrt(pooled * (1 - pooled) * (1 / n_old + 1 / n_new))
-    return abs(hits_new / n_new - hits_old / n_old) >= _Z * error
-
-
 _ORDER: Final = {"new": 0, "up": 1, "same": 2, "down": 3, "gone": 4}
 
 
@@ -154,6 +144,8 @@ def compare(new: Summary, old: Summary) -> Comparison:
     models = {}
     for table_old, table_new in ((old.by_model, new.by_model), (old.by_agent, new.by_agent)):
         for key in sorted(set(table_old) | set(table_new)):
-            models[key] = (table_old.get(key, [0, 0, 0]), table_new.get(key, [0, 0, 0]))
+            row_old, row_new = table_old.get(key), table_new.get(key)
+            models[key] = (row_old.counts() if row_old else [0, 0, 0],
+                           row_new.counts() if row_new else [0, 0, 0])
     return Comparison(changes, old.sessions, new.sessions, dict(old.ended), dict(new.ended),
                       models)

@@ -58,11 +58,22 @@ def render_markdown(summary: Summary, *, top: int = 10,
         lines.append("")
     for title, table in (("By model", summary.by_model), ("By agent version", summary.by_agent)):
         if table:
-            lines += [f"### {title}", "", "| | sessions | with failures | failures |",
-                      "|---|---:|---:|---:|"]
-            lines += [f"| {_md(key)} | {row[0]:,} | {row[1]:,} | {row[2]:,} |"
-                      for key, row in sorted(table.items(), key=lambda kv: -kv[1][0])]
+            lines += [f"### {title}", "", ("| | sessions | with failures | failures | "
+                      "failures spent |"), "|---|---:|---:|---:|---|"]
+            lines += [f"| {_md(key)} | {row.sessions:,} | {row.failing:,} | {row.failures:,} "
+                      f"| {_md(row.spent().removeprefix('failures spent '))} |"
+                      for key, row in sorted(table.items(), key=lambda kv: -kv[1].sessions)]
             lines.append("")
+    if regressions := summary.tables.findings.regressions():
+        lines += ["### Regressions", "", ("A finding that hit significantly more sessions of an "
+                  "agent version than of the version before."), "",
+                  "| finding | agent | version | sessions hit | version before | sessions hit |",
+                  "|---|---|---|---:|---|---:|"]
+        lines += [f"| `{_md(row['code'])}` {_md(row['message'])} | {_md(row['agent'])} | "
+                  f"{_md(row['version'])} | {row['sessions_hit']:,} of {row['sessions']:,} | "
+                  f"{_md(row['previous'])} | {row['previous_sessions_hit']:,} of "
+                  f"{row['previous_sessions']:,} |" for row in regressions]
+        lines.append("")
     if summary.ended:
         lines += ["### How sessions ended", "", "| status | sessions |", "|---|---:|"]
         lines += [f"| {_md(status)} | {count:,} |"

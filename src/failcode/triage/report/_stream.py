@@ -24,7 +24,7 @@ from failcode.triage._result import FORMAT_VERSION, Tables
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from failcode.triage._result import InputResult, SessionResult, TriageResult
+    from failcode.triage._result import Breakdown, InputResult, SessionResult, TriageResult
 
 __all__ = ["TRIAL_ORDER", "JsonDocument", "Summary", "Trial"]
 
@@ -100,10 +100,6 @@ class Summary:
         self.ended: dict[str, int] = {}
         self.failing_sessions = 0
         """Sessions with at least one failing step."""
-        self.by_model: dict[str, list[int]] = {}
-        """Per model (where the format records it): sessions, failing sessions, failures."""
-        self.by_agent: dict[str, list[int]] = {}
-        """Per agent and version (``claude-code 2.1.12``): the same counts."""
         self.tables = Tables(keep_all=keep_all)
         """The tables; with ``keep_all`` its findings keep every occurrence (drill-down)."""
         self._looping: list[tuple[int, int, SessionResult]] = []
@@ -137,14 +133,6 @@ class Summary:
         self.per_input[session.path] = self.per_input.get(session.path, 0) + failures
         self.ended[session.status] = self.ended.get(session.status, 0) + 1
         self.failing_sessions += bool(failures)
-        for table, key in ((self.by_model, session.model),
-                           (self.by_agent, f"{session.format} {session.agent_version}"
-                            if session.agent_version else None)):
-            if key is not None:
-                row = table.setdefault(key, [0, 0, 0])
-                row[0] += 1
-                row[1] += bool(failures)
-                row[2] += failures
         self.tables.add(session)
         if session.verdict is not None:
             self.trials.append(Trial.of(session))
@@ -156,6 +144,16 @@ class Summary:
             if len(self._looping) > 2 * self.top:
                 self._looping.sort(key=lambda row: row[:2])
                 del self._looping[self.top:]
+
+    @property
+    def by_model(self) -> dict[str, Breakdown]:
+        """Per model (where the format records it): sessions, failures and their cost."""
+        return self.tables.by_model
+
+    @property
+    def by_agent(self) -> dict[str, Breakdown]:
+        """Per agent and version (``claude-code 2.1.12``): the same."""
+        return self.tables.by_agent
 
     def verdicts(self) -> dict[str, int]:
         """Graded sessions per verdict, in :data:`TRIAL_ORDER`."""

@@ -29,7 +29,7 @@ from failcode.triage.readers._unread import UNREAD_FORMATS
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from failcode.triage._result import TriageResult
+    from failcode.triage._result import Breakdown, TriageResult
     from failcode.triage.analysis._compare import Comparison
     from failcode.triage.report._stream import Summary
 
@@ -162,6 +162,7 @@ def render_summary(result: TriageResult | Summary, *, top: int = 10, file: Any =
     _trials(out, summary)
     _breakdown(out, "By model", summary.by_model)
     _breakdown(out, "By agent version", summary.by_agent)
+    _regressions(out, summary)
     _blame(out, summary)
     _loops(out, summary, top)
     _outcomes(out, summary)
@@ -237,17 +238,36 @@ def _trials(out: Out, summary: Summary) -> None:
                  f"{safe(trial.status):<{ended}}  {trial.failures:>5,}{code}")
 
 
-def _breakdown(out: Out, title: str, table: dict[str, list[int]]) -> None:
-    """Sessions, sessions with failures and failures per model or agent version, where the
-    formats record them (sessions that record none are not counted here)."""
+def _breakdown(out: Out, title: str, table: dict[str, Breakdown]) -> None:
+    """Sessions, sessions with failures and failures per model or agent version, and what the
+    failures cost where the log records tokens (sessions that record no model or version are
+    not counted here)."""
     if not table:
         return
     out.heading(f"{title} (where the log records it)")
     width = min(40, max(len(key) for key in table))
-    for key, (sessions, failing, failures) in sorted(table.items(), key=lambda kv: -kv[1][0]):
-        share = failing / sessions if sessions else 0.0
-        out.line(f"  {safe(key):<{width}}  {plural(sessions, 'session'):>14}, "
-                 f"{failing:,} with failures ({share:.0%}), {plural(failures, 'failure')}")
+    for key, row in sorted(table.items(), key=lambda kv: -kv[1].sessions):
+        share = row.failing / row.sessions if row.sessions else 0.0
+        out.line(f"  {safe(key):<{width}}  {plural(row.sessions, 'session'):>14}, "
+                 f"{row.failing:,} with failures ({share:.0%}), "
+                 f"{plural(row.failures, 'failure')}")
+        if row.failures and (spent := row.spent()):
+            out.line(f"  {'':<{width}}  {spent}")
+
+
+def _regressions(out: Out, summary: Summary) -> None:
+    """The findings that rose significantly from one agent version to the next."""
+    rows = summary.tables.findings.regressions()
+    if not rows:
+        return
+    out.heading("Regressions (a finding hit significantly more sessions than in the version "
+                "before)")
+    for row in rows:
+        out.line(f"  {safe(row['code'])} {safe(row['message'])}")
+        out.line(f"    {safe(row['agent'])} {safe(row['version'])}: "
+                 f"{row['sessions_hit']:,} of {plural(row['sessions'], 'session')}; "
+                 f"{safe(row['previous'])}: {row['previous_sessions_hit']:,} of "
+                 f"{plural(row['previous_sessions'], 'session')}")
 
 
 def _blame(out: Out, summary: Summary) -> None:
