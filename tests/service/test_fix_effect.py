@@ -19,9 +19,13 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from failcode import Failure, SessionEnded, SessionStarted, from_command
 from failcode.events import failure_event, outcome_event
+from failcode.service._findings import effect_agents, fix_effect, split_at_version
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -193,3 +197,39 @@ def test_a_version_not_seen_yet_has_no_session_since(served: Served, tmp_path: P
             "after": {"sessions": 0, "hit": 0, "per_100": None}, "status": "unknown",
             "significant": False})
     assert detail(served, number)["effects"] == expected
+
+
+# -- the rules, pure -------------------------------------------------------------------------
+@pytest.mark.parametrize(("versions", "fixed", "chosen"), [
+    ({"codex": ["1.9.5", "1.10"], "claude-code": ["2.1.3"]}, "1.10.0", ["codex"]),
+    ({"codex": ["1.9.5"], "claude-code": ["2.1.3"]}, "1.10.0", ["claude-code", "codex"]),
+    ({"codex": ["2.0"], "claude-code": ["2.0.0"]}, "2", ["claude-code", "codex"]),
+])
+def test_the_agents_compared_are_those_with_the_version(
+        versions: dict[str, list[str]], fixed: str, chosen: list[str]) -> None:
+    """Of the finding's agents, those with a session of the version (by number), else all."""
+    assert effect_agents(versions, fixed) == chosen
+
+
+def test_versions_split_by_their_numbers_not_their_text() -> None:
+    rows = [("1.9.5", 10, 7), ("1.10.0rc1", 6, 5), ("1.10.0", 8, 1), ("1.11.2", 12, 0)]
+    assert split_at_version(rows, "1.10.0") == ((16, 12), (20, 1))
+
+
+sides = st.tuples(st.integers(0, 500), st.integers(0, 500)).map(
+    lambda pair: (max(pair), min(pair)))  # (sessions, hit), hit <= sessions
+
+
+@given(sides, sides)
+def test_swapping_the_sides_swaps_up_and_down(before: tuple[int, int],
+                                              after: tuple[int, int]) -> None:
+    """The comparison is antisymmetric: up one way is down the other, significance alike."""
+    there = fix_effect(before, after, since="version 1")
+    back = fix_effect(after, before, since="version 1")
+    flip = {"up": "down", "down": "up", "same": "same", "unknown": "unknown"}
+    if there.status == "gone":
+        assert back.status == "up"
+    elif back.status != "gone":
+        assert back.status == flip[there.status]
+    assert there.significant == back.significant
+    assert (there.status == "unknown") == (not before[0] or not after[0])
