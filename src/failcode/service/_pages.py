@@ -231,12 +231,13 @@ def effect_sentence(effect: Effect) -> str:
     if effect.agent:
         head += f" ({effect.agent})"
     before, after = effect.before, effect.after
-    known = " of a known version" if effect.version is not None else ""
+    versioned = effect.version is not None
     said = (f"before, {before.hit:,} of {_sessions(before.sessions)} hit it "
             f"({before.per_100:g} per 100)" if before.per_100 is not None
-            else f"before, no session{known}")
+            else f"before, no session{' of an earlier version' if versioned else ''}")
     if after.per_100 is None:
-        return f"{head}: {said}; since, no session{known} yet."
+        return (f"{head}: {said}; since, no session"
+                f"{f' of {effect.version} or later' if versioned else ''} yet.")
     if effect.status == "unknown":  # no session before: nothing to compare with
         return (f"{head}: {said}; since, {after.hit:,} of {_sessions(after.sessions)} hit it "
                 f"({after.per_100:g} per 100), nothing to compare with.")
