@@ -220,6 +220,28 @@ def test_mini_swe_agent_zero_cost_is_no_price(tmp_path: Path) -> None:
     assert checked >= 5
 
 
+def test_mini_swe_agent_recorded_cost_needs_no_price_table() -> None:
+    """genai-prices not importable: the dollars mini-swe-agent recorded are still each
+    failure's, while the document's ``prices`` (the table) is null."""
+    path = next(p for p in _mini_files() if "sqlfluff" in p.name)
+    program = ("import sys\nsys.modules['genai_prices'] = None\n"
+               "from failcode.cli import main\nmain(sys.argv[1:], prog_name='failcode')")
+    done = subprocess.run([sys.executable, "-c", program, "triage", str(path), "--json",
+                           "--no-cache"], capture_output=True, text=True, check=False)
+    assert done.returncode in (0, 2), done.stderr
+    document = json.loads(done.stdout)
+    assert document["prices"] is None
+    charged = _per_step(_mini_turns(json.loads(path.read_text(encoding="utf-8"))))
+    (session,) = document["sessions"]
+    checked = 0
+    for entry in session["failures"]:
+        prices = charged.get(entry["step"], ([0, 0, 0, 0], []))[1]
+        if prices and entry["tokens"]["turns"]:
+            assert entry["usd"] == pytest.approx(sum(p or 0.0 for p in prices), rel=1e-9)
+            checked += 1
+    assert checked >= 5
+
+
 # OpenHands ---------------------------------------------------------------------------------
 
 
