@@ -37,7 +37,8 @@ class Replayed:
 def replay(scenario: Scenario) -> list[Replayed]:
     """Run every ``run`` step of ``scenario`` in a temporary project, in order; ``edit``
     steps change the files between them as the agent's edit tool does (an edit whose ``old``
-    text is not in the file is refused and changes nothing)."""
+    text is not in the file is refused and changes nothing). ``scenario.obeyed()`` replays
+    what a model that follows failcode's instructions runs."""
     out = []
     with tempfile.TemporaryDirectory(prefix="failcode-lab-replay-") as raw:
         root = Path(raw)

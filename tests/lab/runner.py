@@ -101,11 +101,12 @@ def _git_identity(home: Path) -> None:
 
 def run(agent: Agent, scenario: Scenario, *, keep: Path | None = None,
         prepare: Callable[[RunContext, Launch], None] | None = None, heed: bool = False,
-        ) -> tuple[RunResult, RunContext | None]:
+        obey: bool = False) -> tuple[RunResult, RunContext | None]:
     """Run ``scenario`` through ``agent`` (a skipped run has no context); ``keep`` puts the
     temporary root under that folder; ``prepare`` is called once the agent's own settings are
-    written, just before it starts (to install hooks in its HOME or project, or change its
-    environment); ``heed`` makes the scripted model stop when told (:func:`serve`)."""
+    written, just before it starts (to install hooks in its HOME or project, write an
+    instruction file, or change its environment); ``heed`` makes the scripted model stop when
+    told, ``obey`` follow failcode's instructions it reads (:func:`serve`)."""
     reason = agent.supports(scenario)
     if reason is not None:
         return RunResult(agent.name, agent.version, scenario.name, None, False, 0.0, [], [],
@@ -118,7 +119,7 @@ def run(agent: Agent, scenario: Scenario, *, keep: Path | None = None,
         folder.mkdir()
     _git_identity(home)
     prepare_project(scenario, project)
-    with serve(scenario, project, heed=heed) as server:
+    with serve(scenario, project, heed=heed, obey=obey) as server:
         ctx = RunContext(root=root, home=home, tmp=tmp, project=project, url=server.url,
                          scenario=scenario, proxy=f"http://127.0.0.1:{closed_port()}")
         launch = agent.launch(ctx)

@@ -18,6 +18,12 @@ fields:
   fault), ``mode`` one of ``http``, ``malformed``, ``hang``). ``expect`` is what a careful
   triage reports for the step: ``failure = {kind, category, class}``, ``outcome =
   "no_match" | "rejected_action"``, or nothing.
+- ``instead``: what a model that read failcode's instruction for the step's failure does in
+  its place (``failcode triage --fix-file`` wrote it into the agent's instruction file, which
+  the agent sends with its requests): ``when``, the words of the instruction it recognizes,
+  and ``run``, ``exit``, ``output``, ``expect`` as a step has. The scripted model plays it
+  only when told to obey (:class:`tests.lab.stub.ScriptedModel`) and a request carries
+  failcode's block with those words: a before/after run of the same scenario.
 - ``loops``: lists of step indexes at which one failure repeats (a loop); ``[]`` says that
   the steps, failing differently, are progress and no loop may be reported.
 - ``ended``: how the session ended (``submitted``, ``provider_error``, ``limit``,
@@ -31,6 +37,7 @@ without tools, commands it ran), from 0: the step numbering every reader must fo
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,6 +99,7 @@ class Step:
     faults: tuple[Fault, ...] = ()
     expect: Expect = Expect()
     refused: bool = False
+    instead: Instead | None = None
 
     @property
     def label(self) -> str:
@@ -99,6 +107,15 @@ class Step:
         if self.action == "run":
             return self.command
         return f"{self.action} {self.path}"
+
+
+@dataclass(frozen=True, slots=True)
+class Instead:
+    """What a model that obeys failcode's instruction does in place of a step."""
+
+    when: str
+    """Words of the instruction the model recognizes (it obeys only when it reads them)."""
+    step: Step
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +138,13 @@ class Scenario:
 
     def applies_to(self, agent: str) -> bool:
         return self.agents is None or agent in self.agents
+
+    def obeyed(self) -> Scenario:
+        """The scenario as a model that obeys every instruction plays it (each step with an
+        ``instead`` replaced by it)."""
+        steps = tuple(step.instead.step if step.instead is not None else step
+                      for step in self.steps)
+        return dataclasses.replace(self, steps=steps)
 
     @property
     def refused(self) -> tuple[str, ...]:
@@ -177,6 +201,27 @@ def _expect(path: Path, where: str, raw: Any) -> Expect:
     return Expect()
 
 
+def _instead(path: Path, where: str, raw: Any, expect: Expect) -> Instead | None:
+    if raw is None:
+        return None
+    where = f"{where} instead"
+    if not isinstance(raw, dict):
+        raise _fail(path, where, f"instead is a table, got {raw!r}")
+    unknown = set(raw) - {"when", "run", "exit", "output", "expect"}
+    if unknown:
+        raise _fail(path, where, f"unknown keys {sorted(unknown)}")
+    if not expect.failure:
+        raise _fail(path, where, "only a step that expects a failure has an instruction to obey")
+    when, command = raw.get("when"), raw.get("run")
+    if not isinstance(when, str) or not when.strip():
+        raise _fail(path, where, "when names the instruction's words the model obeys")
+    if not isinstance(command, str) or not command.strip() or "exit" not in raw:
+        raise _fail(path, where, "instead has a run command and its true exit status (exit = N)")
+    return Instead(when, Step(action="run", command=command, exit=int(raw["exit"]),
+                              output=bool(raw.get("output", True)),
+                              expect=_expect(path, where, raw.get("expect"))))
+
+
 def _step(path: Path, index: int, raw: Any) -> Step:
     where = f"step {index}"
     if not isinstance(raw, dict):
@@ -186,7 +231,7 @@ def _step(path: Path, index: int, raw: Any) -> Step:
         raise _fail(path, where, f"a step has exactly one of {ACTIONS}, got {actions}")
     action = actions[0]
     known = {"run", "edit", "read", "path", "old", "new", "exit", "output", "timeout_s",
-             "faults", "expect", "refused"}
+             "faults", "expect", "refused", "instead"}
     unknown = set(raw) - known
     if unknown:
         raise _fail(path, where, f"unknown keys {sorted(unknown)}")
@@ -200,7 +245,8 @@ def _step(path: Path, index: int, raw: Any) -> Step:
             raise _fail(path, where, "a run step states its true exit status (exit = N)")
         return Step(action="run", command=raw["run"], exit=int(raw["exit"]),
                     output=bool(raw.get("output", True)), timeout_s=raw.get("timeout_s"),
-                    faults=faults, expect=expect, refused=bool(raw.get("refused", False)))
+                    faults=faults, expect=expect, refused=bool(raw.get("refused", False)),
+                    instead=_instead(path, where, raw.get("instead"), expect))
     target = raw[action] if isinstance(raw[action], str) else raw.get("path", "")
     if not target:
         raise _fail(path, where, f"{action} names a path (e.g. {action} = \"src/a.py\")")

@@ -67,6 +67,30 @@ def test_stated_exit_statuses_are_what_the_commands_do(scenario: Scenario) -> No
         (s.command, s.exit, s.output) for s in commands], [r.text[-400:] for r in ran]
 
 
+OBEYED = [s for s in ALL if any(step.instead is not None for step in s.steps)]
+
+
+def test_a_scenario_shows_a_model_obeying_failcodes_instruction() -> None:
+    """The before/after run (tests/lab/test_fix_line.py) has a scenario to play."""
+    assert OBEYED
+
+
+@pytest.mark.parametrize("scenario", OBEYED, ids=lambda s: s.name)
+def test_what_an_obeying_model_runs_exits_as_stated(scenario: Scenario) -> None:
+    """Each ``instead`` command's ``exit`` and ``output`` match a run of it, in the place of
+    the step it replaces; it expects no failure when it exits 0 unmasked."""
+    _needs(scenario)
+    obeyed = scenario.obeyed()
+    commands = [step for step in obeyed.steps if step.action == "run"]
+    ran = replay(obeyed)
+    assert [(r.command, r.exit, r.output) for r in ran] == [
+        (s.command, s.exit, s.output) for s in commands], [r.text[-400:] for r in ran]
+    for step in scenario.steps:
+        if step.instead is not None:
+            assert step.instead.step.command != step.command
+            assert step.instead.step.exit != 0 or not step.instead.step.expect.failure
+
+
 @pytest.mark.parametrize("scenario", ALL, ids=lambda s: s.name)
 def test_expectations_are_consistent(scenario: Scenario) -> None:
     """A step that exits 0 with a clear output expects no failure unless a pipe or wrapper
@@ -92,6 +116,12 @@ def test_expectations_are_consistent(scenario: Scenario) -> None:
     ("about = 'x'\nloops = [[0, 5]]\n[[step]]\nrun = 'ls'\nexit = 0\n", "loops"),
     ("about = 'x'\ncolour = 'red'\n[[step]]\nrun = 'ls'\nexit = 0\n", "unknown keys"),
     ("about = 'x\n", "not TOML"),
+    (("about = 'x'\n[[step]]\nrun = 'ls'\nexit = 0\ninstead = { when = 'y', run = 'ls', "
+     "exit = 0 }\n"), "only a step that expects a failure"),
+    (("about = 'x'\n[[step]]\nrun = 'no-such'\nexit = 127\nexpect = { failure = { kind = "
+     "'dependency_error' } }\ninstead = { when = 'y', run = 'ls' }\n"), "true exit status"),
+    (("about = 'x'\n[[step]]\nrun = 'no-such'\nexit = 127\nexpect = { failure = { kind = "
+     "'dependency_error' } }\ninstead = { run = 'ls', exit = 0 }\n"), "when names"),
 ])
 def test_a_bad_scenario_file_is_an_error_naming_file_and_field(
         tmp_path: Path, text: str, message: str) -> None:
