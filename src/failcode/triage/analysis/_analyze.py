@@ -82,7 +82,7 @@ from failcode.triage._result import (
     Tokens,
     TriageResult,
 )
-from failcode.triage.analysis._cost import charge, settle, turn
+from failcode.triage.analysis._cost import charge, recorded, settle, turn
 from failcode.triage.analysis._loops import find_loops
 from failcode.triage.analysis._provided import listed_apps, modules_of_command, modules_of_file
 from failcode.triage.analysis._resume import Checkpoint, ReadingState, SessionState, edges
@@ -193,7 +193,7 @@ class _Session:
         self.tokens.add(tokens)
         entry = self.at_step.get(step)
         if entry is not None:
-            charge(entry, tokens, event.model or self.model)
+            charge(entry, tokens, event.model or self.model, recorded(event))
 
     def error(self, event: ErrorText) -> Failure | None:
         failure = classify_error(event)

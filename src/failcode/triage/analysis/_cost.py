@@ -34,7 +34,6 @@ Rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from failcode.triage._prices import turn_price
@@ -44,19 +43,7 @@ if TYPE_CHECKING:
     from failcode.triage._events import Usage
     from failcode.triage._result import FailureEntry
 
-__all__ = ["Turn", "charge", "recorded_as", "settle", "turn"]
-
-
-@dataclass(slots=True)
-class Turn(Tokens):
-    """One turn's tokens, and its price when the log records one (:func:`turn`). Counted into
-    a session's or a failure's :class:`~failcode.triage._result.Tokens` like any tokens (only
-    the counts are added); :func:`charge` reads the price."""
-
-    usd: float | None = None
-    """The dollars the log records for the turn; None: the table prices it."""
-    priced_as: str | None = None
-    """What :attr:`usd` is named by (:func:`recorded_as`)."""
+__all__ = ["charge", "recorded", "recorded_as", "settle", "turn"]
 
 
 def recorded_as(model: str | None, agent: str | None) -> str:
@@ -67,28 +54,33 @@ def recorded_as(model: str | None, agent: str | None) -> str:
 
 
 def turn(event: Usage) -> Tokens:
-    """One turn's tokens, with the price the log records for it, if any."""
+    """One turn's tokens."""
+    return Tokens(event.input, event.output, event.cache_read, event.cache_write, 1)
+
+
+def recorded(event: Usage) -> tuple[float, str] | None:
+    """The price the log records for the turn and its name (:func:`recorded_as`); None: the
+    table prices it."""
     if event.usd is None:
-        return Tokens(event.input, event.output, event.cache_read, event.cache_write, 1)
-    return Turn(event.input, event.output, event.cache_read, event.cache_write, 1, event.usd,
-                recorded_as(event.model, event.priced_by))
+        return None
+    return event.usd, recorded_as(event.model, event.priced_by)
 
 
-def charge(entry: FailureEntry, tokens: Tokens, model: str | None) -> None:
+def charge(entry: FailureEntry, tokens: Tokens, model: str | None,
+           price_recorded: tuple[float, str] | None = None) -> None:
     """Count one turn into the failure ``entry``: its tokens, and its price when every turn so
-    far had one (the price the log records for the turn, else the table's for ``model``)."""
+    far had one (``price_recorded``, the log's price of the turn (:func:`recorded`), else the
+    table's for ``model``)."""
     first = entry.tokens is None
     if entry.tokens is None:
         entry.tokens = Tokens()
     entry.tokens.add(tokens)
     if not first and entry.usd is None:
         return  # an earlier turn could not be priced: the total stays unknown
-    if isinstance(tokens, Turn) and tokens.usd is not None:
-        price: tuple[float, str] | None = (tokens.usd, tokens.priced_as or recorded_as(
-            model, None))
-    else:
+    price = price_recorded
+    if price is None and model:
         price = turn_price(model, (tokens.input, tokens.output, tokens.cache_read,
-                                   tokens.cache_write)) if model else None
+                                   tokens.cache_write))
     if price is None:
         entry.usd = None
         return
