@@ -145,6 +145,22 @@ def test_mini_swe_agent_sessions_count_each_response_usage() -> None:
     assert checked >= 10
 
 
+def test_mini_swe_agent_recorded_prices_are_its_whole_account() -> None:
+    """The per-response prices triage reads add up to the trajectory's own total
+    (``info.model_stats.instance_cost``) in every real trajectory that records both: reading
+    ``extra.cost`` per response misses no priced call of the agent's."""
+    checked = 0
+    for path in _mini_files():
+        data = json.loads(path.read_text(encoding="utf-8"))
+        total = ((data.get("info") or {}).get("model_stats") or {}).get("instance_cost")
+        prices = [usd for _, _, usd in _mini_turns(data) if usd is not None]
+        if not prices or not isinstance(total, (int, float)):
+            continue
+        assert sum(prices) == pytest.approx(total, rel=1e-9), path.name
+        checked += 1
+    assert checked >= 5
+
+
 def test_mini_swe_agent_failures_cost_what_their_turns_recorded() -> None:
     """Every real mini-swe-agent trajectory: a failing step's tokens are those of the responses
     after its observation, and its dollars the sum of their ``extra.cost``, named as recorded
