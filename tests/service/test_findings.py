@@ -238,11 +238,12 @@ def test_a_version_1_findings_store_gets_the_session_ends_table(store_url: str,
         with store.transaction() as tx:  # as version 1 left it
             tx.run("DROP TABLE svc_session_ends")
             tx.run("DROP TABLE svc_session_agents")
+            tx.run("ALTER TABLE svc_findings DROP COLUMN resolved_us")
             tx.run("UPDATE meta SET value = '1' WHERE key = 'service_findings_schema'")
         ensure_tables(store)
         ensure_tables(store)  # once is enough
         assert store.fetch("SELECT value FROM meta WHERE key = 'service_findings_schema'") == [
-            ("3",)]
+            ("4",)]
         findings = Findings(store)
         findings.append([event_of(failure, T0, session="s-on")])  # says nothing of the end
         ended = msgspec.structs.replace(
@@ -264,10 +265,11 @@ def test_a_version_2_findings_store_gets_the_session_agents_table(store_url: str
         Findings(store).append([event_of(ended, T0, session="s-old")])
         with store.transaction() as tx:  # as version 2 left it
             tx.run("DROP TABLE svc_session_agents")
+            tx.run("ALTER TABLE svc_findings DROP COLUMN resolved_us")
             tx.run("UPDATE meta SET value = '2' WHERE key = 'service_findings_schema'")
         ensure_tables(store)
         assert store.fetch("SELECT value FROM meta WHERE key = 'service_findings_schema'") == [
-            ("3",)]
+            ("4",)]
         assert store.fetch("SELECT session, ended FROM svc_session_ends") == [
             ("s-old", "provider_error")]
         assert store.fetch("SELECT count(*) FROM svc_session_agents") == [(0,)]
@@ -298,3 +300,28 @@ def test_a_session_names_its_agent_and_version_from_any_of_its_events(store_url:
             ("codex", "0.171.0", "gpt-5")]
         assert session_agent(store, "s1", "") == "codex 0.171.0"
         assert session_agent(store, "s2", "") == ""
+
+
+def test_a_version_3_findings_store_keeps_when_its_findings_were_resolved(
+        store_url: str, tmp_path: Path) -> None:
+    """A store whose findings tables are version 3 (before resolved_us) is upgraded once: a
+    finding resolved then keeps that time as its resolution's; an open one has none."""
+    failure = real_failure(tmp_path)
+    other = real_failure(tmp_path, "another-no-such-tool-xyz")
+    assert other.signature != failure.signature
+    with open_store(store_url) as store:
+        ensure_tables(store)
+        findings = Findings(store)
+        findings.append([event_of(failure, T0, session="s-1"), event_of(other, T0, session="s-2")])
+        resolved = findings.id_of(failure.signature)
+        findings.set_status(resolved, "resolve")
+        with store.transaction() as tx:  # as version 3 left it
+            tx.run("ALTER TABLE svc_findings DROP COLUMN resolved_us")
+            tx.run("UPDATE meta SET value = '3' WHERE key = 'service_findings_schema'")
+        ensure_tables(store)
+        ensure_tables(store)  # once is enough
+        assert store.fetch("SELECT value FROM meta WHERE key = 'service_findings_schema'") == [
+            ("4",)]
+        rows = dict(store.fetch("SELECT id, resolved_us = status_us FROM svc_findings"))
+        assert rows[resolved] in (True, 1)
+        assert rows[findings.id_of(other.signature)] is None

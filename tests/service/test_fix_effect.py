@@ -37,16 +37,17 @@ FIXED_IN = "1.10.0"
 # (agent, version, phase, sessions, {finding: sessions hit}); the phase says whether the sessions
 # are posted before the resolutions or after them. Sessions hit by a finding come first.
 PLAN: tuple[tuple[str, str, str, int, dict[str, int]], ...] = (
-    ("codex", "1.9.5", "before", 10, {"a": 7, "b": 2, "c": 6}),
-    ("codex", "1.10.0rc1", "before", 6, {"a": 5, "b": 1}),
+    ("codex", "1.9.5", "before", 10, {"a": 7, "b": 2, "c": 6, "d": 5}),
+    ("codex", "1.10.0rc1", "before", 6, {"a": 5, "b": 1, "d": 4}),
     ("claude-code", "2.1.3", "before", 3, {"a": 2, "b": 1}),
-    ("codex", "1.10.0", "after", 8, {"a": 1, "b": 1}),
+    ("codex", "1.10.0", "after", 8, {"a": 1, "b": 1, "d": 1}),
     ("codex", "1.11.2", "after", 12, {}),
 )
 """Finding ``a`` (resolved in 1.10.0) falls far: significant. Finding ``b`` (resolved in
 1.10.0) falls a little: too few sessions to tell. Finding ``c`` (resolved at a time, between the
-two phases) no session after hits: gone. ``claude-code`` hit ``a`` and ``b`` too, but has no
-session of 1.10.0: the comparisons are codex's only."""
+two phases) no session after hits: gone. Finding ``d`` (resolved at a time) one session after
+hits: it regressed, and its comparison stays, from the resolution's time. ``claude-code`` hit
+``a`` and ``b`` too, but has no session of 1.10.0: the comparisons are codex's only."""
 
 
 def command_failure(tmp_path: Path, *argv: str) -> Failure:
@@ -61,8 +62,9 @@ def failures(tmp_path: Path) -> dict[str, Failure]:
     python = (sys.executable, "-c")
     found = {"a": command_failure(tmp_path, *python, "import fix_effect_missing_module_a"),
              "b": command_failure(tmp_path, *python, "open('no-such-file-for-fix-effect')"),
-             "c": command_failure(tmp_path, "sh", "-c", "fix-effect-no-such-program --version")}
-    assert len({f.signature for f in found.values()}) == 3, found
+             "c": command_failure(tmp_path, "sh", "-c", "fix-effect-no-such-program --version"),
+             "d": command_failure(tmp_path, *python, "import json; json.loads('{')")}
+    assert len({f.signature for f in found.values()}) == 4, found
     return found
 
 
@@ -102,13 +104,14 @@ def finding_id(served: Served, failure: Failure) -> int:
     return int(answer["findings"][0]["id"])
 
 
-def resolve(served: Served, number: int, version: str | None) -> None:
+def resolve(served: Served, number: int, version: str | None) -> dict[str, Any]:
     body = json.dumps({"in_version": version} if version else {}).encode()
     status, answer = served.json("POST", f"/v1/findings/{number}/resolve",
                                  key=served.keys["admin"], body=body,
                                  headers={"Content-Type": "application/json"})
     assert status == 200, answer
     assert answer["status"] == "resolved", answer
+    return answer  # type: ignore[no-any-return]
 
 
 def expected_side(sessions: int, hit: int) -> dict[str, Any]:
@@ -150,6 +153,7 @@ def test_a_fix_s_effect_is_counted_per_side(served: Served, tmp_path: Path) -> N
     resolve(served, ids["a"], FIXED_IN)
     resolve(served, ids["b"], FIXED_IN)
     resolve(served, ids["c"], None)
+    resolved_d = resolve(served, ids["d"], None)
     post_phase(served, "after", found, datetime.now(UTC))
 
     for name, significant in (("a", True), ("b", False)):
@@ -178,6 +182,20 @@ def test_a_fix_s_effect_is_counted_per_side(served: Served, tmp_path: Path) -> N
     assert effect["version"] is None
     assert (effect["before"], effect["after"], effect["status"], effect["significant"]) == (
         expected_side(*before), expected_side(*after), "gone", True)
+
+    # d: reopened by one session since; compared from when it was resolved, not reopened
+    sessions = [(n, hits.get("d", 0), phase) for _a, _v, phase, n, hits in PLAN]
+    before = (sum(n for n, _h, p in sessions if p == "before"),
+              sum(h for _n, h, p in sessions if p == "before"))
+    after = (sum(n for n, _h, p in sessions if p == "after"),
+             sum(h for _n, h, p in sessions if p == "after"))
+    shown = detail(served, ids["d"])
+    assert shown["finding"]["status"] == "regressed"
+    assert shown["finding"]["status_changed"] != resolved_d["status_changed"]
+    [effect] = shown["effects"]
+    assert effect["at"] == resolved_d["status_changed"]
+    assert (effect["before"], effect["after"], effect["status"]) == (
+        expected_side(*before), expected_side(*after), "down")
 
 
 def test_a_version_not_seen_yet_has_no_session_since(served: Served, tmp_path: Path) -> None:

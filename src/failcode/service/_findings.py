@@ -139,8 +139,14 @@ _DDL_3: Final = (
      "NULL, PRIMARY KEY (session, input))"),
 )
 """Version 3: which agent (and version, model) each session is, for the sessions pages."""
-_UPGRADES: Final = {"1": (*_DDL_2, *_DDL_3), "2": _DDL_3}
-_SCHEMA_VERSION: Final = "3"
+_DDL_4: Final = (
+    "ALTER TABLE svc_findings ADD COLUMN resolved_us BIGINT",
+    "UPDATE svc_findings SET resolved_us = status_us WHERE status = 'resolved'",
+)
+"""Version 4: when a finding was resolved, kept when a later failure reopens it (the status's
+time then moves), for whether the fix worked."""
+_UPGRADES: Final = {"1": (*_DDL_2, *_DDL_3, *_DDL_4), "2": (*_DDL_3, *_DDL_4), "3": _DDL_4}
+_SCHEMA_VERSION: Final = "4"
 
 
 def ensure_tables(store: Store) -> None:
@@ -156,7 +162,7 @@ def ensure_tables(store: Store) -> None:
                 tx.run(statement)
             tx.run("UPDATE meta SET value = ? WHERE key = ?", (_SCHEMA_VERSION, _SCHEMA_KEY))
             return
-        for statement in (*_DDL, *_DDL_2, *_DDL_3):
+        for statement in (*_DDL, *_DDL_2, *_DDL_3, *_DDL_4):
             tx.run(statement)
         rows = tx.run("SELECT signature, first_us, last_us, count FROM signatures "
                       "ORDER BY first_us, signature")
@@ -432,8 +438,10 @@ class Findings:
         version = _attr(in_version) if in_version is not None else None
         now = time.time_ns() // 1000
         with self.store.transaction() as tx:
-            rows = tx.run("UPDATE svc_findings SET status = ?, status_us = ?, resolved_in = ? "
-                          "WHERE id = ? RETURNING id", (status, now, version, finding_id))
+            rows = tx.run("UPDATE svc_findings SET status = ?, status_us = ?, resolved_in = ?, "
+                          "resolved_us = ? WHERE id = ? RETURNING id",
+                          (status, now, version, now if action == "resolve" else None,
+                           finding_id))
         if not rows:
             raise _not_found(f"The finding {finding_id}")
         return self.get(finding_id)
@@ -551,9 +559,13 @@ def _effects(tx: Tx, finding: Finding) -> tuple[Effect, ...]:
     """Whether the fix of a resolved finding worked (the module's rules), counted in ``tx``."""
     if finding.resolved_in is not None and finding.status in ("resolved", "regressed"):
         return _effects_in_version(tx, finding.signature, finding.resolved_in)
-    if finding.status != "resolved":
+    if finding.status not in ("resolved", "regressed"):
         return ()
-    at_us = ts_micros(finding.status_changed)
+    resolved = tx.run("SELECT resolved_us FROM svc_findings WHERE signature = ?",
+                      (finding.signature,))
+    if not resolved or resolved[0][0] is None:
+        return ()  # regressed from a resolution made before version 4 kept its time
+    at_us = int(resolved[0][0])
     row = tx.run(
         "SELECT count(*), count(h.signature), sum(CASE WHEN s.first_us >= ? THEN 1 ELSE 0 "
         "END), sum(CASE WHEN s.first_us >= ? AND h.signature IS NOT NULL THEN 1 ELSE 0 END) "
@@ -561,7 +573,7 @@ def _effects(tx: Tx, finding: Finding) -> tuple[Effect, ...]:
         "= s.input AND h.signature = ?", (at_us, at_us, finding.signature))[0]
     total, hit, after, after_hit = (int(value or 0) for value in row)
     return (fix_effect((total - after, hit - after_hit), (after, after_hit),
-                       since=shown(at_us / 1e6), at=finding.status_changed),)
+                       since=shown(at_us / 1e6), at=_time(at_us)),)
 
 
 def _effects_in_version(tx: Tx, signature: str, version: str) -> tuple[Effect, ...]:
