@@ -165,7 +165,7 @@ class Finding:
         recover``; a ``+`` after the dollars: some failing steps had no price); "" when the
         logs recorded none of them."""
         parts = []
-        if self.usd is not None:
+        if self.usd is not None and (self.usd or not self.usd_unknown):  # $0 + unknown: unknown
             parts.append(f"${self.usd:,.3f}{'+' if self.usd_unknown else ''}")
         if self.tokens is not None:
             parts.append(f"{short_count(self.tokens.total)} tokens")

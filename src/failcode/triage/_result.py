@@ -110,7 +110,7 @@ class Breakdown:
         if self.tokens is None:
             return ""
         parts = []
-        if self.usd is not None:
+        if self.usd is not None and (self.usd or not self.usd_unknown):  # $0 + unknown: unknown
             parts.append(f"${self.usd:,.3f}{'+' if self.usd_unknown else ''}")
         parts.append(f"{short_count(self.failure_tokens or 0)} tokens of "
                      f"{short_count(self.tokens)}")
