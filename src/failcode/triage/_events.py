@@ -228,6 +228,12 @@ class SessionEnd:
     reward: float | None = None
     """The verifier's reward behind :attr:`verdict` (None when it gave none or it is not a
     valid measurement)."""
+    recorded_usd: float | None = None
+    """What the whole session cost in US dollars as the log records it, where the agent or
+    harness writes one total for the session (stream-json's ``total_cost_usd``,
+    ``model_stats.instance_cost``, OpenHands' ``accumulated_cost``, ATIF's
+    ``total_cost_usd``); None when it records none, or records 0 because it could not price
+    the calls. A total of the session, never split over its turns: charged to no failure."""
 
 
 Event = (SessionStart | Command | ErrorText | Rejected | Recorded | RecordedOutcome | Wrote

@@ -78,7 +78,11 @@ class Breakdown:
     """One model's or agent version's sessions (where the log records which): how many, how
     many failed, their failures, and what those cost: every turn's tokens, the tokens of the
     turns the failures cost, and their dollars (over the failures with a price; the others
-    counted in ``usd_unknown``). None: no session's log recorded it."""
+    counted in ``usd_unknown``). None: no session's log recorded it.
+
+    ``recorded_usd`` is what the sessions cost as their logs record it (the sum of
+    :attr:`SessionResult.recorded_usd` over the ``recorded_sessions`` sessions that have one;
+    None when none has): the agent's own total, beside what failcode charged the failures."""
 
     sessions: int = 0
     failing: int = 0
@@ -87,6 +91,8 @@ class Breakdown:
     failure_tokens: int | None = None
     usd: float | None = None
     usd_unknown: int = 0
+    recorded_usd: float | None = None
+    recorded_sessions: int = 0
 
     def add(self, session: SessionResult) -> None:
         """Count one more session in."""
@@ -102,8 +108,11 @@ class Breakdown:
                 self.usd_unknown += 1
             else:
                 self.usd = (self.usd or 0.0) + entry.usd
+        if session.recorded_usd is not None:
+            self.recorded_usd = (self.recorded_usd or 0.0) + session.recorded_usd
+            self.recorded_sessions += 1
 
-    def spent(self) -> str:
+    def failures_spent(self) -> str:
         """What the failures cost in a few words (``failures spent $0.412 · 88.1k tokens of
         1.2M``; a ``+`` after the dollars: some failures had no price); "" when the logs
         recorded no tokens."""
@@ -116,6 +125,20 @@ class Breakdown:
                      f"{short_count(self.tokens)}")
         return "failures spent " + " · ".join(parts)
 
+    def recorded(self) -> str:
+        """What the sessions cost as their logs record it (``sessions cost $12.360 as recorded
+        (15 of 15)``: the sum, over how many of the sessions recorded one); "" when none
+        did."""
+        if self.recorded_usd is None:
+            return ""
+        return (f"sessions cost ${self.recorded_usd:,.3f} as recorded "
+                f"({self.recorded_sessions:,} of {self.sessions:,})")
+
+    def spent(self) -> str:
+        """:meth:`failures_spent` and :meth:`recorded`, those that say something, joined by
+        `` · ``; "" when neither does."""
+        return " · ".join(part for part in (self.failures_spent(), self.recorded()) if part)
+
     def counts(self) -> list[int]:
         """Sessions, sessions with failures, failures."""
         return [self.sessions, self.failing, self.failures]
@@ -125,7 +148,10 @@ class Breakdown:
                 "failures": self.failures, "tokens": self.tokens,
                 "failure_tokens": self.failure_tokens,
                 "failure_usd": None if self.usd is None else round(self.usd, 6),
-                "failure_usd_unknown": self.usd_unknown}
+                "failure_usd_unknown": self.usd_unknown,
+                "recorded_usd": (None if self.recorded_usd is None
+                                 else round(self.recorded_usd, 6)),
+                "recorded_sessions": self.recorded_sessions}
 
 
 @dataclass(slots=True)
@@ -238,6 +264,10 @@ class SessionResult:
     """The earliest time the log gives a step or turn of the session (seconds since the
     epoch, UTC); None when it gives none. ``--since``, ``--until`` and ``--changed-at`` read
     it."""
+    recorded_usd: float | None = None
+    """What the whole session cost in US dollars as its log records it (the agent's own total:
+    :attr:`failcode.triage._events.SessionEnd.recorded_usd`); None when the log records none.
+    Never charged to a failure."""
 
     def to_dict(self) -> dict[str, Any]:
         failure = self.ended_failure.to_dict() if self.ended_failure is not None else None
@@ -253,6 +283,8 @@ class SessionResult:
             "model": self.model, "agent_version": self.agent_version,
             "tokens": self.tokens.to_dict() if self.tokens is not None else None,
             "started": self.started,
+            "recorded_usd": (None if self.recorded_usd is None
+                             else round(self.recorded_usd, 6)),
         }
 
 

@@ -223,7 +223,8 @@ class _Session:
         return SessionResult(name, path, fmt, event.steps,
                              event.status, ended, failures, self.outcomes, _loops(failures),
                              _clean(self.model), _clean(self.agent_version),
-                             event.verdict, event.reward, self.tokens, self.started)
+                             event.verdict, event.reward, self.tokens, self.started,
+                             event.recorded_usd)
 
 
 def _clean(value: str | None) -> str | None:

@@ -60,6 +60,10 @@ underlying agent's):
   its own it is FC-DATA-002 naming a Harbor trial result.
 - The model is ``agent.model_name``, the agent's version ``agent.version``; the session's name
   is the trial's name (``result.json``'s ``trial_name``), else ``session_id``.
+- Cost: the session's ``recorded_usd`` is the trajectory's ``final_metrics.total_cost_usd``
+  (ATIF's ``FinalMetrics``), else the trial result's ``agent_result.cost_usd`` (Harbor's
+  ``AgentContext``); null or 0 (nothing priced) is none. A total of the session, never a
+  step's.
 """
 
 from __future__ import annotations
@@ -82,7 +86,11 @@ from failcode.triage._events import (
 )
 from failcode.triage.readers._claude_code import ClaudeCodeReader, _writes
 from failcode.triage.readers._jsonstream import JsonStream, loads
-from failcode.triage.readers._mini_swe_agent import MiniSweAgentReader, session_end_error
+from failcode.triage.readers._mini_swe_agent import (
+    MiniSweAgentReader,
+    recorded_total,
+    session_end_error,
+)
 from failcode.triage.readers._text import as_dict, as_list, as_str, iso_time
 
 if TYPE_CHECKING:
@@ -111,7 +119,8 @@ _LIMIT_TYPES: Final = frozenset({"ContextWindowExceededError", "OutputTokenExcee
 _REWARD_VALID_TYPES: Final = _TIMEOUT_TYPES | _LIMIT_TYPES | {  # the agent's budget, and
     "AgentSafetyRefusalError", "ContentPolicyViolationError"}  # the agent refusing the task
 _RESULT_MAX: Final = 4 * 1024 * 1024
-_RESULT_KEYS: Final = frozenset({"trial_name", "exception_info", "agent_info", "config",
+_RESULT_KEYS: Final = frozenset({"trial_name", "exception_info", "agent_info", "agent_result",
+                                 "config",
                                  "agent_execution", "verifier_result", "step_results"})
 
 
@@ -215,6 +224,11 @@ def _verdict(result: dict[str, Any]) -> tuple[str | None, float | None]:
     return ("failed" if reward <= 0 else "partial"), reward
 
 
+def _result_total(result: dict[str, Any]) -> float | None:
+    """What a trial result records the agent's run cost (``agent_result.cost_usd``)."""
+    return recorded_total(as_dict(result.get("agent_result")).get("cost_usd"))
+
+
 def read_with_trajectory(path: Path) -> bool:
     """``path`` is a Harbor trial's ``result.json`` whose trajectory lies beside it
     (``agent/trajectory.json``): it is read with the trajectory, not as an input."""
@@ -248,7 +262,8 @@ class AtifReader:
                 for item in doc.items():
                     if isinstance(item, dict):
                         yield from state.step(item)
-            elif key in {"session_id", "agent", "schema_version", *_RESULT_KEYS}:
+            elif key in {"session_id", "agent", "schema_version", "final_metrics",
+                         *_RESULT_KEYS}:
                 value = doc.value()
                 if key in _RESULT_KEYS:
                     result_fields[key] = value
@@ -269,8 +284,11 @@ class AtifReader:
                 or as_str(state.session_id) or None)
         finished = state.answered or bool(
             trial and as_dict(trial.get("agent_execution")).get("finished_at"))
-        yield (_trial_end(state.steps, name, trial, finished=finished) if trial
-               else SessionEnd(state.steps, "submitted" if finished else "unknown", name))
+        ended = (_trial_end(state.steps, name, trial, finished=finished) if trial
+                 else SessionEnd(state.steps, "submitted" if finished else "unknown", name))
+        total = (recorded_total(as_dict(state.final_metrics).get("total_cost_usd"))
+                 or _result_total(trial or {}))
+        yield replace(ended, recorded_usd=total)
 
     @staticmethod
     def _result_alone(path: Path, result: dict[str, Any]) -> Iterator[Event]:
@@ -284,6 +302,7 @@ class AtifReader:
         ended = _trial_end(0, name, result, finished=finished)
         if ended.error is None:
             ended = replace(ended, said=True)
+        ended = replace(ended, recorded_usd=_result_total(result))
         agent = as_dict(result.get("agent_info"))
         model = (as_str(as_dict(agent.get("model_info")).get("name"))
                  or as_str(as_dict(as_dict(result.get("config")).get("agent")).get("model_name")))
@@ -299,6 +318,7 @@ class _Trajectory:
         self.schema_version: object = None
         self.session_id: object = None
         self.agent: object = None
+        self.final_metrics: object = None
         self.steps = 0
         self.answered = False
         self.uses: dict[str, tuple[str, dict[str, Any]]] = {}

@@ -56,7 +56,9 @@ stream line by ``tests/triage/test_claude_stream.py``):
   tool result: a prompt). A ``result`` line's ``total_cost_usd``, ``usage`` and
   ``modelUsage`` are the run's totals so far (a later result's include an earlier one's):
   the session's, never a turn's, so no failure is charged them; turns are priced from
-  genai-prices.
+  genai-prices. The last result's ``total_cost_usd`` is the session's ``recorded_usd``
+  (0, what Claude Code records for a model it cannot price, is none), kept when messages
+  came after it and the run was cut off.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ from failcode.triage.readers._claude_code import (
 )
 from failcode.triage.readers._jsonstream import loads
 from failcode.triage.readers._lines import lines
+from failcode.triage.readers._mini_swe_agent import recorded_total
 from failcode.triage.readers._text import as_dict, as_str, first_line, http_status, iso_time
 
 if TYPE_CHECKING:
@@ -121,7 +124,7 @@ class _Session:
     """One session being read."""
 
     __slots__ = ("about", "end", "ended_by", "name", "read", "resolved", "seen", "steps",
-                 "uses")
+                 "total", "uses")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -136,11 +139,14 @@ class _Session:
         self.about = About()
         self.resolved = False
         """A result line has said how the run ended, and no message came after it."""
+        self.total: float | None = None
+        """The last result line's ``total_cost_usd`` (the run's cost so far)."""
 
     def close(self) -> SessionEnd:
         if not self.resolved and self.end != "provider_error":  # cut off before its result
-            return SessionEnd(self.steps, "unknown", self.name)
-        return SessionEnd(self.steps, self.end, self.name, self.ended_by)
+            return SessionEnd(self.steps, "unknown", self.name, recorded_usd=self.total)
+        return SessionEnd(self.steps, self.end, self.name, self.ended_by,
+                          recorded_usd=self.total)
 
 
 class ClaudeStreamReader:
@@ -218,6 +224,7 @@ class ClaudeStreamReader:
         elif kind == "result":
             state.end, state.ended_by = _ending(state.steps, entry, stamp)
             state.resolved = True
+            state.total = recorded_total(entry.get("total_cost_usd"))
             if state.ended_by is not None and state.end == "provider_error":
                 yield state.ended_by
 

@@ -60,14 +60,16 @@ observations, 2.x tool calls with ``role=tool`` observations carrying ``extra``,
   includes; output is ``completion_tokens``; the model is the response's ``model``.
   ``extra.cost`` is the turn's price as mini-swe-agent recorded it (litellm's table, summed
   into ``info.model_stats.instance_cost``); 0 is what it records when litellm could not
-  price the turn, so only a positive cost is a price. ``model_stats`` itself is the
-  session's total and never a turn's (a session without per-message usage, 1.x, records no
-  tokens: unknown). A turn that failed (no response) records nothing.
+  price the turn, so only a positive cost is a price. ``info.model_stats.instance_cost`` is
+  the session's total (its ``recorded_usd``; 0, nothing priced, is none) and never a turn's
+  (a session without per-message usage, 1.x, records no tokens: unknown). A turn that failed
+  (no response) records nothing.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
@@ -101,7 +103,7 @@ if TYPE_CHECKING:
     from collections.abc import Generator, Iterator, Mapping
     from typing import BinaryIO
 
-__all__ = ["MiniSweAgentReader", "litellm_tokens"]
+__all__ = ["MiniSweAgentReader", "litellm_tokens", "recorded_total"]
 
 _RETURNCODE: Final = lazy(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _OUTPUT: Final = lazy(r"<output>\n?(.*?)</output>", re.DOTALL)
@@ -143,6 +145,13 @@ def _dollars(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if 0 <= value < 1e9 else None  # NaN fails both
+
+
+def recorded_total(value: object) -> float | None:
+    """A session's total in dollars as an agent recorded it: a JSON number above 0 and below a
+    billion dollars, else None (0 is what litellm-based agents and Claude Code record when
+    they could not price the calls: unknown, never $0)."""
+    return _dollars(value) or None
 
 
 def _count(value: object) -> int:
@@ -261,7 +270,9 @@ class MiniSweAgentReader:
         version = info.get("mini_version")
         yield About(model if isinstance(model, str) else None,
                     str(version) if isinstance(version, (str, int, float)) else None)
-        yield self._end(steps, name or _stem(label), info, exit_message)
+        total = recorded_total(as_dict(info.get("model_stats")).get("instance_cost"))
+        yield replace(self._end(steps, name or _stem(label), info, exit_message),
+                      recorded_usd=total)
 
     def _messages(self, doc: JsonStream, action: re.Pattern[str] | None,
                   ) -> Generator[Event, None, tuple[int, dict[str, Any] | None]]:

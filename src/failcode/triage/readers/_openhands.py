@@ -77,7 +77,8 @@ Rules (about the format and the tool):
   running total that falls (a reset) counts from 0 again. A stream without
   ``llm_metrics`` (older files, V1 events, ``llm_completions`` files, which hold one call of
   many) records no tokens: unknown. The record's ``metrics`` is the session's total and never
-  a turn's.
+  a turn's: its ``accumulated_cost`` is the session's ``recorded_usd`` (0.0, nothing priced,
+  is none); an event stream without a record has none.
 - Files the agent writes (the editor's ``create``, ``str_replace``, ``insert`` with their
   path and new text; v0's ``edit``/``write`` actions; V1's file-editor actions) are yielded
   as :class:`~failcode.triage._events.Wrote`: what the session's repository provides.
@@ -110,6 +111,7 @@ Rules (about the format and the tool):
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
@@ -499,7 +501,8 @@ class OpenHandsReader:
             version = metadata.get("openhands_version") or metadata.get("version")
             yield About(model if isinstance(model, str) else None,
                         version if isinstance(version, str) else None)
-            yield run.end(name, record.get("error"))
+            total = _dollars(as_dict(record.get("metrics")).get("accumulated_cost")) or None
+            yield replace(run.end(name, record.get("error")), recorded_usd=total)
 
     @staticmethod
     def _completions(stream: BinaryIO, label: str) -> Iterator[Event]:

@@ -50,14 +50,17 @@ as an object, ``query``, ``extra_info``; the retry agent of 1.x writes ``attempt
   is ``unknown``.
 - Cost: SWE-agent records no turn's tokens or price, only the session's totals
   (``info.model_stats``: ``tokens_sent``, ``tokens_received``, ``instance_cost``,
-  ``api_calls``), which cannot be split over its turns: they are not read, and the session's
-  and its failures' tokens and dollars are unknown (never 0, never a total charged to one
-  failure).
+  ``api_calls``), which cannot be split over its turns: the session's and its failures'
+  tokens and dollars are unknown (never 0, never a total charged to one failure).
+  ``instance_cost`` (an attempt's own ``info`` in a retry agent's file) is the session's
+  ``recorded_usd``: 0, nothing priced, is none; ``total_cost`` is the whole run's, of many
+  instances, and is not read.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from failcode._lazy_re import lazy
@@ -72,8 +75,14 @@ from failcode.triage._events import (
     SessionStart,
 )
 from failcode.triage.readers._jsonstream import JsonStream
-from failcode.triage.readers._mini_swe_agent import _stem, session_end_error
-from failcode.triage.readers._text import TRACEBACK_START, as_str, first_line, split_exception
+from failcode.triage.readers._mini_swe_agent import _stem, recorded_total, session_end_error
+from failcode.triage.readers._text import (
+    TRACEBACK_START,
+    as_dict,
+    as_str,
+    first_line,
+    split_exception,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -224,6 +233,13 @@ def shell_failed(output: str) -> int | None:
     return None
 
 
+def _with_total(end: SessionEnd, info: dict[str, Any]) -> SessionEnd:
+    """``end`` with the session's total as ``info.model_stats.instance_cost`` records it."""
+    stats = info.get("model_stats")
+    total = recorded_total(stats.get("instance_cost")) if isinstance(stats, dict) else None
+    return replace(end, recorded_usd=total)
+
+
 class SweAgentReader:
     """Reader for SWE-agent trajectories."""
 
@@ -271,7 +287,8 @@ class SweAgentReader:
         if not started:
             yield SessionStart()
         name = info.get("instance_id")
-        yield self._end(steps, name if isinstance(name, str) else _stem(label), info, last)
+        yield _with_total(self._end(steps, name if isinstance(name, str) else _stem(label),
+                                    info, last), info)
 
     def _attempt(self, attempt: dict[str, Any], name: str) -> Iterator[Event]:
         yield SessionStart(name)
@@ -285,8 +302,8 @@ class SweAgentReader:
                 if event is not None:
                     yield event
             steps += 1
-        info = attempt.get("info")
-        yield self._end(steps, name, info if isinstance(info, dict) else {}, last)
+        info = as_dict(attempt.get("info"))
+        yield _with_total(self._end(steps, name, info, last), info)
 
     @staticmethod
     def _step(step: int, entry: dict[str, Any]) -> Event | None:

@@ -59,9 +59,10 @@ def render_markdown(summary: Summary, *, top: int = 10,
     for title, table in (("By model", summary.by_model), ("By agent version", summary.by_agent)):
         if table:
             lines += [f"### {title}", "", ("| | sessions | with failures | failures | "
-                      "failures spent |"), "|---|---:|---:|---:|---|"]
+                      "failures spent | sessions cost |"), "|---|---:|---:|---:|---|---|"]
             lines += [f"| {_md(key)} | {row.sessions:,} | {row.failing:,} | {row.failures:,} "
-                      f"| {_md(row.spent().removeprefix('failures spent '))} |"
+                      f"| {_md(row.failures_spent().removeprefix('failures spent '))} "
+                      f"| {_md(row.recorded().removeprefix('sessions cost '))} |"
                       for key, row in sorted(table.items(), key=lambda kv: -kv[1].sessions)]
             lines.append("")
     if regressions := summary.tables.findings.regressions():

@@ -239,9 +239,9 @@ def _trials(out: Out, summary: Summary) -> None:
 
 
 def _breakdown(out: Out, title: str, table: dict[str, Breakdown]) -> None:
-    """Sessions, sessions with failures and failures per model or agent version, and what the
-    failures cost where the log records tokens (sessions that record no model or version are
-    not counted here)."""
+    """Sessions, sessions with failures and failures per model or agent version, what the
+    failures cost where the log records tokens, and what the sessions cost where the log
+    records their total (sessions that record no model or version are not counted here)."""
     if not table:
         return
     out.heading(f"{title} (where the log records it)")
@@ -251,7 +251,8 @@ def _breakdown(out: Out, title: str, table: dict[str, Breakdown]) -> None:
         out.line(f"  {safe(key):<{width}}  {plural(row.sessions, 'session'):>14}, "
                  f"{row.failing:,} with failures ({share:.0%}), "
                  f"{plural(row.failures, 'failure')}")
-        if row.failures and (spent := row.spent()):
+        parts = (row.failures_spent() if row.failures else "", row.recorded())
+        if spent := " · ".join(part for part in parts if part):
             out.line(f"  {'':<{width}}  {spent}")
 
 
