@@ -232,8 +232,9 @@ class SessionEnd:
     """What the whole session cost in US dollars as the log records it, where the agent or
     harness writes one total for the session (stream-json's ``total_cost_usd``,
     ``model_stats.instance_cost``, OpenHands' ``accumulated_cost``, ATIF's
-    ``total_cost_usd``); None when it records none, or records 0 because it could not price
-    the calls. A total of the session, never split over its turns: charged to no failure."""
+    ``total_cost_usd``, aider's ``$N session``); None when it records none, or records 0
+    because it could not price the calls. A total of the session, never split over its
+    turns: charged to no failure."""
 
 
 Event = (SessionStart | Command | ErrorText | Rejected | Recorded | RecordedOutcome | Wrote

@@ -71,6 +71,11 @@ Rules (about the format and the tool):
   the model sent back: with N above 0 a reply came, whatever asked for it (a ``/run`` whose
   output the person added to the chat); with 0 none did. A refused edit goes back to the
   model: the session waits for a reply again.
+- Cost: the ``Tokens:`` line ends ``Cost: $X message, $Y session.`` (older aider: ``$X
+  request``), ``$Y`` what the aider process spent so far: the last one of a session is its
+  ``recorded_usd`` (``$0.00``, a model aider cannot price, is none). Aider rounds it (to two
+  decimals from a cent), and a streamed reply's cache costs may be left out, as the line
+  then says. A total, never split over the steps: no failure is charged it.
 """
 
 from __future__ import annotations
@@ -121,6 +126,9 @@ _LINT_RUN: Final = lazy(r"^## Running: (?P<cmd>.+?)\s*$")
 _LINT_END: Final = ("## See relevant line", "Attempt to fix lint errors?")
 _BLANK_INPUT: Final = "<blank>"
 _TOKENS: Final = lazy(r"^Tokens: .*?(?P<received>[\d.,]+k?) received")
+_SESSION_COST: Final = lazy(
+    r"\bCost: \$[\d.]+ (?:message|request), \$(?P<usd>\d+(?:\.\d+)?) session\b")
+"""The end of aider's ``Tokens:`` line: what the message cost, then the session so far."""
 _DECLINED_RUN: Final = lazy(
     r"^Run shell commands?\? .*?(?:\]:?|\))\s*(?P<answer>[A-Za-z]?)\w*\s*$")
 """Aider's approval of the shell commands the model suggested, with the answer it logs (``n``,
@@ -164,6 +172,8 @@ class _Session:
         """The person interrupted the step (``^C``): one cancelled outcome per step."""
         self.end = "unknown"
         self.ended_by: ErrorText | None = None
+        self.total: float | None = None
+        """The last ``Tokens:`` line's session cost (aider's total so far; 0: none)."""
         self.recent: deque[str] = deque(maxlen=_RECENT)
         """aider's own output lines since the last other line (a test run's output)."""
 
@@ -209,7 +219,7 @@ class AiderReader:
                 if session is not None:
                     yield from self._close_step(session)
                     yield SessionEnd(session.step + 1, session.end, session.name,
-                                     session.ended_by)
+                                     session.ended_by, recorded_usd=session.total)
                 if start is not None:
                     when = start.group(1)
                     session = _Session(when, iso_time(when))
@@ -221,7 +231,8 @@ class AiderReader:
             yield from self._line(session, line)
         if session is not None:
             yield from self._close_step(session)
-            yield SessionEnd(session.step + 1, session.end, session.name, session.ended_by)
+            yield SessionEnd(session.step + 1, session.end, session.name, session.ended_by,
+                             recorded_usd=session.total)
 
     def _line(self, session: _Session, line: str) -> Iterator[Event]:
         if line.startswith("#### "):
@@ -237,6 +248,9 @@ class AiderReader:
             session.recent.clear()
         if quoted:
             tokens = _TOKENS.match(body) if body.startswith("Tokens:") else None
+            cost = _SESSION_COST.search(body) if tokens is not None else None
+            if cost is not None:
+                session.total = float(cost.group("usd")) or None
             # aider counts what the model sent back: a reply came, whatever asked for it
             if tokens is not None and session.provider is None and tokens.group(
                     "received").strip("0.,k"):
