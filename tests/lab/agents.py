@@ -140,7 +140,7 @@ class Agent:
                 python = find_python(self.min_python)
                 _run_install([python, "-m", "venv", str(target)])
                 _run_install([str(target / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                              "--disable-pip-version-check", f"{self.package}=={self.version}"])
+                              *PIP_FLAGS, f"{self.package}=={self.version}"])
         except AgentUnavailableError:
             shutil.rmtree(target, ignore_errors=True)
             raise
@@ -175,6 +175,11 @@ class Agent:
         """The SQLite session databases of this run the fixture keeps (normalized copies)."""
         del ctx
         return []
+
+
+PIP_FLAGS: Final = ("--disable-pip-version-check", "--no-compile")
+"""An agent's or oracle's pip install: no bytecode compiled at install (for hundreds of
+dependencies, most of the install's CPU time; Python compiles what a run imports)."""
 
 
 def _run_install(argv: list[str]) -> None:

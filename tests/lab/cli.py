@@ -20,6 +20,7 @@ import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, Final
 
 from tests.lab.agents import AgentUnavailableError, agents, set_pin
 from tests.lab.runner import FIXTURES, run_and_save
@@ -35,28 +36,36 @@ def _select(names: list[str] | None, known: list[str], what: str) -> list[str]:
     return names
 
 
+INSTALL_JOBS: Final = 3
+"""Installs at once: npm's are mostly waiting on the disk, pip's on one core each."""
+
+
 def cmd_install(names: list[str]) -> int:
+    """Install the agents named (all, and then the oracles, with none named), a few at once
+    (the agents before the oracles: an oracle may be an agent's install); one line each, in
+    the table's order."""
     table = agents()
-    failed = 0
-    for name in _select(names, list(table), "agent"):
-        agent = table[name]
-        try:
-            agent.install()
-            print(f"{name} {agent.version}: {agent.executable}")
-        except AgentUnavailableError as exc:
-            failed += 1
-            print(f"{name} {agent.version}: cannot install: {exc}", file=sys.stderr)
-    if not names:  # the oracles' packages too (tests/lab/oracles.toml)
+    phases: list[list[Any]] = [[table[name] for name in _select(names, list(table), "agent")]]
+    if not names:  # then the oracles' packages (tests/lab/oracles.toml; some are an agent's)
         from tests.lab.oracles import oracles
 
-        for oracle in oracles().values():
-            try:
-                oracle.install()
-                print(f"oracle {oracle.name} {oracle.version}: {oracle.python}")
-            except AgentUnavailableError as exc:
-                failed += 1
-                print(f"oracle {oracle.name} {oracle.version}: cannot install: {exc}",
-                      file=sys.stderr)
+        phases.append(list(oracles().values()))
+
+    def install(item: Any) -> tuple[str, bool]:
+        oracle = not hasattr(item, "executable")
+        label = f"oracle {item.name} {item.version}" if oracle else f"{item.name} {item.version}"
+        try:
+            item.install()
+        except AgentUnavailableError as exc:
+            return f"{label}: cannot install: {exc}", False
+        return f"{label}: {item.python if oracle else item.executable}", True
+
+    failed = 0
+    with ThreadPoolExecutor(max_workers=INSTALL_JOBS) as pool:
+        for phase in phases:
+            for line, done in pool.map(install, phase):
+                failed += not done
+                print(line, file=sys.stdout if done else sys.stderr, flush=True)
     return 1 if failed and os.environ.get("CI") == "true" else 0
 
 

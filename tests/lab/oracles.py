@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from tests.lab.agents import AgentUnavailableError, _run_install, agents, cache_dir, find_python
+from tests.lab.agents import (
+    PIP_FLAGS,
+    AgentUnavailableError,
+    _run_install,
+    agents,
+    cache_dir,
+    find_python,
+)
 
 ORACLES: Final = Path(__file__).parent / "oracles.toml"
 
@@ -60,8 +67,7 @@ class Oracle:
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             _run_install([find_python(self.min_python), "-m", "venv", str(target)])
-            pip = [str(self.python), "-m", "pip", "install", "--quiet",
-                   "--disable-pip-version-check"]
+            pip = [str(self.python), "-m", "pip", "install", "--quiet", *PIP_FLAGS]
             if self.only:
                 _run_install([*pip, "--no-deps", f"{self.package}=={self.version}"])
                 _run_install([*pip, *self.only])
