@@ -159,15 +159,16 @@ def _atif_files() -> list[Path]:
 
 
 def _aider_files() -> list[Path]:
-    return [p for p in _files("*.md", sessions_dir() / "aider", sessions_2_dir() / "aider")
-            if p.name != "SOURCES.md"]
+    return [p for p in _files("*.md", sessions_dir() / "aider", sessions_2_dir() / "aider",
+                              LAB / "aider")
+            if p.name not in ("SOURCES.md", "meta.json")]
 
 
 @pytest.fixture(scope="module")
 def document() -> dict[str, Any]:
     """The ``--json`` document of every file of these formats."""
     return _document([*_stream_files(), *_mini_files(), *_swe_files(), _openhands_dir(),
-                      *_atif_files(), *_aider_files()])
+                      LAB / "openhands", *_atif_files(), *_aider_files()])
 
 
 def _expected(document: dict[str, Any]) -> list[tuple[dict[str, Any], float | None]]:
@@ -246,13 +247,15 @@ def test_swe_agent_sessions_record_their_instance_cost(document: dict[str, Any])
 
 
 def test_openhands_sessions_record_their_records_cost(document: dict[str, Any]) -> None:
-    """Every real OpenHands file: an ``output.jsonl`` record's total is its
-    ``metrics.accumulated_cost`` (0.0 in every real one: none); event arrays and completions
-    files (whose ``cost`` is one call's) record none."""
+    """Every real OpenHands file and the lab's conversation folders: an ``output.jsonl``
+    record's total is its ``metrics.accumulated_cost`` (0.0 in every real one: none); event
+    arrays, conversation folders and completions files (whose ``cost`` is one call's) record
+    none."""
     _check(document, "openhands")
     sessions = [s for s in document["sessions"] if s["format"] == "openhands"]
     assert sum(s["path"].endswith("output.jsonl") for s in sessions) >= 3
     assert sum("llm_completions" in s["path"] for s in sessions) >= 2
+    assert sum(s["path"].startswith(str(LAB)) for s in sessions) >= 10
 
 
 def test_atif_trials_record_no_total_when_their_files_have_none(
