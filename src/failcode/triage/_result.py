@@ -135,9 +135,11 @@ class Breakdown:
                 f"({self.recorded_sessions:,} of {self.sessions:,})")
 
     def spent(self) -> str:
-        """:meth:`failures_spent` and :meth:`recorded`, those that say something, joined by
-        `` · ``; "" when neither does."""
-        return " · ".join(part for part in (self.failures_spent(), self.recorded()) if part)
+        """The row's cost line: :meth:`failures_spent` (when there are failures) and
+        :meth:`recorded`, those that say something, joined by `` · ``; "" when neither
+        does (a row without tokens still shows its recorded totals)."""
+        parts = (self.failures_spent() if self.failures else "", self.recorded())
+        return " · ".join(part for part in parts if part)
 
     def counts(self) -> list[int]:
         """Sessions, sessions with failures, failures."""

@@ -251,8 +251,7 @@ def _breakdown(out: Out, title: str, table: dict[str, Breakdown]) -> None:
         out.line(f"  {safe(key):<{width}}  {plural(row.sessions, 'session'):>14}, "
                  f"{row.failing:,} with failures ({share:.0%}), "
                  f"{plural(row.failures, 'failure')}")
-        parts = (row.failures_spent() if row.failures else "", row.recorded())
-        if spent := " · ".join(part for part in parts if part):
+        if spent := row.spent():
             out.line(f"  {'':<{width}}  {spent}")
 
 
