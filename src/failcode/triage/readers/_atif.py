@@ -88,10 +88,9 @@ from failcode.triage.readers._claude_code import ClaudeCodeReader, _writes
 from failcode.triage.readers._jsonstream import JsonStream, loads
 from failcode.triage.readers._mini_swe_agent import (
     MiniSweAgentReader,
-    recorded_total,
     session_end_error,
 )
-from failcode.triage.readers._text import as_dict, as_list, as_str, iso_time
+from failcode.triage.readers._text import as_dict, as_list, as_str, iso_time, recorded_total
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -85,8 +85,14 @@ from failcode.triage.readers._claude_code import (
 )
 from failcode.triage.readers._jsonstream import loads
 from failcode.triage.readers._lines import lines
-from failcode.triage.readers._mini_swe_agent import recorded_total
-from failcode.triage.readers._text import as_dict, as_str, first_line, http_status, iso_time
+from failcode.triage.readers._text import (
+    as_dict,
+    as_str,
+    first_line,
+    http_status,
+    iso_time,
+    recorded_total,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

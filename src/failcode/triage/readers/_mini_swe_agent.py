@@ -91,10 +91,12 @@ from failcode.triage.readers._text import (
     as_dict,
     as_list,
     as_str,
+    dollars,
     epoch_time,
     exception_line,
     exit_in_text,
     first_line,
+    recorded_total,
     split_exception,
     stated_exit,
 )
@@ -103,7 +105,7 @@ if TYPE_CHECKING:
     from collections.abc import Generator, Iterator, Mapping
     from typing import BinaryIO
 
-__all__ = ["MiniSweAgentReader", "litellm_tokens", "recorded_total"]
+__all__ = ["MiniSweAgentReader", "litellm_tokens"]
 
 _RETURNCODE: Final = lazy(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _OUTPUT: Final = lazy(r"<output>\n?(.*?)</output>", re.DOTALL)
@@ -140,20 +142,6 @@ def _text(content: object) -> str:
     return ""
 
 
-def _dollars(value: object) -> float | None:
-    """A price: a JSON number from 0 to a billion dollars, else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if 0 <= value < 1e9 else None  # NaN fails both
-
-
-def recorded_total(value: object) -> float | None:
-    """A session's total in dollars as an agent recorded it: a JSON number above 0 and below a
-    billion dollars, else None (0 is what litellm-based agents and Claude Code record when
-    they could not price the calls: unknown, never $0)."""
-    return _dollars(value) or None
-
-
 def _count(value: object) -> int:
     """A token count: a non-negative JSON integer, else 0."""
     return value if type(value) is int and 0 <= value < 1 << 53 else 0
@@ -180,7 +168,7 @@ def _usage(message: dict[str, Any], after: int) -> Usage | None:
     if not isinstance(usage, dict):
         return None
     cost = extra.get("cost")
-    usd = _dollars(cost) or None  # 0: litellm could not price the turn
+    usd = dollars(cost) or None  # 0: litellm could not price the turn
     model = as_str(response.get("model")) or None
     return Usage(*litellm_tokens(usage), model=model,
                  timestamp=epoch_time(extra.get("timestamp")), after=after, usd=usd,

@@ -137,6 +137,7 @@ from failcode.triage.readers._text import (
     as_key,
     as_list,
     as_str,
+    dollars,
     epoch_time,
     exception_line,
     exit_in_text,
@@ -258,7 +259,7 @@ class _Stream:
         cost = metrics.get("accumulated_cost")
         now = (_count(tokens.get("prompt_tokens")), _count(tokens.get("completion_tokens")),
                _count(tokens.get("cache_read_tokens")), _count(tokens.get("cache_write_tokens")),
-               _dollars(cost) or 0.0)
+               dollars(cost) or 0.0)
         before = self.spent
         self.spent = now
         if any(b > n for b, n in zip(before, now, strict=True)):
@@ -420,13 +421,6 @@ class _Stream:
         return _record_end(self.steps, name, error, self.finished)
 
 
-def _dollars(value: object) -> float | None:
-    """A price: a JSON number from 0 to a billion dollars, else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if 0 <= value < 1e9 else None  # NaN fails both
-
-
 def _count(value: object) -> int:
     """A token count: a non-negative JSON integer, else 0."""
     return value if type(value) is int and 0 <= value < 1 << 53 else 0
@@ -501,7 +495,7 @@ class OpenHandsReader:
             version = metadata.get("openhands_version") or metadata.get("version")
             yield About(model if isinstance(model, str) else None,
                         version if isinstance(version, str) else None)
-            total = _dollars(as_dict(record.get("metrics")).get("accumulated_cost")) or None
+            total = dollars(as_dict(record.get("metrics")).get("accumulated_cost")) or None
             yield replace(run.end(name, record.get("error")), recorded_usd=total)
 
     @staticmethod

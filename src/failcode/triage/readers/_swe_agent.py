@@ -75,12 +75,13 @@ from failcode.triage._events import (
     SessionStart,
 )
 from failcode.triage.readers._jsonstream import JsonStream
-from failcode.triage.readers._mini_swe_agent import _stem, recorded_total, session_end_error
+from failcode.triage.readers._mini_swe_agent import _stem, session_end_error
 from failcode.triage.readers._text import (
     TRACEBACK_START,
     as_dict,
     as_str,
     first_line,
+    recorded_total,
     split_exception,
 )
 

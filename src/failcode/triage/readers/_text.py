@@ -33,8 +33,8 @@ from typing import Any, Final
 from failcode.triage._events import InputError
 
 __all__ = ["EXIT_MAX", "EXIT_MIN", "TRACEBACK_START", "as_dict", "as_key", "as_list", "as_str",
-           "epoch_time", "exception_line", "exit_in_text", "first_line", "http_status",
-           "iso_time", "split_exception", "stated_exit"]
+           "dollars", "epoch_time", "exception_line", "exit_in_text", "first_line", "http_status",
+           "iso_time", "recorded_total", "split_exception", "stated_exit"]
 
 EXIT_MIN: Final = -(2**31)
 """The lowest exit status read: a signed 32-bit code."""
@@ -87,6 +87,20 @@ def first_line(text: str, limit: int = 200) -> str:
         if line.strip():
             return line.strip()[:limit]
     return ""
+
+
+def dollars(value: object) -> float | None:
+    """A price: a JSON number from 0 to a billion dollars, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if 0 <= value < 1e9 else None  # NaN fails both
+
+
+def recorded_total(value: object) -> float | None:
+    """A session's total in dollars as an agent recorded it: a JSON number above 0 and below a
+    billion dollars, else None (0 is what litellm-based agents and Claude Code record when
+    they could not price the calls: unknown, never $0)."""
+    return dollars(value) or None
 
 
 def as_dict(value: object) -> dict[str, Any]:
