@@ -10,7 +10,7 @@ retried batch changes nothing twice and a batch that fails changes nothing:
 table                       one row per
 ==========================  ====================================================================
 svc_findings                signature: its id (a number, per store), status, since when, the
-                            version it was resolved in, how often it regressed
+                            version it was resolved in and when, how often it regressed
 svc_finding_days            (signature, UTC day): failures that day
 svc_finding_versions        (signature, agent, agent version, model): failures, first/last seen
 svc_session_ends            (session, input): how it ended (the ``triage.ended`` or
@@ -52,11 +52,11 @@ else too few sessions to tell.
   them (V not seen yet: each says how many sessions it has since). One comparison per agent; an
   agent with no session of a known version, or a finding whose failures name no agent, has
   none.
-- **Resolved without a version** (status ``resolved``): every session of the store, split at
-  the resolution by when it started (its first event, ``sessions.first_us``), as the CLI splits
-  at ``--changed-at``. A failure after it reopens the finding and its time replaces the
-  resolution's, so a ``regressed`` finding resolved without a version has no comparison:
-  resolve in a version to follow a fix past a regression.
+- **Resolved without a version** (status ``resolved``, or ``regressed`` since): every session
+  of the store, split at the resolution (``svc_findings.resolved_us``, kept when a failure
+  reopens the finding) by when it started (its first event, ``sessions.first_us``), as the CLI
+  splits at ``--changed-at``. A finding resolved before the store kept that time (findings
+  schema 3) and reopened since has no comparison.
 
 Who produced a failure: the failure's (or outcome's) context keys ``agent``, ``agent_version``
 and ``model``; failures that triage recorded (``failcode triage --store``/``--report-to``)
