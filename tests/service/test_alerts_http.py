@@ -5,6 +5,8 @@ webhook's secret never shows in an answer or the service's log."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,9 +18,11 @@ import pytest
 from failcode import FC
 from failcode.events import failure_event
 from failcode.service._alerts import ALLOW_ENV
+from tests.service.conftest import running
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
     from failcode import Failure
     from tests.service.conftest import Served
@@ -162,3 +166,30 @@ def test_a_webhook_to_a_non_public_address_is_refused_with_400(served: Served, u
     status, listed = served.json("GET", "/v1/webhooks", key=served.keys["admin"])
     assert status == 200
     assert listed == []
+
+
+def test_serve_s_webhook_allow_option_is_the_allow_list(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``failcode serve --webhook-allow`` replaces the environment's list: with the environment
+    saying nothing, a service started with ``--webhook-allow 127.0.0.2/32`` takes a receiver on
+    127.0.0.2 and still refuses one on 127.0.0.1."""
+    monkeypatch.delenv(ALLOW_ENV)
+    with running("sqlite", tmp_path, extra=("--webhook-allow", "127.0.0.2/32")) as served:
+        for host, status_wanted in (("127.0.0.2", 200), ("127.0.0.1", 400)):
+            status, answer = served.json(
+                "POST", "/v1/webhooks", key=served.keys["admin"],
+                body=json.dumps({"url": f"http://{host}:9/hook", "on": ["new_finding"]}).encode(),
+                headers={"Content-Type": "application/json"})
+            assert status == status_wanted, (host, answer)
+
+
+@pytest.mark.parametrize("value", ["10.0.0.1/8", "not-a-network", "10.0.0.0/33"])
+def test_a_bad_webhook_allow_option_is_a_usage_error(value: str, tmp_path: Path) -> None:
+    """A network the service would refuse is refused before serving: exit 2 naming it."""
+    done = subprocess.run([sys.executable, "-m", "failcode", "serve", "--store",
+                           f"sqlite:///{tmp_path / 'control.db'}", "--webhook-allow", value],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "--webhook-allow" in done.stderr
+    assert value in done.stderr
+    assert "Traceback" not in done.stderr

@@ -289,7 +289,7 @@ def _refusal(address: str, allow: Sequence[Network]) -> str | None:
 def _refused_message(url: str, address: str, why: str) -> str:
     return (f"webhook URL {redact_url(url)!r} reaches {address}, {why}; webhooks may reach "
             "only public addresses unless the service's webhook_allow lists the network "
-            "(e.g. webhook_allow = [\"10.0.0.0/8\"])")
+            "(failcode serve --webhook-allow 10.0.0.0/8, or FAILCODE_WEBHOOK_ALLOW)")
 
 
 def check_target(url: str, allow: Sequence[Network] = ()) -> None:

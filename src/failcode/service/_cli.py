@@ -74,6 +74,7 @@ def _when(us: int | None) -> str:
     "failcode serve --read-timeout 60 --max-connections 4000",
     "failcode serve --host 0.0.0.0 --forwarded-allow-ips 10.0.0.5",
     "failcode serve --tls-cert cert.pem --tls-key key.pem",
+    "failcode serve --webhook-allow 10.0.0.0/8,127.0.0.1/32",
     "failcode serve --workers 4 --store postgresql://failcode@db/failcode"))
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on (0.0.0.0: every interface).")
@@ -103,6 +104,10 @@ def _when(us: int | None) -> str:
               help="Serve HTTPS with this certificate chain (with --tls-key).")
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), metavar="PEM",
               help="The private key of --tls-cert.")
+@click.option("--webhook-allow", "webhook_allow", metavar="NETWORKS",
+              help="Comma-separated networks in CIDR notation a webhook may reach although "
+                   "they are not public (an internal receiver); default: "
+                   "FAILCODE_WEBHOOK_ALLOW, else none.")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Worker processes on the one port; they and any replicas on the same store "
                    "share rate limits, sign-in sessions, alerts and retention.")
@@ -111,7 +116,8 @@ def _when(us: int | None) -> str:
 def serve_command(host: str, port: int, url: str | None, public_url: str | None,
                   prune_interval: float, rate: int, read_timeout: float, keep_alive: int,
                   max_connections: int, forwarded: str, tls_cert: str | None,
-                  tls_key: str | None, workers: int, log_level: str) -> None:
+                  tls_key: str | None, webhook_allow: str | None, workers: int,
+                  log_level: str) -> None:
     """Receive failures from agents on many machines: failcode events, OTLP, raw failures."""
     try:
         from failcode.service import ServiceConfig, serve  # noqa: PLC0415
@@ -127,7 +133,7 @@ def serve_command(host: str, port: int, url: str | None, public_url: str | None,
                            read_timeout_s=read_timeout, keep_alive_s=keep_alive,
                            max_connections=max_connections,
                            forwarded_allow=_proxies(forwarded), tls_cert=tls_cert,
-                           tls_key=tls_key)
+                           tls_key=tls_key, webhook_allow=_allowed(webhook_allow))
     _check_tls(tls_cert, tls_key)
     try:
         from failcode.service._service import Service  # noqa: PLC0415
@@ -139,6 +145,21 @@ def serve_command(host: str, port: int, url: str | None, public_url: str | None,
     click.echo(f"failcode serve: {scheme}://{host}:{port} (store "
                f"{printable(config.store_url)})", err=True)
     serve(config, host=host, port=port, log_level=log_level, workers=workers)
+
+
+def _allowed(text: str | None) -> tuple[str, ...] | None:
+    """``--webhook-allow``: the networks, each checked as the service checks them, else a usage
+    error naming it; None without the option (the environment's list)."""
+    if text is None:
+        return None
+    from failcode import FailureError  # noqa: PLC0415
+    from failcode.service._alerts import allow_networks  # noqa: PLC0415
+
+    try:
+        return tuple(str(network) for network in allow_networks(text))
+    except FailureError as exc:
+        raise click.BadParameter(str(exc.failure.params.get("problem") or exc),
+                                 param_hint="--webhook-allow") from None
 
 
 def _proxies(text: str) -> tuple[str, ...]:
