@@ -1,0 +1,75 @@
+"""``python -m tests.learned generate [--out DIR] [--only ECOSYSTEM] [--jobs N] [--force]``.
+
+Writes ``examples-<hash of the cases>.jsonl`` into ``--out`` (else the cache folder,
+:func:`tests.learned.generate.cache_dir`) and prints a summary; a file already there for the
+same case files is reused (``--force`` runs them again). ``count`` prints what the case files
+would yield, without running anything. Exits 1 when an example was left out (its command did
+not exit as stated), naming each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from tests.learned.catalogue import CaseError
+from tests.learned.generate import (
+    cache_dir,
+    generate,
+    load_cases,
+    output_path,
+    read_examples,
+    summary,
+)
+
+
+def cmd_generate(out: Path | None, only: str | None, jobs: int, force: bool) -> int:
+    cases = load_cases(only)
+    path = output_path(out or cache_dir(), only)
+    if path.exists() and not force:
+        print(f"reusing {path}")
+        print(summary(read_examples(path)))
+        return 0
+    started = time.monotonic()
+    records, left_out = generate(cases, path, jobs=jobs)
+    print(f"wrote {path} in {time.monotonic() - started:.0f} s")
+    print(summary(records))
+    for ran in left_out:
+        print(f"left out {ran.example.id} ({ran.example.command!r}): {ran.problem}",
+              file=sys.stderr)
+    print(f"\n{len(left_out)} examples left out", file=sys.stderr)
+    return 1 if left_out else 0
+
+
+def cmd_count(only: str | None) -> int:
+    cases = load_cases(only)
+    programs: Counter[str] = Counter()
+    for case in cases:
+        programs[case.program] += case.size
+    print(f"{sum(programs.values())} examples from {len(programs)} programs, {len(cases)} cases")
+    for name, count in sorted(programs.items(), key=lambda item: (-item[1], item[0])):
+        print(f"  {count:6d}  {name}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.learned", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    gen = sub.add_parser("generate", help="run every example, write the JSON lines")
+    gen.add_argument("--out", type=Path, help="the folder (default: the cache folder)")
+    gen.add_argument("--only", metavar="ECOSYSTEM", help="one case file (its name)")
+    gen.add_argument("--jobs", type=int, default=2, help="examples run at once (2)")
+    gen.add_argument("--force", action="store_true", help="run again even when cached")
+    count = sub.add_parser("count", help="what the case files yield, without running them")
+    count.add_argument("--only", metavar="ECOSYSTEM")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "generate":
+            sys.exit(cmd_generate(args.out, args.only, args.jobs, args.force))
+        sys.exit(cmd_count(args.only))
+    except CaseError as exc:
+        raise SystemExit(f"bad case file: {exc}") from exc
