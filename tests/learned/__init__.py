@@ -19,7 +19,9 @@ ecosystem: ``python``, ``javascript``, ``go``, ``rust``, ``java``, ``c``, ``shel
   ``setup``: a bash script (``bash -e``) run in the project after that (a git history, a
   file without its execute bit). A failing setup leaves the example out.
 - ``command``: run with ``bash -c`` in the project.
-- ``exit``: the command's true exit status; ``kind`` and ``class``: the truth, from failcode's
+- ``exit``: the command's true exit status (negative: killed by that signal, as Python
+  reports it: ``bash -c 'cc x.c && ./a.out'`` runs the last program in bash's place, so a
+  crash is -11, not 139); ``kind`` and ``class``: the truth, from failcode's
   taxonomy (its kinds; the classes of its catalog and of docs/classification.md), or
   ``"none"`` and ``"none"`` for an example that is no failure (a pass, and also a probe or a
   comparison that answers no: ``grep`` finding nothing, ``diff`` of files that differ). A case

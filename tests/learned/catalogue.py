@@ -123,8 +123,8 @@ def _case(path: Path, ecosystem: str, index: int, raw: Any) -> Case:
     if unknown:
         raise _fail(path, where, f"unknown keys {sorted(unknown)}")
     exit_status = raw.get("exit")
-    if not isinstance(exit_status, int) or isinstance(exit_status, bool) or exit_status < 0:
-        raise _fail(path, f"{where}.exit", f"an exit status >= 0 is required, got {exit_status!r}")
+    if not isinstance(exit_status, int) or isinstance(exit_status, bool):
+        raise _fail(path, f"{where}.exit", f"an exit status is required, got {exit_status!r}")
     files = raw.get("files", {})
     if not isinstance(files, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in files.items()):

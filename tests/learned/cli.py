@@ -34,7 +34,12 @@ def cmd_generate(out: Path | None, only: str | None, jobs: int, force: bool) -> 
         print(summary(read_examples(path)))
         return 0
     started = time.monotonic()
-    records, left_out = generate(cases, path, jobs=jobs)
+    def progress(done: int, total: int) -> None:
+        if done % 250 == 0 or done == total:
+            print(f"  {done}/{total} examples run ({time.monotonic() - started:.0f} s)",
+                  file=sys.stderr, flush=True)
+
+    records, left_out = generate(cases, path, jobs=jobs, progress=progress)
     print(f"wrote {path} in {time.monotonic() - started:.0f} s")
     print(summary(records))
     for ran in left_out:

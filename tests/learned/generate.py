@@ -21,10 +21,13 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from tests.lab.agents import tool_env
 from tests.learned.catalogue import CASES, Case, Example, cases_hash, load_all
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 KEEP_CHARS: Final = 16 * 1024
 """Of each stream, the last this many characters are kept (the end says why it failed)."""
@@ -133,14 +136,19 @@ def run_example(example: Example) -> Ran:
     return Ran(example, record, None)
 
 
-def generate(cases: list[Case], out: Path, *, jobs: int = 2) -> tuple[list[dict[str, Any]],
-                                                                      list[Ran]]:
+def generate(cases: list[Case], out: Path, *, jobs: int = 2,
+             progress: Callable[[int, int], None] | None = None,
+             ) -> tuple[list[dict[str, Any]], list[Ran]]:
     """Run every example of ``cases`` (``jobs`` at once) and write the ones that exited as
-    stated to ``out`` (atomically: a run cut short leaves no file). Returns the records and
-    the examples left out."""
+    stated to ``out`` (atomically: a run cut short leaves no file). ``progress(done, total)``
+    is called after each example. Returns the records and the examples left out."""
     examples = [example for case in cases for example in case.examples()]
+    ran = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        ran = list(pool.map(run_example, examples))
+        for done, result in enumerate(pool.map(run_example, examples), start=1):
+            ran.append(result)
+            if progress is not None:
+                progress(done, len(examples))
     records = [r.record for r in ran if r.record is not None]
     left_out = [r for r in ran if r.record is None]
     out.parent.mkdir(parents=True, exist_ok=True)
