@@ -26,6 +26,9 @@ ecosystem: ``python``, ``javascript``, ``go``, ``rust``, ``java``, ``c``, ``shel
   ``"none"`` and ``"none"`` for an example that is no failure (a pass, and also a probe or a
   comparison that answers no: ``grep`` finding nothing, ``diff`` of files that differ). A case
   exiting 0 has kind ``"none"``.
+- ``says``: a regular expression the output must match (placeholders filled), for a case
+  whose exit status alone could come from another failure (``python -m x`` exits 1 both when
+  x is missing and when x is a package without ``__main__``).
 - ``timeout``: seconds the example may take (60 unless set); past it the example is left out.
 - ``params``: lists of values, each named by a ``@name@`` placeholder in ``command``,
   ``setup``, a file's path or text. The case yields one example per combination (their
@@ -36,8 +39,9 @@ Each example runs in a fresh temporary project in the environment of the lab's s
 commands (:func:`tests.lab.agents.tool_env`: the repository's Python and TypeScript first,
 offline pip, npm, Go and Cargo, a private HOME and TMPDIR), plus Go's build cache shared
 between examples and pytest without the plugins of the repository's environment
-(:func:`tests.learned.generate.learned_env`). An example whose command does not exit as stated
-is reported and left out: a wrong label is never written.
+(:func:`tests.learned.generate.learned_env`). An example whose command does not exit as stated,
+or whose output does not match its ``says``, is reported and left out: a wrong label is never
+written.
 
 ``python -m tests.learned generate [--out DIR] [--only ECOSYSTEM] [--jobs N] [--force]`` writes
 one JSON line per example to ``examples-<hash of the case files>.jsonl`` in the cache folder

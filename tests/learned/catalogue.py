@@ -28,7 +28,7 @@ PLACEHOLDER: Final = re.compile(r"@([a-z_][a-z0-9_]*)@")
 
 CASE_KEYS: Final = frozenset({
     "id", "program", "command", "exit", "kind", "class", "files", "setup", "params",
-    "timeout", "about", "tools",
+    "timeout", "about", "tools", "says",
 })
 
 
@@ -54,6 +54,8 @@ class Case:
     about: str = ""
     tools: tuple[str, ...] = ()
     """Every program the example needs on the machine (the program itself first)."""
+    says: str = ""
+    """A regular expression the output (stdout and stderr) must match, when set."""
 
     @property
     def size(self) -> int:
@@ -93,6 +95,10 @@ class Example:
     @property
     def command(self) -> str:
         return self.fill(self.case.command)
+
+    @property
+    def says(self) -> str:
+        return self.fill(self.case.says)
 
     @property
     def setup(self) -> str:
@@ -154,9 +160,14 @@ def _case(path: Path, ecosystem: str, index: int, raw: Any) -> Case:
         files=files, setup=_str(path, where, raw, "setup", ""), params=params,
         timeout_s=float(timeout), about=_str(path, where, raw, "about", ""),
         tools=tuple(dict.fromkeys([program, *tools])),
+        says=_str(path, where, raw, "says", ""),
     )
+    try:
+        re.compile(case.says)
+    except re.error as exc:
+        raise _fail(path, f"{where}.says", f"not a regular expression: {exc}") from exc
     used = set()
-    for text in (case.command, case.setup, *case.files, *case.files.values()):
+    for text in (case.command, case.setup, case.says, *case.files, *case.files.values()):
         used |= set(PLACEHOLDER.findall(text))
     if used - set(params):
         raise _fail(path, f"{where}.params", f"no values for {sorted(used - set(params))}")

@@ -4,7 +4,8 @@ Each example runs in a fresh temporary project: its files are written, its setup
 (``bash -c``), then its command (``bash -c``) in the environment of the lab's scenario
 commands (:func:`tests.lab.agents.tool_env`: offline, a private HOME and TMPDIR), under the
 case's time limit. An example whose command does not exit as its case states (or whose setup
-fails, or that overruns its time limit) is left out and reported, never written with a label
+fails, whose output lacks what its case says it prints, or that overruns its time limit) is
+left out and reported, never written with a label
 that may be wrong.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -124,6 +126,9 @@ def run_example(example: Example) -> Ran:
     if status != case.exit:
         said = _tail(out + err)[0][-400:]
         return Ran(example, None, f"exited {status}, not {case.exit}: {said}")
+    if example.says and not re.search(example.says, _tail(out + err)[0]):
+        said = _tail(out + err)[0][-400:]
+        return Ran(example, None, f"exited {status}, but its output lacks /{example.says}/: {said}")
     stdout, stdout_cut = _tail(out)
     stderr, stderr_cut = _tail(err)
     record = {

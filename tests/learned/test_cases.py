@@ -122,7 +122,8 @@ def test_the_cache_key_follows_the_case_files(tmp_path: Path) -> None:
 
 
 def test_generate_writes_what_ran_and_leaves_out_a_wrong_label(tmp_path: Path) -> None:
-    """Examples that exit as stated become JSON lines; one that does not is left out."""
+    """Examples that exit as stated become JSON lines; one that does not, or whose output
+    lacks what its case says, is left out."""
     if shutil.which("cat") is None:
         pytest.skip("cat is not installed")
     path = tmp_path / "shell.toml"
@@ -131,7 +132,9 @@ def test_generate_writes_what_ran_and_leaves_out_a_wrong_label(tmp_path: Path) -
         'kind = "command_error"\nclass = "file_not_found"\n'
         '[case.params]\nfile = ["a.txt", "b.txt", "c.txt"]\n'
         '[[case]]\nid = "cat-wrong"\nprogram = "cat"\ncommand = "cat gone.txt"\nexit = 3\n'
-        'kind = "command_error"\nclass = "file_not_found"\n')
+        'kind = "command_error"\nclass = "file_not_found"\n'
+        '[[case]]\nid = "cat-says-else"\nprogram = "cat"\ncommand = "cat gone.txt"\nexit = 1\n'
+        'kind = "env_error"\nclass = "permission_denied"\nsays = "Permission denied"\n')
     out = tmp_path / "examples.jsonl"
     records, left_out = generate(load(path), out, jobs=2)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
@@ -139,7 +142,7 @@ def test_generate_writes_what_ran_and_leaves_out_a_wrong_label(tmp_path: Path) -
     assert {line["exit"] for line in lines} == {1}
     assert all("No such file" in line["stderr"] for line in lines)
     assert len({line["id"] for line in lines}) == 3
-    assert [ran.example.case.id for ran in left_out] == ["cat-wrong"]
+    assert [ran.example.case.id for ran in left_out] == ["cat-wrong", "cat-says-else"]
     assert read_examples(out) == records
 
 
