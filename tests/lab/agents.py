@@ -182,8 +182,18 @@ PIP_FLAGS: Final = ("--disable-pip-version-check", "--no-compile")
 dependencies, most of the install's CPU time; Python compiles what a run imports)."""
 
 
+INSTALL_TIMEOUT_S: Final = 1800
+
+
 def _run_install(argv: list[str]) -> None:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=1800)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, check=False,
+                              timeout=INSTALL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise AgentUnavailableError(f"{' '.join(argv[:3])}... did not finish in "
+                                    f"{INSTALL_TIMEOUT_S} s (a loaded machine, or a slow "
+                                    "index): run `python -m tests.lab install` again, it "
+                                    "goes on where it stopped") from None
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
         raise AgentUnavailableError(f"{' '.join(argv[:3])}... exited {done.returncode}: "
