@@ -125,7 +125,7 @@ def test_generate_writes_what_ran_and_leaves_out_a_wrong_label(tmp_path: Path) -
     """Examples that exit as stated become JSON lines; one that does not, or whose output
     lacks what its case says, is left out."""
     if shutil.which("cat") is None:
-        pytest.skip("cat is not installed")
+        missing("cat is not installed")
     path = tmp_path / "shell.toml"
     path.write_text(
         '[[case]]\nid = "cat-missing"\nprogram = "cat"\ncommand = "cat @file@"\nexit = 1\n'
@@ -159,7 +159,7 @@ def test_a_sample_exits_as_stated(ecosystem: str, tmp_path: Path) -> None:
         if not absent:
             runnable.append(case.examples()[0])
     if not runnable:
-        pytest.skip(f"no program of {ecosystem} is installed")
+        missing(f"no program of {ecosystem} is installed")
     with ThreadPoolExecutor(max_workers=2) as pool:
         ran = list(pool.map(run_example, runnable))
     wrong = [f"{r.example.case.id}: {r.problem}" for r in ran if r.record is None]
