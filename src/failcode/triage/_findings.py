@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from failcode.render._headline import headline
 from failcode.signature._cluster import TemplateClusterer
-from failcode.triage._result import Tokens, short_count
+from failcode.triage._result import Tokens, short_count, usd_words
 from failcode.triage._versions import rises
 
 if TYPE_CHECKING:
@@ -165,8 +165,8 @@ class Finding:
         recover``; a ``+`` after the dollars: some failing steps had no price); "" when the
         logs recorded none of them."""
         parts = []
-        if self.usd is not None and (self.usd or not self.usd_unknown):  # $0 + unknown: unknown
-            parts.append(f"${self.usd:,.3f}{'+' if self.usd_unknown else ''}")
+        if dollars := usd_words(self.usd, self.usd_unknown):
+            parts.append(dollars)
         if self.tokens is not None:
             parts.append(f"{short_count(self.tokens.total)} tokens")
         if self.recovery_s is not None:

@@ -64,6 +64,14 @@ class Tokens:
                 "cache_write": self.cache_write, "total": self.total, "turns": self.turns}
 
 
+def usd_words(usd: float | None, unknown: int) -> str | None:
+    """Dollars as a report shows them: ``$0.042``, a ``+`` after them when ``unknown`` more had
+    no price; None when there are none to show (no price, or $0 beside unknown ones)."""
+    if usd is None or (not usd and unknown):
+        return None
+    return f"${usd:,.3f}{'+' if unknown else ''}"
+
+
 def short_count(count: int) -> str:
     """``812``, ``51.2k``, ``3.4M``."""
     if count < 1000:
@@ -119,8 +127,8 @@ class Breakdown:
         if self.tokens is None:
             return ""
         parts = []
-        if self.usd is not None and (self.usd or not self.usd_unknown):  # $0 + unknown: unknown
-            parts.append(f"${self.usd:,.3f}{'+' if self.usd_unknown else ''}")
+        if dollars := usd_words(self.usd, self.usd_unknown):
+            parts.append(dollars)
         parts.append(f"{short_count(self.failure_tokens or 0)} tokens of "
                      f"{short_count(self.tokens)}")
         return "failures spent " + " · ".join(parts)

@@ -99,6 +99,7 @@ from failcode.triage.readers._text import (
     recorded_total,
     split_exception,
     stated_exit,
+    token_count,
 )
 
 if TYPE_CHECKING:
@@ -142,22 +143,17 @@ def _text(content: object) -> str:
     return ""
 
 
-def _count(value: object) -> int:
-    """A token count: a non-negative JSON integer, else 0."""
-    return value if type(value) is int and 0 <= value < 1 << 53 else 0
-
-
 def litellm_tokens(usage: Mapping[str, Any]) -> tuple[int, int, int, int]:
     """A litellm (OpenAI-shaped) ``usage``'s input without the cache's part, output, cache
     reads and cache writes (the module's rules: ``prompt_tokens`` includes both cache
     parts)."""
     details = usage.get("prompt_tokens_details")
-    read = max(_count(details.get("cached_tokens")) if isinstance(details, dict) else 0,
-               _count(usage.get("prompt_cache_hit_tokens")),
-               _count(usage.get("cache_read_input_tokens")))
-    write = _count(usage.get("cache_creation_input_tokens"))
-    return (max(0, _count(usage.get("prompt_tokens")) - read - write),
-            _count(usage.get("completion_tokens")), read, write)
+    read = max(token_count(details.get("cached_tokens")) if isinstance(details, dict) else 0,
+               token_count(usage.get("prompt_cache_hit_tokens")),
+               token_count(usage.get("cache_read_input_tokens")))
+    write = token_count(usage.get("cache_creation_input_tokens"))
+    return (max(0, token_count(usage.get("prompt_tokens")) - read - write),
+            token_count(usage.get("completion_tokens")), read, write)
 
 
 def _usage(message: dict[str, Any], after: int) -> Usage | None:

@@ -145,6 +145,7 @@ from failcode.triage.readers._text import (
     iso_time,
     split_exception,
     stated_exit,
+    token_count,
 )
 
 if TYPE_CHECKING:
@@ -257,9 +258,10 @@ class _Stream:
             return None  # an observation's are another LLM's own (the draft editor's)
         tokens = as_dict(metrics.get("accumulated_token_usage"))
         cost = metrics.get("accumulated_cost")
-        now = (_count(tokens.get("prompt_tokens")), _count(tokens.get("completion_tokens")),
-               _count(tokens.get("cache_read_tokens")), _count(tokens.get("cache_write_tokens")),
-               dollars(cost) or 0.0)
+        now = (token_count(tokens.get("prompt_tokens")),
+               token_count(tokens.get("completion_tokens")),
+               token_count(tokens.get("cache_read_tokens")),
+               token_count(tokens.get("cache_write_tokens")), dollars(cost) or 0.0)
         before = self.spent
         self.spent = now
         if any(b > n for b, n in zip(before, now, strict=True)):
@@ -419,11 +421,6 @@ class _Stream:
                 return _record_end(self.steps, name, self.reason, False)
             return SessionEnd(self.steps, "unknown", name)
         return _record_end(self.steps, name, error, self.finished)
-
-
-def _count(value: object) -> int:
-    """A token count: a non-negative JSON integer, else 0."""
-    return value if type(value) is int and 0 <= value < 1 << 53 else 0
 
 
 def _error_step(step: int, text: str, action: str, stamp: float | None) -> Event:

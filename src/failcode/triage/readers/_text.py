@@ -34,7 +34,7 @@ from failcode.triage._events import InputError
 
 __all__ = ["EXIT_MAX", "EXIT_MIN", "TRACEBACK_START", "as_dict", "as_key", "as_list", "as_str",
            "dollars", "epoch_time", "exception_line", "exit_in_text", "first_line", "http_status",
-           "iso_time", "recorded_total", "split_exception", "stated_exit"]
+           "iso_time", "recorded_total", "split_exception", "stated_exit", "token_count"]
 
 EXIT_MIN: Final = -(2**31)
 """The lowest exit status read: a signed 32-bit code."""
@@ -94,6 +94,11 @@ def dollars(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if 0 <= value < 1e9 else None  # NaN fails both
+
+
+def token_count(value: object) -> int:
+    """A token count: a non-negative JSON integer, else 0."""
+    return value if type(value) is int and 0 <= value < 1 << 53 else 0
 
 
 def recorded_total(value: object) -> float | None:
