@@ -40,6 +40,8 @@ class Oracle:
     only: tuple[str, ...] = ()
     """When set, the package is installed without its dependencies, and these packages
     beside it: what the modules the oracle imports need (not the whole application)."""
+    only_exact: bool = False
+    """``only`` is complete and pinned: installed as listed, without dependency resolution."""
 
     @property
     def install_dir(self) -> Path:
@@ -70,7 +72,7 @@ class Oracle:
             pip = [str(self.python), "-m", "pip", "install", "--quiet", *PIP_FLAGS]
             if self.only:
                 _run_install([*pip, "--no-deps", f"{self.package}=={self.version}"])
-                _run_install([*pip, *self.only])
+                _run_install([*pip, *(["--no-deps"] if self.only_exact else []), *self.only])
             else:
                 _run_install([*pip, f"{self.package}=={self.version}"])
         except AgentUnavailableError:
@@ -102,7 +104,8 @@ def oracles() -> dict[str, Oracle]:
                            version=agent.version if agent else pin["version"],
                            majors=tuple(pin.get("majors", ())),
                            min_python=tuple(pin.get("min_python", (3, 11))),  # type: ignore[arg-type]
-                           lab_agent=pin.get("lab_agent"), only=tuple(pin.get("only", ())))
+                           lab_agent=pin.get("lab_agent"), only=tuple(pin.get("only", ())),
+                           only_exact=bool(pin.get("only_exact", False)))
     return out
 
 
