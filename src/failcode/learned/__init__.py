@@ -1,0 +1,116 @@
+"""Learned suggestions: a kind and a class for the failures the rules leave unknown.
+
+The rules stay the authority. When they give ``unknown_error``, or a ``command_error`` whose
+class is ``unknown`` (:func:`wants_suggestion`), a small linear model trained on real tools'
+output (``tests/learned``: examples whose labels are true by construction) may suggest a kind
+and a class, with its confidence and the nearest known examples. Routing, decisions and codes
+never depend on a suggestion; below :data:`THRESHOLD` nothing is suggested.
+
+The model is a data file shipped in the package and read with the standard library only (no
+scikit-learn at run time), on the first call: ``import failcode.learned`` costs nothing more.
+See docs/classification.md, "Learned suggestions".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from failcode.record import Failure
+
+__all__ = ["THRESHOLD", "Nearest", "Suggestion", "suggest", "suggest_for", "wants_suggestion"]
+
+THRESHOLD: Final = 0.5
+"""Below this confidence (the model's probability of the kind) nothing is suggested. Chosen
+on programs held out of training (docs/classification.md); the shipped model may set its own
+(:attr:`Suggestion.model` names the model)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Nearest:
+    """A known failure like the one suggested for: a training example, or a stored failure."""
+
+    program: str
+    """The program whose output it is (``gcc``, ``ruff``)."""
+    kind: str
+    klass: str
+    """Its class (``class`` in JSON)."""
+    excerpt: str
+    """One normalized line of its output: no paths, numbers or secrets."""
+    similarity: float
+    """Cosine similarity of the two outputs' features, 0 to 1."""
+    remedy: str | None = None
+    """What fixes it, when known (a stored failure's remedy)."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form: ``class`` for :attr:`klass`."""
+        out: dict[str, object] = {"program": self.program, "kind": self.kind,
+                                  "class": self.klass, "excerpt": self.excerpt,
+                                  "similarity": round(self.similarity, 3)}
+        if self.remedy is not None:
+            out["remedy"] = self.remedy
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """What the learned model suggests for a failure the rules left unknown."""
+
+    kind: str
+    """A :class:`failcode.Kind` value."""
+    klass: str
+    """A class of failcode's catalog (``class`` in JSON); ``unknown`` when the model is sure
+    of the kind but not the class."""
+    confidence: float
+    """The model's probability of :attr:`kind`, 0 to 1 (calibrated on held-out programs)."""
+    nearest: tuple[Nearest, ...]
+    """The most similar known examples, most similar first."""
+    model: str
+    """The model's version, e.g. ``learned-1 3f2a9c1d``: the format and the file's hash."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form: ``{kind, class, confidence, nearest, model}``."""
+        return {"kind": self.kind, "class": self.klass,
+                "confidence": round(self.confidence, 3),
+                "nearest": [n.to_dict() for n in self.nearest], "model": self.model}
+
+
+def wants_suggestion(failure: Failure) -> bool:
+    """True for a failure the rules did not know: ``unknown_error``, or a ``command_error``
+    whose class is ``unknown``."""
+    kind: str = failure.kind.value
+    return kind == "unknown_error" or (kind == "command_error" and failure.error_class == "unknown")
+
+
+def suggest(argv: str | Sequence[str] | None, exit_code: int | None, stdout: str | bytes = "",
+            stderr: str | bytes = "") -> Suggestion | None:
+    """The model's suggestion for a failed command (or any failure's text as ``stderr``).
+
+    Args:
+        argv: the command, as for :func:`failcode.from_command`; None when there is none.
+        exit_code: its exit status, or None.
+        stdout: its standard output (str or bytes).
+        stderr: its standard error.
+
+    Returns:
+        A :class:`Suggestion`, or None when the model's confidence is below its threshold.
+        Never raises for any input; the cost is bounded by the output's length.
+    """
+    from failcode.learned._model import predict  # noqa: PLC0415 - the model loads on first use
+
+    return predict(argv, exit_code, stdout, stderr)
+
+
+def suggest_for(failure: Failure, argv: str | Sequence[str] | None = None,
+                exit_code: int | None = None, output: str | bytes = "") -> Suggestion | None:
+    """:func:`suggest` for a record the rules left unknown (None for any other record).
+
+    ``output`` is the command's output when the caller has it; else the record's message and
+    detail are used."""
+    if not wants_suggestion(failure):
+        return None
+    text = output or "\n".join(t for t in (failure.message, failure.detail) if t)
+    return suggest(argv, exit_code, "", text)
