@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from failcode.record import Failure
+    from failcode.record._failure import Failure
 
 __all__ = ["THRESHOLD", "Nearest", "Suggestion", "suggest", "suggest_for", "wants_suggestion"]
 
