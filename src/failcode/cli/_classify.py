@@ -5,6 +5,12 @@ and message (``--type T --message M``); or an HTTP status with an optional body 
 (``--http 429 --body FILE``). Output: the Failure (code, axes, class, signature), the decision
 :func:`failcode.decide` takes on a first occurrence, and the user text; ``--json`` prints all
 three as one JSON object.
+
+When the rules leave the error unknown (``unknown_error``, or a ``command_error`` of class
+``unknown``: :func:`failcode.learned.wants_suggestion`), the learned model's suggestion for
+the text it was shown (stdin's whole text; else the record's message and detail) follows the
+summary, marked as a suggestion, and is ``suggested`` in ``--json`` (null otherwise). It never
+changes the Failure or the decision.
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ from failcode.cli._output import echo, failure_text
 
 if TYPE_CHECKING:
     from failcode import Decision, Failure
+    from failcode.learned import Suggestion
 
-__all__ = ["classify", "exception_of"]
+__all__ = ["classify", "exception_of", "suggestion_lines"]
 
 _TRACEBACK_HEADER = "Traceback (most recent call last):"
 _EXCEPTION_LINE = re.compile(
@@ -86,6 +93,21 @@ def _summary(failure: Failure) -> list[str]:
         f"{failure.location or 'none'}"),
         f"  signature {failure.signature}",
     ]
+
+
+def suggestion_lines(suggested: Suggestion) -> list[str]:
+    """A suggestion as text, marked as one: the kind, class and confidence, then the nearest
+    known examples (program, kind and class, similarity, excerpt, remedy when known)."""
+    klass = f", class {suggested.klass}" if suggested.klass != "unknown" else ""
+    lines = [(f"suggested (learned, {suggested.confidence:.0%}; the rules say unknown): "
+              f"kind {suggested.kind}{klass}")]
+    for near in suggested.nearest:
+        lines.append(f"  like {near.program} ({near.kind} / {near.klass}, "
+                     f"{near.similarity:.0%} similar): {near.excerpt[:160]}")
+        if near.remedy:
+            lines.append(f"    fix: {near.remedy}")
+    lines.append(f"  model {suggested.model}: a suggestion, not the rules' classification")
+    return lines
 
 
 def _read_body(path: str) -> object:
@@ -159,6 +181,7 @@ def classify(  # noqa: PLR0917 - click passes each option by name; the signature
         render_user,
     )
 
+    shown = ""  # stdin's text, the suggestion's input when there is one
     if status is not None:
         if type_name or message:
             msg = "pass either --http or --type/--message, not both"
@@ -179,6 +202,7 @@ def classify(  # noqa: PLR0917 - click passes each option by name; the signature
         if not text.strip():
             msg = "stdin is empty: nothing to classify"
             raise click.UsageError(msg)
+        shown = text
         found_type, found_message, traceback = exception_of(text)
         result = classify_text(found_type, found_message, traceback=traceback, surface=surface)
     if isinstance(result, Cancelled):
@@ -189,6 +213,9 @@ def classify(  # noqa: PLR0917 - click passes each option by name; the signature
             echo(f"cancelled: {result.reason} (a cancellation is an outcome, not a failure)")
         return
     decision = decide(result, History(operation=operation))
+    from failcode.learned import suggest_for  # noqa: PLC0415 - this command only
+
+    suggested = suggest_for(result, None, None, shown)
     if as_json:
         click.echo(json.dumps({
             "failure": result.to_dict(),
@@ -196,10 +223,14 @@ def classify(  # noqa: PLR0917 - click passes each option by name; the signature
                          "route": str(decision.route), "outcome": str(decision.outcome),
                          "rule": int(decision.rule), "reason": decision.reason,
                          "hints": [str(hint) for hint in decision.hints]},
-            "user_text": render_user(result, decision=decision)}, indent=2))
+            "user_text": render_user(result, decision=decision),
+            "suggested": None if suggested is None else suggested.to_dict()}, indent=2))
         return
     for index, line in enumerate(_summary(result)):
         echo(line, style="bold" if index == 0 else None)
+    if suggested is not None:
+        for line in suggestion_lines(suggested):
+            echo(f"  {line}", style="italic")
     echo(_decision_text(decision))
     echo(f"  {decision.reason}")
     echo()

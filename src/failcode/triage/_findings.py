@@ -35,6 +35,16 @@ name in the same sentence) fold into one finding with ``variants``. The rules:
 - **Who acts**: the category in words (:data:`WHO_ACTS`).
 - **Example**: the first occurrence (file, session, step, evidence), a place a person can
   open.
+- **Suggested**: for a finding the rules left unknown (:func:`failcode.learned.
+  wants_suggestion`: ``unknown_error``, or ``command_error`` of class ``unknown``), what the
+  learned model suggests for its **first occurrence** (example 1): its command (the
+  evidence), its exit status (``metadata["exit_code"]``) and its output as the record keeps
+  it (the detail: the diagnostic's lines, else the output's last 20 lines), by
+  :func:`failcode.learned.suggest_for`. One model call per unknown finding, made when the
+  finding is first seen; None when the model is below its threshold. A suggestion is shown
+  beside the finding and never changes its code, kind, category or rank. It is computed from
+  the records every run, so a cached input (whose records the cache keeps) gets the current
+  model's suggestion.
 """
 
 from __future__ import annotations
@@ -49,10 +59,11 @@ from failcode.triage._result import Tokens, short_count, usd_words
 from failcode.triage._versions import rises
 
 if TYPE_CHECKING:
-    from failcode import Failure
+    from failcode.learned import Suggestion
     from failcode.triage._result import FailureEntry, SessionResult
 
-__all__ = ["RANKS", "RANK_WORDS", "WHO_ACTS", "Finding", "Findings", "Occurrence", "headline"]
+__all__ = ["RANKS", "RANK_WORDS", "WHO_ACTS", "Finding", "Findings", "Occurrence", "headline",
+           "suggested_words", "suggestion"]
 
 RANKS: Final = ("steps", "cost", "tokens", "time")
 """The orders ``--rank`` takes; ``steps`` is the default (the module's rank)."""
@@ -139,6 +150,9 @@ class Finding:
     """Seconds from each failure to the next step that succeeded, summed; None: none did."""
     versions: dict[tuple[str, str], int] = field(default_factory=dict)
     """Sessions hit per (agent, version), where the log records the version."""
+    suggested: Suggestion | None = None
+    """The learned model's suggestion for its first occurrence when the rules left it unknown
+    (the module's rules); None otherwise. Never changes the code, kind, category or rank."""
 
     @property
     def who(self) -> str:
@@ -158,7 +172,8 @@ class Finding:
                 "usd_unknown": self.usd_unknown, "priced_as": sorted(self.priced_as),
                 "recovery_s": None if self.recovery_s is None else round(self.recovery_s, 3),
                 "variants": self.variants, "signatures": list(self.signatures),
-                "examples": [example.to_dict() for example in self.examples]}
+                "examples": [example.to_dict() for example in self.examples],
+                "suggested": None if self.suggested is None else self.suggested.to_dict()}
 
     def spent(self) -> str:
         """Dollars, tokens and time in a few words (``$0.042 · 51.2k tokens · 2 min to
@@ -199,6 +214,35 @@ class Finding:
             self.recovery_s = (self.recovery_s or 0.0) + entry.recovery_s
 
 
+def suggested_words(suggested: Suggestion) -> str:
+    """A suggestion as the reports show it, marked as one: ``suggested (learned, 87%):
+    build_error / undeclared_identifier — like gcc: error: 'x' undeclared`` (the nearest known
+    example's program and excerpt, when there is one)."""
+    klass = f" / {suggested.klass}" if suggested.klass and suggested.klass != "unknown" else ""
+    words = f"suggested (learned, {suggested.confidence:.0%}): {suggested.kind}{klass}"
+    if suggested.nearest:
+        near = suggested.nearest[0]
+        excerpt = near.excerpt if len(near.excerpt) <= 100 else near.excerpt[:99] + "…"
+        words += f" — like {near.program}: {excerpt}"
+    return words
+
+
+def suggestion(entry: FailureEntry) -> Suggestion | None:
+    """The learned model's suggestion for one failing step the rules left unknown (None for a
+    known one, or below the model's threshold): its command when it is a command's failure
+    (the record names a ``program``), its exit status, and the output its record keeps."""
+    from failcode.learned import suggest_for, wants_suggestion  # noqa: PLC0415 - on first use
+
+    failure = entry.failure
+    if not wants_suggestion(failure):
+        return None
+    metadata = failure.metadata
+    status = metadata.get("exit_code")
+    argv = entry.evidence if "program" in metadata else None
+    return suggest_for(failure, argv, status if isinstance(status, int) else None,
+                       failure.detail or "")
+
+
 class Findings:
     """Findings built one session at a time (sessions in report order); memory grows with
     the findings, never with the sessions."""
@@ -216,7 +260,8 @@ class Findings:
         self._versions: dict[tuple[str, str], int] = {}
         """Sessions per (agent, version), where the log records the version."""
 
-    def _finding(self, failure: Failure) -> Finding:
+    def _finding(self, entry: FailureEntry) -> Finding:
+        failure = entry.failure
         found = self._findings.get(failure.signature)
         if found is not None:
             return found
@@ -227,7 +272,7 @@ class Findings:
         if found is None:
             found = self._by_key[key] = Finding(
                 failure.code, str(failure.kind), str(failure.category), text, failure.remedy,
-                order=len(self._by_key))
+                order=len(self._by_key), suggested=suggestion(entry))
         elif found.remedy is None and failure.remedy:
             found.remedy = failure.remedy
         self._findings[failure.signature] = found
@@ -241,7 +286,7 @@ class Findings:
         by_signature: dict[str, Finding] = {}
         for entry in session.failures:
             signature = entry.failure.signature
-            finding = self._finding(entry.failure)
+            finding = self._finding(entry)
             by_signature[signature] = finding
             hit[id(finding)] = finding
             finding.count += 1

@@ -2,7 +2,8 @@
 
 - ``--finding N`` (the rank in "What to fix first") or ``--signature SIG`` (any of a finding's
   variant signatures; only that variant's occurrences): the finding's headline, who acts,
-  remedy and counts, then each occurrence: file, session, step, signature, evidence and the
+  remedy and counts, the learned suggestion with its nearest known examples when the rules
+  left it unknown, then each occurrence: file, session, step, signature, evidence and the
   first lines of its detail.
 - ``--session NAME`` (a session's name, or the path of a file holding one session): its end,
   then one line per step at which something happened (failure: code, exit status, ``by``
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from failcode.triage._findings import suggested_words
 from failcode.triage.report._terminal import Out, plural, safe
 
 if TYPE_CHECKING:
@@ -43,6 +45,13 @@ def render_finding(finding: Finding, rank: int | None, out: Out,
              f" · {plural(finding.count, 'failure')} in {plural(finding.sessions, 'session')}")
     if finding.remedy:
         out.line(f"  fix: {safe(finding.remedy)}")
+    if finding.suggested is not None:
+        out.line(f"  {safe(suggested_words(finding.suggested))}")
+        for near in finding.suggested.nearest:
+            out.line(f"    near ({near.similarity:.0%}): {safe(near.program)} · {near.kind} / "
+                     f"{near.klass}: {safe(near.excerpt)[:_CHARS]}")
+        out.line(f"    (model {safe(finding.suggested.model)}; a suggestion only: the "
+                 "finding's code and rank are the rules')")
     out.line("  variants: " + ", ".join(f"{safe(sig)} ({count})"
                                         for sig, count in finding.signatures.items()))
     out.heading(f"Occurrences ({len(occurrences):,})")

@@ -24,7 +24,7 @@ from html import escape as _html_escape
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Final
 
-from failcode.triage._findings import RANK_WORDS, WHO_ACTS
+from failcode.triage._findings import RANK_WORDS, WHO_ACTS, suggested_words
 from failcode.triage.report._stream import Summary
 from failcode.triage.report._terminal import plural, safe
 
@@ -54,6 +54,8 @@ vertical-align:-1px}
 #filter{padding:4px 8px;width:320px}#chip{background:#eef2fb;border-radius:12px;
 padding:2px 10px;margin-left:8px}#chip[hidden]{display:none}
 .new{color:#b3261e;font-weight:600}.gone{color:#2e7d32;font-weight:600}
+.suggested{display:inline-block;margin-top:2px;padding:1px 6px;border:1px dashed #8a6d00;
+border-radius:4px;background:#fffbe6;color:#5c4a00;font-style:italic}
 """
 _SCRIPT: Final = """
 (function () {
@@ -237,6 +239,10 @@ def _fix_first(findings: list[Finding], top: int, folder: str, by: str = "steps"
         remedy = escape(finding.remedy) if finding.remedy else '<span class=muted>-</span>'
         spent = finding.spent()
         spent = f" <span class=muted>· spent {escape(spent)}</span>" if spent else ""
+        if finding.suggested is not None:
+            spent += (f'<br><span class=suggested title="A learned model\'s suggestion for a '
+                      "failure the rules do not know; it changes nothing in the finding.\">"
+                      f"{escape(suggested_words(finding.suggested))}</span>")
         rows.append(
             f'<tr><td class=n>{rank}</td><td>{escape(finding.message)}{variants}<br>'
             f'<code>{escape(finding.code)}</code>{spent}</td>'

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
-from failcode.triage._findings import RANK_WORDS
+from failcode.triage._findings import RANK_WORDS, suggested_words
 from failcode.triage.report._terminal import plural, safe
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ def render_markdown(summary: Summary, *, top: int = 10,
         for rank, finding in enumerate(findings[:top], 1):
             fix = f"<br>fix: {_md(finding.remedy)}" if finding.remedy else ""
             fix += f"<br>spent: {_md(finding.spent())}" if finding.spent() else ""
+            if finding.suggested is not None:
+                fix += f"<br>_{_md(suggested_words(finding.suggested))}_"
             variants = f" ({finding.variants} variants)" if finding.variants > 1 else ""
             example = finding.examples[0]
             where = _md(example.path) + (f", step {example.step}"

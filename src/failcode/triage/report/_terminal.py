@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 from failcode import redact
 from failcode.render._printable import printable
 from failcode.triage._events import END_STATUSES
-from failcode.triage._findings import RANK_WORDS
+from failcode.triage._findings import RANK_WORDS, suggested_words
 from failcode.triage.readers._unread import UNREAD_FORMATS
 
 if TYPE_CHECKING:
@@ -192,6 +192,8 @@ def _fix_first(out: Out, summary: Summary, top: int) -> None:
             out.line(f"    fix: {safe(finding.remedy)}")
         else:
             out.line(who + fix)
+        if finding.suggested is not None:
+            out.line(f"    {safe(suggested_words(finding.suggested))}")
         example = finding.examples[0]
         where = _location(example.path, example.session, example.step)
         if out.width and len(where) + 9 > out.width:  # keep the file's name and the step
