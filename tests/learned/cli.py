@@ -1,10 +1,17 @@
-"""``python -m tests.learned generate [--out DIR] [--only ECOSYSTEM] [--jobs N] [--force]``.
+"""``python -m tests.learned generate|count|train|evaluate``.
+
+``generate [--out DIR] [--only ECOSYSTEM] [--jobs N] [--force]``:
 
 Writes ``examples-<hash of the cases>.jsonl`` into ``--out`` (else the cache folder,
 :func:`tests.learned.generate.cache_dir`) and prints a summary; a file already there for the
 same case files is reused (``--force`` runs them again). ``count`` prints what the case files
 would yield, without running anything. Exits 1 when an example was left out (its command did
 not exit as stated), naming each.
+
+``train [--examples FILE] [--out FILE]``: trains the learned model on the examples (the cache's
+for the case files as they are now) and writes the file the package ships
+(:mod:`tests.learned.train`). ``evaluate [--examples FILE]``: measures it on programs held out
+of training (:mod:`tests.learned.evaluate`). Both need scikit-learn (the ``learn`` extra).
 """
 
 from __future__ import annotations
@@ -60,6 +67,21 @@ def cmd_count(only: str | None) -> int:
     return 0
 
 
+def cmd_train(examples: Path | None, out: Path) -> int:
+    from tests.learned.train import digest, train
+
+    path = examples or output_path(cache_dir(), None)
+    if not path.exists():
+        raise SystemExit(f"no examples at {path}: run `python -m tests.learned generate` first")
+    started = time.monotonic()
+    data = train(read_examples(path))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    print(f"wrote {out} ({len(data)} bytes, learned model {digest(data)}) "
+          f"in {time.monotonic() - started:.0f} s")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.learned", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -71,10 +93,21 @@ def main(argv: list[str] | None = None) -> None:
     gen.add_argument("--force", action="store_true", help="run again even when cached")
     count = sub.add_parser("count", help="what the case files yield, without running them")
     count.add_argument("--only", metavar="ECOSYSTEM")
+    learn = sub.add_parser("train", help="train the model, write the file the package ships")
+    learn.add_argument("--examples", type=Path, help="an examples file (default: the cache's)")
+    learn.add_argument("--out", type=Path, help="the model file (default: the package's)")
+    evaluate = sub.add_parser("evaluate", help="measure the model on held-out programs")
+    evaluate.add_argument("--examples", type=Path, help="an examples file (default: the cache's)")
     args = parser.parse_args(argv)
     try:
         if args.command == "generate":
             sys.exit(cmd_generate(args.out, args.only, args.jobs, args.force))
+        if args.command == "train":
+            from tests.learned.train import PACKAGE_MODEL
+            sys.exit(cmd_train(args.examples, args.out or PACKAGE_MODEL))
+        if args.command == "evaluate":
+            from tests.learned.evaluate import main as evaluate_main
+            sys.exit(evaluate_main(args.examples))
         sys.exit(cmd_count(args.only))
     except CaseError as exc:
         raise SystemExit(f"bad case file: {exc}") from exc
