@@ -59,11 +59,12 @@ from failcode.triage._result import Tokens, short_count, usd_words
 from failcode.triage._versions import rises
 
 if TYPE_CHECKING:
+    from failcode import Failure
     from failcode.learned import Suggestion
     from failcode.triage._result import FailureEntry, SessionResult
 
 __all__ = ["RANKS", "RANK_WORDS", "WHO_ACTS", "Finding", "Findings", "Occurrence", "headline",
-           "suggested_words", "suggestion"]
+           "record_suggestion", "suggested_words", "suggestion"]
 
 RANKS: Final = ("steps", "cost", "tokens", "time")
 """The orders ``--rank`` takes; ``steps`` is the default (the module's rank)."""
@@ -229,16 +230,24 @@ def suggested_words(suggested: Suggestion) -> str:
 
 def suggestion(entry: FailureEntry) -> Suggestion | None:
     """The learned model's suggestion for one failing step the rules left unknown (None for a
-    known one, or below the model's threshold): its command when it is a command's failure
-    (the record names a ``program``), its exit status, and the output its record keeps."""
+    known one, or below the model's threshold): :func:`record_suggestion` of its record, with
+    its evidence as the command."""
+    return record_suggestion(entry.failure, entry.evidence)
+
+
+def record_suggestion(failure: Failure, command: str | None) -> Suggestion | None:
+    """The learned model's suggestion for a record the rules left unknown (None for a known
+    one, or below the model's threshold): ``command`` (the command line as triage shows it)
+    when the record is a command's failure (it names a ``program``; else no command), its exit
+    status (``metadata["exit_code"]``) and the output the record keeps (its detail). The
+    service's finding page asks the same of a stored record."""
     from failcode.learned import suggest_for, wants_suggestion  # noqa: PLC0415 - on first use
 
-    failure = entry.failure
     if not wants_suggestion(failure):
         return None
     metadata = failure.metadata
     status = metadata.get("exit_code")
-    argv = entry.evidence if "program" in metadata else None
+    argv = command if "program" in metadata else None
     return suggest_for(failure, argv, status if isinstance(status, int) else None,
                        failure.detail or "")
 
