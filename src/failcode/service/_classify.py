@@ -38,6 +38,14 @@ Rules:
   record is redacted when built, the request's context keys and values when merged in, the
   canonical JSON and both texts when rendered. A secret in a message, an output, a header or a
   context value never comes back.
+- **Suggestion.** ``suggested`` is the learned model's suggestion
+  (:func:`failcode.learned.suggest`: kind, class, confidence, nearest known examples, model)
+  when the rules leave the failure unknown (``unknown_error``, or a ``command_error`` of class
+  ``unknown``) and the model is confident enough; else null. It is computed from the
+  request's own input (a command's argv or string, exit status, stdout and stderr; an
+  exception's message and traceback; the text), is never part of the record, the decision or
+  the texts, and changes none of them. ``failcode mcp``'s classify tool answers with this
+  door's answer, so it carries ``suggested`` too.
 - **Language.** ``user_text`` is in ``locale`` when failcode ships a catalog for it
   (:func:`failcode.available_languages`; ``de-AT``, ``de_AT.UTF-8`` and ``de`` all find ``de``
   unless a regional catalog is shipped), else English; the answer's ``locale`` says which.
@@ -78,6 +86,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from failcode import Decision, NonErrorOutcome, Scalar
+    from failcode.learned import Suggestion
 
 __all__ = [
     "MAX_BODY_CHARS",
@@ -408,6 +417,14 @@ class ClassifyResponse(_Model):
         default=SOURCE_LANGUAGE, min_length=2, max_length=16,
         description="The language ``user_text`` is in: a shipped catalog's, else ``en``.",
         examples=["en", "de"])
+    suggested: dict[str, Any] | None = Field(
+        default=None,
+        description=("The learned model's suggestion when the rules say unknown "
+                     "(``unknown_error``, or ``command_error`` of class ``unknown``): kind, "
+                     "class, confidence, nearest (known examples: program, kind, class, "
+                     "excerpt, similarity, remedy when known) and model; null otherwise. A "
+                     "suggestion only: the failure, decision and texts are the rules'."),
+        examples=[None])
 
 
 # -- the door ---------------------------------------------------------------------------------
@@ -443,6 +460,7 @@ def classify_payload(request: ClassifyRequest, *, locale: str | None = None,
         failure = msgspec.structs.replace(failure, metadata=FrozenDict(
             {**failure.metadata, "duration_s": request.command.duration_s}))
     decision = decide(failure, _CLASSIFY_HISTORY)
+    suggested = _suggested(request, failure)
     return ClassifyResponse(
         kind="failure",
         failure=msgspec.json.decode(render_json(failure)),
@@ -454,7 +472,26 @@ def classify_payload(request: ClassifyRequest, *, locale: str | None = None,
         category=failure.category.value,
         retryable=failure.retryability is Retryability.RETRYABLE,
         locale=language,
+        suggested=None if suggested is None else suggested.to_dict(),
     )
+
+
+def _suggested(request: ClassifyRequest, failure: Failure) -> Suggestion | None:
+    """The learned model's suggestion for a failure the rules left unknown, from the
+    request's own input (the module's rules); None for any other."""
+    from failcode.learned import suggest, suggest_for, wants_suggestion  # noqa: PLC0415
+
+    if not wants_suggestion(failure):
+        return None
+    if request.command is not None:
+        cmd = request.command
+        argv = cmd.argv if cmd.argv is not None else cmd.command
+        return suggest(argv, cmd.exit_code, cmd.stdout, cmd.stderr)
+    if request.exception is not None:
+        exc = request.exception
+        text = exc.traceback or f"{exc.type}: {exc.message}"  # a traceback ends with that line
+        return suggest_for(failure, None, None, text)
+    return suggest_for(failure, None, None, request.text or "")
 
 
 def _resolve_locale(locale: str | None) -> str:

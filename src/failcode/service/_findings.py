@@ -58,6 +58,21 @@ else too few sessions to tell.
   splits at ``--changed-at``. A finding resolved before the store kept that time (findings
   schema 3) and reopened since has no comparison.
 
+A learned suggestion (issue 39): for a finding the rules left unknown (its latest stored
+record is ``unknown_error``, or a ``command_error`` of class ``unknown``:
+:func:`failcode.learned.wants_suggestion`), the detail carries ``suggested``: what the learned
+model suggests for that latest record (:func:`failcode.triage._findings.record_suggestion`:
+the command triage recorded as its evidence, the exit status and the output the record keeps),
+and ``suggested_remedies``: **the store's known remedies for the nearest stored
+signatures**, by this rule: the store's other signatures whose kind and class are the
+suggestion's, or one of its nearest examples' (a class ``unknown`` is never matched: it says
+nothing failed alike), that carry a remedy: remedies reported as tried on them
+(``failcode store remedy``, the ``remedies`` table, best first) or their latest record's own
+``remedy``. In order: the suggestion's own kind and class first, then each nearest example's,
+most failures first within each; at most :data:`SUGGESTED_REMEDIES`. Each says its finding's
+id and status (``resolved`` in a version: a fix that was made). A suggestion never changes
+the finding, its code or its status.
+
 Who produced a failure: the failure's (or outcome's) context keys ``agent``, ``agent_version``
 and ``model``; failures that triage recorded (``failcode triage --store``/``--report-to``)
 carry ``triage.format``, ``triage.agent_version`` and ``triage.model`` instead, read the same
@@ -82,7 +97,9 @@ from failcode.triage._window import shown
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
+    from failcode import Failure
     from failcode.events import Event
+    from failcode.learned import Suggestion
     from failcode.store import Store
     from failcode.store._ingest import Tx
 
@@ -90,6 +107,7 @@ __all__ = [
     "NEW_FOR_S",
     "STATUSES",
     "EFFECT_STATUSES",
+    "SUGGESTED_REMEDIES",
     "Change",
     "Effect",
     "EffectSide",
@@ -114,6 +132,8 @@ Status = Literal["open", "resolved", "regressed", "ignored"]
 DAY_US: Final = 86_400_000_000
 _SCHEMA_KEY: Final = "service_findings_schema"
 _MAX_ATTR: Final = 120
+SUGGESTED_REMEDIES: Final = 5
+"""The most stored signatures a finding's ``suggested_remedies`` lists."""
 
 _DDL: Final = (
     ("CREATE TABLE IF NOT EXISTS svc_findings (signature TEXT PRIMARY KEY, id BIGINT NOT NULL "
@@ -369,6 +389,11 @@ class FindingDetail(msgspec.Struct, frozen=True, kw_only=True):
     known_remedies: tuple[dict[str, Any], ...]
     effects: tuple[Effect, ...] = ()
     """One per agent compared (see the module); empty unless resolved."""
+    suggested: dict[str, Any] | None = None
+    """The learned model's suggestion for its latest record when the rules left it unknown
+    (see the module); None otherwise."""
+    suggested_remedies: tuple[dict[str, Any], ...] = ()
+    """The store's known remedies for the nearest stored signatures (the module's rule)."""
 
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -532,11 +557,13 @@ class Findings:
             effects = _effects(tx, finding)
         found: list[Occurrence] = []
         remedy: str | None = None
+        latest: Failure | None = None
         for (body,) in event_rows:
             event = Event.from_json(body)
             failure = event.failure
             if failure is None:
                 continue
+            latest = latest or failure
             remedy = remedy or failure.remedy
             where = failure.context.get("triage.path")
             found.append(Occurrence(
@@ -545,6 +572,7 @@ class Findings:
                 detail="\n".join((failure.detail or "").splitlines()[:8]) or None,
                 input=where if isinstance(where, str) else None))
         known = tuple(msgspec.to_builtins(r) for r in self.store.known_remedies(signature))
+        suggested = None if latest is None else _suggested(latest)
         return FindingDetail(
             finding=finding,
             days=tuple((_time(int(d) * DAY_US).date().isoformat(), int(c)) for d, c in day_rows),
@@ -552,7 +580,58 @@ class Findings:
                                      model=r[2] or None, count=int(r[3]),
                                      first_seen=_time(r[4]), last_seen=_time(r[5]))
                            for r in version_rows),
-            occurrences=tuple(found), remedy=remedy, known_remedies=known, effects=effects)
+            occurrences=tuple(found), remedy=remedy, known_remedies=known, effects=effects,
+            suggested=None if suggested is None else suggested.to_dict(),
+            suggested_remedies=() if suggested is None else self.nearest_remedies(
+                suggested, signature))
+
+    def nearest_remedies(self, suggested: Suggestion,
+                         signature: str) -> tuple[dict[str, Any], ...]:
+        """The store's known remedies for the stored signatures nearest to ``suggested``
+        (the module's rule), ``signature`` itself left out."""
+        from failcode.events import Event  # noqa: PLC0415 - decoding stored bodies
+
+        pairs = list(dict.fromkeys(
+            (kind, klass) for kind, klass in ((suggested.kind, suggested.klass),
+                                              *((n.kind, n.klass) for n in suggested.nearest))
+            if klass != "unknown"))
+        out: list[dict[str, Any]] = []
+        for kind, klass in pairs:
+            rows = self.store.fetch(
+                "SELECT s.signature, s.code, s.last_message, s.count, s.last_event_id, f.id, "
+                "f.status, f.resolved_in FROM signatures s LEFT JOIN svc_findings f ON "
+                "f.signature = s.signature WHERE s.kind = ? AND s.error_class = ? AND "
+                "s.signature <> ? ORDER BY s.count DESC, s.signature LIMIT 50",
+                (kind, klass, signature))
+            for sig, code, message, count, last_event, finding_id, status, resolved_in in rows:
+                if len(out) >= SUGGESTED_REMEDIES:
+                    return tuple(out)
+                if any(item["signature"] == sig for item in out):
+                    continue
+                tried = [msgspec.to_builtins(r) for r in self.store.known_remedies(sig)]
+                bodies = self.store.fetch("SELECT body FROM events WHERE event_id = ?",
+                                          (last_event,))
+                record = Event.from_json(bodies[0][0]).failure if bodies else None
+                own = record.remedy if record is not None else None
+                if not tried and not own:
+                    continue
+                out.append({"signature": sig, "code": code, "kind": kind, "class": klass,
+                            "message": message, "count": int(count),
+                            "finding": None if finding_id is None else int(finding_id),
+                            "status": status, "resolved_in": resolved_in,
+                            "remedy": own, "known_remedies": tried})
+        return tuple(out)
+
+
+def _suggested(failure: Failure) -> Suggestion | None:
+    """The learned suggestion for a stored record the rules left unknown (see the module)."""
+    from failcode.triage._findings import record_suggestion  # noqa: PLC0415 - on first use
+
+    evidence = failure.context.get("triage.evidence")
+    command = evidence if isinstance(evidence, str) else None
+    if command is None and isinstance(program := failure.metadata.get("program"), str):
+        command = program
+    return record_suggestion(failure, command)
 
 
 def _effects(tx: Tx, finding: Finding) -> tuple[Effect, ...]:
