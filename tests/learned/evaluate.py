@@ -88,6 +88,7 @@ def report(examples: list[dict[str, Any]]) -> str:
                                    [rules_unknown(e) for e in train_set])
     lines.append(f"thresholds by grouped cross-validation: kind {thresholds[0]}, "
                  f"class {thresholds[1]} ({time.monotonic() - started:.0f} s)")
+    lines += _cross_validated(train_set, predictions)
     data = export(fit(train_set), train_set, thresholds)
     model = parse(data)
     lines.append(f"model: {model.version}, {len(data)} bytes")
@@ -125,6 +126,24 @@ def report(examples: list[dict[str, Any]]) -> str:
     lines += _reliability(rows, test_set)
     lines += _per_program(rows, test_set, unknown, model.kind_threshold)
     return "\n".join(lines)
+
+
+def _cross_validated(train_set: list[dict[str, Any]],
+                     predictions: list[tuple[dict[str, float], dict[str, float]]]) -> list[str]:
+    """The grouped cross-validation's reliability table (the training programs only)."""
+    lines = ["cross-validated reliability (training programs, out of fold):",
+             "  confidence   count  mean conf.  kind accuracy"]
+    scored = []
+    for example, (kinds, _) in zip(train_set, predictions, strict=True):
+        kind = max(sorted(kinds), key=lambda k: kinds[k])
+        scored.append((kinds[kind], kind == example["kind"]))
+    for low, high in itertools.pairwise(BINS):
+        inside = [(p, ok) for p, ok in scored if low <= p < high]
+        if inside:
+            lines.append(f"  {low:.2f}-{min(high, 1.0):.2f}  {len(inside):6d}  "
+                         f"{sum(p for p, _ in inside) / len(inside):10.3f}  "
+                         f"{sum(ok for _, ok in inside) / len(inside):13.3f}")
+    return lines
 
 
 def _reliability(rows: list[Any], test_set: list[dict[str, Any]]) -> list[str]:

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from failcode.learned import Suggestion, suggest
+from failcode.learned import THRESHOLD, Suggestion, suggest
 from failcode.learned._features import MAX_LINES, TAIL_CHARS, features
 from failcode.learned._model import FILE, load, model_bytes, parse, predict_with
 from failcode.learned._model import probabilities as run_time_probabilities
@@ -125,6 +125,7 @@ def test_the_shipped_model_loads_and_is_small() -> None:
     assert model.version == f"learned-1 {hashlib.sha256(data).hexdigest()[:8]}"
     assert model.labels == tuple(sorted(model.labels))
     assert 0 < model.kind_threshold < 1
+    assert model.kind_threshold == THRESHOLD
     assert model.prototypes
 
 

@@ -59,7 +59,10 @@ PROTOTYPE_TERMS: Final = 40
 """Of a prototype's vector, the largest this many entries are kept."""
 KIND_TARGET: Final = 0.9
 """The kind threshold is the lowest at which cross-validated suggestions for rule-unknown
-failures are right this often."""
+failures are right this often..."""
+ALL_TARGET: Final = 0.85
+"""... and suggestions for all failing examples this often (a suggestion may be asked for
+output unlike the rule-unknown examples: a record's message, another tool's failure)."""
 CLASS_TARGET: Final = 0.9
 """The class threshold is the lowest at which cross-validated classes are right this often."""
 GRID: Final = tuple(round(0.30 + 0.025 * i, 3) for i in range(27))
@@ -171,17 +174,21 @@ def choose_thresholds(examples: Sequence[dict[str, Any]],
                       unknown: Sequence[bool]) -> tuple[float, float]:
     """(kind threshold, class threshold) from out-of-fold predictions: the lowest of
     :data:`GRID` at which suggested kinds of rule-unknown examples are right
-    :data:`KIND_TARGET` of the time, and the lowest at which reported classes (of all failing
-    examples) are right :data:`CLASS_TARGET` of the time (the highest tried when none is)."""
+    :data:`KIND_TARGET` of the time and those of all failing examples :data:`ALL_TARGET` of
+    the time, and the lowest at which reported classes (of all failing examples) are right
+    :data:`CLASS_TARGET` of the time (the highest tried when none is)."""
     kind_threshold = GRID[-1]
     for threshold in GRID:
-        right = total = 0
+        right = total = right_unknown = total_unknown = 0
         for example, (kinds, joint), wanted in zip(examples, predictions, unknown, strict=True):
-            decided = decide(kinds, joint, threshold, 1.0) if wanted else None
+            decided = decide(kinds, joint, threshold, 1.0)
             if decided is not None:
                 total += 1
                 right += decided[0] == example["kind"]
-        if total and right / total >= KIND_TARGET:
+                total_unknown += wanted
+                right_unknown += wanted and decided[0] == example["kind"]
+        if (total and right / total >= ALL_TARGET
+                and (not total_unknown or right_unknown / total_unknown >= KIND_TARGET)):
             kind_threshold = threshold
             break
     class_threshold = GRID[-1]

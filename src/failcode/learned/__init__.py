@@ -23,10 +23,11 @@ if TYPE_CHECKING:
 
 __all__ = ["THRESHOLD", "Nearest", "Suggestion", "suggest", "suggest_for", "wants_suggestion"]
 
-THRESHOLD: Final = 0.5
-"""Below this confidence (the model's probability of the kind) nothing is suggested. Chosen
-on programs held out of training (docs/classification.md); the shipped model may set its own
-(:attr:`Suggestion.model` names the model)."""
+THRESHOLD: Final = 0.425
+"""Below this confidence (the model's probability of the kind) nothing is suggested: the
+shipped model's own threshold (its file holds it; a test keeps the two equal), chosen by
+cross-validation grouped by program, so every prediction it was chosen on is for a program the
+model had not seen (docs/classification.md, "Learned suggestions")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,8 @@ class Suggestion:
     """A class of failcode's catalog (``class`` in JSON); ``unknown`` when the model is sure
     of the kind but not the class."""
     confidence: float
-    """The model's probability of :attr:`kind`, 0 to 1 (calibrated on held-out programs)."""
+    """The model's probability of :attr:`kind`, 0 to 1 (how often it is right at each
+    confidence, on programs held out of training: docs/classification.md)."""
     nearest: tuple[Nearest, ...]
     """The most similar known examples, most similar first."""
     model: str
