@@ -55,5 +55,9 @@ says what the files would yield without running anything.
 
 - :mod:`tests.learned.catalogue`: loading and checking the case files, expanding examples;
 - :mod:`tests.learned.generate`: running them, the JSON lines, the summary;
-- :mod:`tests.learned.cli`: ``python -m tests.learned generate|count``.
+- :mod:`tests.learned.train`: ``python -m tests.learned train``, the model the package ships
+  (``failcode/learned/data/model.json.gz``), trained on every failing example;
+- :mod:`tests.learned.evaluate`: ``python -m tests.learned evaluate``, the model measured on
+  programs held out of training;
+- :mod:`tests.learned.cli`: ``python -m tests.learned generate|count|train|evaluate``.
 """

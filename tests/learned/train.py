@@ -15,11 +15,11 @@ ones (kind not ``none``), and fits:
 
 The export (:func:`export`) is gzipped JSON (sorted keys, floats to :data:`DIGITS` significant
 digits, gzip mtime 0, so training twice on the same examples gives the same bytes): the terms and
-their idf, per label the weights whose magnitude is at least :data:`PRUNE` (the rest are
-dropped: a logit moves by at most ``PRUNE`` times the l1 norm of the l2-normed vector, at most
-``PRUNE * sqrt(terms present)``), intercepts, labels, thresholds, and :data:`PROTOTYPES` examples
-per case for the nearest examples (one normalized line, program, kind, class, their vector's
-:data:`PROTOTYPE_TERMS` largest entries).
+their idf; per term the labels' weights (``columns``: label indices and weights) whose magnitude
+is at least :data:`PRUNE` (the rest are dropped: a logit moves by at most ``PRUNE`` times the l1
+norm of the l2-normed vector, at most ``PRUNE * sqrt(terms present)``); intercepts, labels,
+thresholds, and :data:`PROTOTYPES` examples per case for the nearest examples (one normalized
+line, program, kind, class, their vector's :data:`PROTOTYPE_TERMS` largest entries).
 """
 
 from __future__ import annotations
@@ -223,10 +223,12 @@ def export(fitted: Fitted, examples: Sequence[dict[str, Any]], thresholds: tuple
     vectorizer, model = fitted.vectorizer, fitted.model
     terms = [str(t) for t in vectorizer.get_feature_names_out()]
     labels = [str(label) for label in model.classes_]
-    weights = []
-    for row in model.coef_:
-        index = [i for i, w in enumerate(row.tolist()) if abs(w) >= PRUNE]
-        weights.append({"index": index, "value": [_number(float(row[i])) for i in index]})
+    coef = model.coef_.tolist()
+    columns = []
+    for term_index in range(len(terms)):
+        kept = [(label, coef[label][term_index]) for label in range(len(labels))
+                if abs(coef[label][term_index]) >= PRUNE]
+        columns.append([[label for label, _ in kept], [_number(w) for _, w in kept]])
     by_case: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for example in examples:
         by_case[str(example["case"])].append(example)
@@ -246,7 +248,7 @@ def export(fitted: Fitted, examples: Sequence[dict[str, Any]], thresholds: tuple
         "idf": [_number(float(v)) for v in vectorizer.idf_],
         "labels": labels,
         "intercepts": [_number(float(v)) for v in model.intercept_],
-        "weights": weights,
+        "columns": columns,
         "thresholds": {"kind": thresholds[0], "class": thresholds[1]},
         "prune": PRUNE,
         "prototypes": prototypes,

@@ -1,7 +1,8 @@
 """The shipped model, read with the standard library on first use.
 
 The file ``data/model.json.gz`` (written by ``python -m tests.learned train``) holds the terms
-and their idf, per ``kind/class`` label the weights of a logistic regression, the intercepts,
+and their idf, per term the weights of a logistic regression for the ``kind/class`` labels
+(column by column, so loading builds nothing per weight), the intercepts,
 the thresholds, and prototypes (a few training examples per case) for the nearest examples. A
 suggestion is, with the features of :func:`failcode.learned._features.features`:
 
@@ -67,8 +68,9 @@ class Model:
     kinds: tuple[str, ...]
     """Each label's kind."""
     intercepts: tuple[float, ...]
-    columns: dict[int, tuple[tuple[int, float], ...]]
-    """Term index -> ((label index, weight), ...)."""
+    columns: list[list[list[Any]]]
+    """Per term index, ``[label indices, weights]``: the weights of the labels it moves (as
+    read: nothing is built per weight at load time)."""
     kind_threshold: float
     class_threshold: float
     prototypes: tuple[Prototype, ...]
@@ -80,13 +82,19 @@ def model_bytes() -> bytes:
 
 
 def parse(data: bytes) -> Model:
-    """A :class:`Model` from a model file's bytes."""
+    """A :class:`Model` from a model file's bytes.
+
+    Raises:
+        ValueError: the file's tables disagree in length (or it is no gzipped JSON).
+    """
     payload: dict[str, Any] = json.loads(gzip.decompress(data))
     labels = tuple(str(label) for label in payload["labels"])
-    columns: dict[int, list[tuple[int, float]]] = {}
-    for label_index, row in enumerate(payload["weights"]):
-        for term_index, weight in zip(row["index"], row["value"], strict=True):
-            columns.setdefault(term_index, []).append((label_index, float(weight)))
+    sizes = {"terms": len(payload["terms"]), "idf": len(payload["idf"]),
+             "columns": len(payload["columns"])}
+    if len(set(sizes.values())) != 1 or len(payload["intercepts"]) != len(labels):
+        msg = (f"{FILE}: terms, idf and columns differ in length ({sizes}), or intercepts "
+               f"({len(payload['intercepts'])}) and labels ({len(labels)})")
+        raise ValueError(msg)
     prototypes = []
     for item in payload["prototypes"]:
         vector = {int(i): float(v) for i, v in zip(item["index"], item["value"], strict=True)}
@@ -101,7 +109,7 @@ def parse(data: bytes) -> Model:
         labels=labels,
         kinds=tuple(label.split("/", 1)[0] for label in labels),
         intercepts=tuple(float(v) for v in payload["intercepts"]),
-        columns={i: tuple(pairs) for i, pairs in columns.items()},
+        columns=payload["columns"],
         kind_threshold=float(payload["thresholds"]["kind"]),
         class_threshold=float(payload["thresholds"]["class"]),
         prototypes=tuple(prototypes),
@@ -130,7 +138,8 @@ def probabilities(model: Model, values: dict[int, float]) -> list[float]:
     """P(label) for a tf-idf vector: softmax of the labels' logits."""
     logits = list(model.intercepts)
     for index, value in values.items():
-        for label, weight in model.columns.get(index, ()):
+        labels, weights = model.columns[index]
+        for label, weight in zip(labels, weights, strict=True):
             logits[label] += weight * value
     top = max(logits)
     exps = [math.exp(logit - top) for logit in logits]
