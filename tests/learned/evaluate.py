@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 from tests.learned.generate import cache_dir, output_path, read_examples
 from tests.learned.train import (
     choose_thresholds,
+    decide,
     export,
     failing,
     fit,
@@ -84,11 +85,19 @@ def report(examples: list[dict[str, Any]]) -> str:
              f"{len({e['program'] for e in test_set})}")]
     started = time.monotonic()
     predictions = out_of_fold(train_set)
-    thresholds = choose_thresholds(train_set, predictions,
-                                   [rules_unknown(e) for e in train_set])
+    train_unknown = [rules_unknown(e) for e in train_set]
+    thresholds = choose_thresholds(train_set, predictions, train_unknown)
     lines.append(f"thresholds by grouped cross-validation: kind {thresholds[0]}, "
                  f"class {thresholds[1]} ({time.monotonic() - started:.0f} s)")
     lines += _cross_validated(train_set, predictions)
+    for title, keep in (("all", [True] * len(train_set)), ("rule-unknown", train_unknown)):
+        decided = [decide(kinds, joint, thresholds[0], thresholds[1])
+                   for (kinds, joint), wanted in zip(predictions, keep, strict=True) if wanted]
+        truth = [e for e, wanted in zip(train_set, keep, strict=True) if wanted]
+        made = [(d, e) for d, e in zip(decided, truth, strict=True) if d is not None]
+        right = sum(d[0] == e["kind"] for d, e in made)
+        lines.append(f"cross-validated, {title}: coverage {_share(len(made), len(truth))}, "
+                     f"kind accuracy {_share(right, len(made))}")
     data = export(fit(train_set), train_set, thresholds)
     model = parse(data)
     lines.append(f"model: {model.version}, {len(data)} bytes")
