@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["THRESHOLD", "Nearest", "Suggestion", "suggest", "suggest_for", "wants_suggestion"]
 
-THRESHOLD: Final = 0.425
+THRESHOLD: Final = 0.475
 """Below this confidence (the model's probability of the kind) nothing is suggested: the
 shipped model's own threshold (its file holds it; a test keeps the two equal), chosen by
 cross-validation grouped by program, so every prediction it was chosen on is for a program the

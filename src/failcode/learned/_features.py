@@ -10,8 +10,10 @@ What it reads, all bounded (linear in the input, whatever its size):
 - the output: the last :data:`TAIL_CHARS` characters of each stream, of those the last
   :data:`MAX_LINES` non-empty lines, each cut to :data:`LINE_CHARS` and normalized by failcode's
   own :func:`failcode.normalize_message` (no paths, numbers or secrets). Of each line:
-  its words (``w:``), its word bigrams (``b:``), its first two words (``h:``: where compilers
-  and tools put ``error:`` or ``fatal:``), and the stream it came from (``s:``);
+  its words (``w:``), its word bigrams (``b:``), its first two words (``h:``), the words
+  before a colon (``k:error``, ``k:fatal``: where compilers and tools say what went wrong),
+  the parts of a CamelCase name (``p:module p:not p:found p:error``: Python's and Java's
+  exception names share them), and the stream it came from (``s:``);
 - the command: the verbs its words hold (``c:test``, ``c:install``: :data:`VERBS`), which say
   what kind of step ran whatever the program, and never the program's name itself, so the
   model learns output, not a list of programs;
@@ -61,6 +63,9 @@ VERBS: Final = frozenset({
 _SHELLS: Final = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _WORD: Final = re.compile(r"<[a-z_]+>|[a-z][a-z0-9_'-]*")
 _SEPARATORS: Final = re.compile(r"&&|\|\||[;|]")
+_KEY: Final = re.compile(r"(?:^|[\s\]])([a-z][a-z0-9_ !-]{0,20}?):(?=\s|$)")
+_CAMEL: Final = re.compile(r"\b[A-Z]?[a-z]+(?:[A-Z][a-z]+)+\b")
+_PART: Final = re.compile(r"[A-Z]?[a-z]+")
 
 
 def text_of(value: object) -> str:
@@ -150,6 +155,9 @@ def _line_features(line: str, stream: str, out: list[str]) -> None:
     words = _WORD.findall(line.lower())[:MAX_WORDS]
     if not words:
         return
+    out.extend(f"k:{key}" for key in _KEY.findall(line.lower())[:4])
+    for camel in _CAMEL.findall(line)[:4]:
+        out.extend(f"p:{part.lower()}" for part in _PART.findall(camel))
     out.append(f"h:{' '.join(words[:2])}")
     out.append(f"s:{stream}")
     out.extend(f"w:{word}" for word in words)
