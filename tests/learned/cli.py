@@ -17,6 +17,8 @@ of training (:mod:`tests.learned.evaluate`). Both need scikit-learn (the ``learn
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
 import sys
 import time
 from collections import Counter
@@ -77,8 +79,10 @@ def cmd_train(examples: Path | None, out: Path) -> int:
     data = train(read_examples(path))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)
+    thresholds = json.loads(gzip.decompress(data))["thresholds"]
     print(f"wrote {out} ({len(data)} bytes, learned model {digest(data)}) "
-          f"in {time.monotonic() - started:.0f} s")
+          f"in {time.monotonic() - started:.0f} s; thresholds: kind {thresholds['kind']} "
+          f"(failcode.learned.THRESHOLD must say the same), class {thresholds['class']}")
     return 0
 
 
