@@ -3,7 +3,9 @@ holds: every judged failure gets the same suggested kind and class from the ship
 
 The judgments (``tests/fixtures/learned_hand_checked.json``) were made by reading each
 failure's command and output; a retrained model that suggests something else for one of them
-makes that judgment stale, and this test says so. The corpora are read in place
+makes that judgment stale, and this test says so. ``earlier`` keeps the judgments of failures
+an earlier model suggested for and the current one does not (reusable when a model suggests
+the same kind and class for them again). The corpora are read in place
 (``tests.triage._data``).
 """
 
@@ -51,6 +53,9 @@ def test_the_sample_is_fifty_judged_items() -> None:
     assert all(item["verdict"] in VERDICTS and item["reason"].strip() for item in items)
     assert all(len(item["excerpt"]) <= 100 for item in items)  # one short line, no more
     assert document["counts"] == dict(sorted(Counter(i["verdict"] for i in items).items()))
+    earlier = document["earlier"]["items"]  # judged for an earlier model: kept for reuse
+    assert all(item["verdict"] in VERDICTS and item["reason"].strip() for item in earlier)
+    assert not {item["id"] for item in earlier} & {item["id"] for item in items}
 
 
 @pytest.mark.parametrize("judged", _judged()["items"],
