@@ -5,7 +5,7 @@ Triage reads both corpora in place (``tests.triage._data``); a failure is rule-u
 :func:`failcode.learned.wants_suggestion` says so. Printed: the rule-unknown findings and how
 many carry a suggestion (the finding's, from its first occurrence, as the reports show it), the
 rule-unknown failures and how many get one (each from its own record, as a finding's would),
-and with ``--sample N`` a fixed-seed sample of N suggested failures (one per signature) to be
+and with ``--sample N`` a fixed-seed sample of N suggested failures (all when fewer) to be
 judged by hand: file, session, step, command, the record's detail and the suggestion. Also
 printed: how many suggestions say more than the rules did (another kind, or a class that is
 not ``unknown``): a suggestion of ``command_error`` / ``unknown`` for a ``command_error`` of
@@ -112,7 +112,7 @@ def says_more(item: Unknown) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sample", type=int, default=0)
     parser.add_argument("--seed", type=int, default=39)
     args = parser.parse_args(argv)
