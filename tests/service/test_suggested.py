@@ -152,6 +152,7 @@ def test_the_nearest_stored_signatures_remedies_are_listed(project: Project,
         assert [r["remedy"] for r in item["known_remedies"]] == ["close the bracket"]
         assert item["finding"] == findings.id_of(neighbour.failure.signature)
         assert (item["kind"], item["class"]) == ("command_error", "syntax_error")
+        assert item["status"] == findings.get(item["finding"]).status  # as the API shows it
         assert len(detail.suggested_remedies) <= SUGGESTED_REMEDIES
 
 

@@ -596,14 +596,16 @@ class Findings:
                                               *((n.kind, n.klass) for n in suggested.nearest))
             if klass != "unknown"))
         out: list[dict[str, Any]] = []
+        now = time.time_ns() // 1000
         for kind, klass in pairs:
             rows = self.store.fetch(
                 "SELECT s.signature, s.code, s.last_message, s.count, s.last_event_id, f.id, "
-                "f.status, f.resolved_in FROM signatures s LEFT JOIN svc_findings f ON "
+                "f.status, f.resolved_in, s.first_us FROM signatures s LEFT JOIN svc_findings f ON "
                 "f.signature = s.signature WHERE s.kind = ? AND s.error_class = ? AND "
                 "s.signature <> ? ORDER BY s.count DESC, s.signature LIMIT 50",
                 (kind, klass, signature))
-            for sig, code, message, count, last_event, finding_id, status, resolved_in in rows:
+            for (sig, code, message, count, last_event, finding_id, status, resolved_in,
+                 first_us) in rows:
                 if len(out) >= SUGGESTED_REMEDIES:
                     return tuple(out)
                 if any(item["signature"] == sig for item in out):
@@ -618,7 +620,9 @@ class Findings:
                 out.append({"signature": sig, "code": code, "kind": kind, "class": klass,
                             "message": message, "count": int(count),
                             "finding": None if finding_id is None else int(finding_id),
-                            "status": status, "resolved_in": resolved_in,
+                            "status": None if status is None else shown_status(
+                                status, int(first_us), now),
+                            "resolved_in": resolved_in,
                             "remedy": own, "known_remedies": tried})
         return tuple(out)
 
