@@ -131,10 +131,39 @@ def report(examples: list[dict[str, Any]]) -> str:
         lines.append(f"{title}: coverage {_share(covered, total)}, kind accuracy "
                      f"{_share(right, covered)}, class accuracy (when a class is given) "
                      f"{_share(class_right, class_total)}")
+    lines.append(_informative(test_set, rows, unknown, model.kind_threshold))
 
     lines += _reliability(rows, test_set)
     lines += _per_program(rows, test_set, unknown, model.kind_threshold)
     return "\n".join(lines)
+
+
+def _informative(test_set: list[dict[str, Any]], rows: list[Any], unknown: list[bool],
+                 threshold: float) -> str:
+    """The suggestions shown for rule-unknown failures: those that add to the record (a class,
+    or another kind; :func:`failcode.learned.adds_to`). Most rule-unknown failures are truly
+    ``command_error``s, so a suggested kind alone is mostly the rules' own: this is the line
+    that says how often the model tells more."""
+    from failcode import Failure, from_command
+    from failcode.learned import adds_to
+
+    total = shown = right = class_right = 0
+    for example, suggestion, wanted in zip(test_set, rows, unknown, strict=True):
+        if not wanted:
+            continue
+        total += 1
+        if suggestion is None or suggestion.confidence < threshold:
+            continue
+        record = from_command(example["argv"], example["exit"], example["stdout"],
+                              example["stderr"])
+        if not isinstance(record, Failure) or not adds_to(suggestion, record):
+            continue
+        shown += 1
+        right += suggestion.kind == example["kind"]
+        class_right += (suggestion.kind, suggestion.klass) == (example["kind"], example["class"])
+    return (f"shown for rule-unknown failures (adding a class or another kind): "
+            f"{_share(shown, total)}, kind right {_share(right, shown)}, kind and class right "
+            f"{_share(class_right, shown)}")
 
 
 def _cross_validated(train_set: list[dict[str, Any]],

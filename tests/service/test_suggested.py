@@ -20,7 +20,14 @@ from failcode.cli import main
 from failcode.learned import suggest, wants_suggestion
 from failcode.store import open_store
 from tests._needs import need_module, need_tool
-from tests.triage.test_suggested import UNKNOWN_TOOLS, Project, Run, _known_run, _unknown_run
+from tests.triage.test_suggested import (
+    UNKNOWN_TOOLS,
+    Project,
+    Run,
+    _known_run,
+    _text_run,
+    _unknown_run,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -70,14 +77,29 @@ def test_classify_of_a_known_command_has_no_suggestion(project: Project) -> None
 
 def test_classify_of_an_unknown_exception_reads_its_message(project: Project) -> None:
     """An exception no rule knows: the suggestion is the model's for ``Type: message``."""
-    ran = _unknown_run(project)
-    message = (ran.stdout + ran.stderr).strip()
+    text, _ = _text_run(project)
+    message = text.strip()
     answer = classify_payload(ClassifyRequest(exception=ExceptionInput(
         type="ToolError", message=message)))
     assert answer.failure is not None
     assert answer.failure["kind"] == "unknown_error"
     expected = suggest(None, None, "", f"ToolError: {message}")
-    assert answer.suggested == (None if expected is None else expected.to_dict())
+    assert expected is not None
+    assert expected.kind != "command_error", expected  # kept without a command (below)
+    assert answer.suggested == expected.to_dict()
+
+
+def test_an_exception_is_never_suggested_a_failed_command(project: Project) -> None:
+    """An exception's text that the model would call a failed command has no suggestion: the
+    model learned that kind from commands only."""
+    ran = _unknown_run(project)
+    message = (ran.stdout + ran.stderr).strip()
+    raw = suggest(None, None, "", f"ToolError: {message}")
+    assert raw is not None  # what the rule is for: a suggestion of a failed command
+    assert raw.kind == "command_error", raw
+    answer = classify_payload(ClassifyRequest(exception=ExceptionInput(
+        type="ToolError", message=message)))
+    assert answer.suggested is None
 
 
 def test_the_response_model_documents_suggested() -> None:

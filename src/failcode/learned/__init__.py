@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
     from failcode.record._failure import Failure
 
-__all__ = ["THRESHOLD", "Nearest", "Suggestion", "suggest", "suggest_for", "wants_suggestion"]
+__all__ = ["THRESHOLD", "Nearest", "Suggestion", "adds_to", "suggest", "suggest_for",
+           "wants_suggestion"]
 
 THRESHOLD: Final = 0.475
 """Below this confidence (the model's probability of the kind) nothing is suggested: the
@@ -106,13 +107,35 @@ def suggest(argv: str | Sequence[str] | None, exit_code: int | None, stdout: str
     return predict(argv, exit_code, stdout, stderr)
 
 
-def suggest_for(failure: Failure, argv: str | Sequence[str] | None = None,
-                exit_code: int | None = None, output: str | bytes = "") -> Suggestion | None:
-    """:func:`suggest` for a record the rules left unknown (None for any other record).
+def adds_to(suggestion: Suggestion, failure: Failure) -> bool:
+    """True when ``suggestion`` says more than the record: a class, or another kind.
 
-    ``output`` is the command's output when the caller has it; else the record's message and
-    detail are used."""
+    A rule-unknown ``command_error`` suggested as ``command_error`` with class ``unknown``
+    repeats what the record says; it is not shown."""
+    return suggestion.klass != "unknown" or suggestion.kind != failure.kind.value
+
+
+def suggest_for(failure: Failure, argv: str | Sequence[str] | None = None,
+                exit_code: int | None = None, output: str | bytes = "", *,
+                stdout: str | bytes = "") -> Suggestion | None:
+    """:func:`suggest` for a record the rules left unknown (None for any other record, and
+    for a suggestion that only repeats the record: :func:`adds_to`).
+
+    Without a command (``argv`` and ``exit_code`` both None: an exception's or a log line's
+    text), a ``command_error`` suggestion is dropped: the model learned that kind from
+    commands' output only, and on the corpora it called an agent's own exceptions (aider's
+    ``NameError``, ``AttributeError``) failed commands every time.
+
+    ``output`` is the command's standard error (or its whole output) when the caller has it,
+    ``stdout`` its standard output; without either, the record's message and detail are
+    used."""
     if not wants_suggestion(failure):
         return None
-    text = output or "\n".join(t for t in (failure.message, failure.detail) if t)
-    return suggest(argv, exit_code, "", text)
+    text = output or ("" if stdout else "\n".join(t for t in (failure.message, failure.detail)
+                                                  if t))
+    suggestion = suggest(argv, exit_code, stdout, text)
+    if suggestion is None or not adds_to(suggestion, failure):
+        return None
+    if suggestion.kind == "command_error" and argv is None and exit_code is None:
+        return None  # the model learned command_error from commands: without one, out of reach
+    return suggestion

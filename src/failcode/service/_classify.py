@@ -479,14 +479,14 @@ def classify_payload(request: ClassifyRequest, *, locale: str | None = None,
 def _suggested(request: ClassifyRequest, failure: Failure) -> Suggestion | None:
     """The learned model's suggestion for a failure the rules left unknown, from the
     request's own input (the module's rules); None for any other."""
-    from failcode.learned import suggest, suggest_for, wants_suggestion  # noqa: PLC0415
+    from failcode.learned import suggest_for, wants_suggestion  # noqa: PLC0415
 
     if not wants_suggestion(failure):
         return None
     if request.command is not None:
         cmd = request.command
         argv = cmd.argv if cmd.argv is not None else cmd.command
-        return suggest(argv, cmd.exit_code, cmd.stdout, cmd.stderr)
+        return suggest_for(failure, argv, cmd.exit_code, cmd.stderr, stdout=cmd.stdout)
     if request.exception is not None:
         exc = request.exception
         text = exc.traceback or f"{exc.type}: {exc.message}"  # a traceback ends with that line
