@@ -1,0 +1,21 @@
+"""The growth check itself (tests/_growth.py): its retries under load never let a quadratic
+pass through, and a linear pass stays within the bound."""
+
+from __future__ import annotations
+
+from tests._growth import growth
+
+
+def _quadratic(text: str) -> int:
+    """Scans a growing prefix per 64 characters: quadratic in the text's length."""
+    return sum(text.count("a", 0, i * 64) for i in range(len(text) // 64))
+
+
+def test_a_quadratic_pass_is_over_its_bound_after_every_retry() -> None:
+    ratio, bound = growth(_quadratic, "ab")
+    assert ratio > bound, (ratio, bound)
+
+
+def test_a_linear_pass_is_within_its_bound() -> None:
+    ratio, bound = growth(lambda text: text.count("a"), "ab")
+    assert ratio <= bound, (ratio, bound)
