@@ -5,7 +5,9 @@ Hypothesis profiles: ``failcode`` (local runs: random, Hypothesis' default budge
 log (``hypothesis seed: N``), so any failure replays with ``HYPOTHESIS_SEED=N``; set that
 variable to pin a run. Tests of the invariants that matter most (idempotency, round trips,
 never-raise) also have a ``deep`` variant (marker ``deep``, ``DEEP_EXAMPLES`` examples) that
-the default run deselects and ``.ci/run`` runs as its own step (``pytest -m deep``).
+the default run deselects and ``.ci/run`` runs as its own step (``pytest -m deep``). The
+linear-time checks by growth ratio (``tests/_growth.py``, ``tests/_growth_alarm.py``) are
+marked ``deep`` too: they measure 16 times an input, 700 CPU-seconds in all.
 
 Under ``CI=true`` a skipped test fails the run (see :mod:`tests._needs`): the CI set-up provides
 every tool, package and data folder the suite needs.

@@ -3,7 +3,12 @@ pass through, and a linear pass stays within the bound."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests._growth import growth
+
+# growth-ratio checks are slow: the deep step runs them (.ci/run: pytest -m deep)
+pytestmark = pytest.mark.deep
 
 
 def _quadratic(text: str) -> int:

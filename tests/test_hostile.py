@@ -72,6 +72,7 @@ TRACEBACKS = {
 }
 
 
+@pytest.mark.deep  # a growth-ratio check: the deep step runs it
 @pytest.mark.parametrize(("small", "large"), SIZES)
 @pytest.mark.parametrize("unit", TRACEBACKS.values(), ids=TRACEBACKS.keys())
 def test_classify_text_traceback_is_linear(unit: str, small: int, large: int) -> None:
@@ -87,6 +88,7 @@ WRAPPERS = {
 }
 
 
+@pytest.mark.deep  # a growth-ratio check: the deep step runs it
 @pytest.mark.parametrize("unit", WRAPPERS.values(), ids=WRAPPERS.keys())
 def test_from_command_argv_of_wrappers_is_linear(unit: str) -> None:
     """A long argv list of wrappers is unwrapped in linear time (no list.pop(0) in a loop)."""
@@ -124,6 +126,7 @@ OUTPUTS = {
 }
 
 
+@pytest.mark.deep  # a growth-ratio check: the deep step runs it
 @pytest.mark.parametrize(("small", "large"), SIZES)
 @pytest.mark.parametrize(("program", "unit", "tail"), OUTPUTS.values(), ids=OUTPUTS.keys())
 def test_output_parsers_are_linear(program: str, unit: str, tail: str, small: int,
@@ -148,6 +151,7 @@ CONFIGS = {
 }
 
 
+@pytest.mark.deep  # a growth-ratio check: the deep step runs it
 @pytest.mark.parametrize(("small", "large"), SIZES)
 @pytest.mark.parametrize("unit", CONFIGS.values(), ids=CONFIGS.keys())
 def test_config_validator_is_linear(unit: str, small: int, large: int) -> None:

@@ -53,6 +53,9 @@ from failcode.signature._normalize import normalize_message
 from failcode.signature._redact import redact
 from tests._growth_alarm import LIMIT, fill, growth
 
+# growth-ratio checks are slow: the deep step runs them (.ci/run: pytest -m deep)
+pytestmark = pytest.mark.deep
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from types import ModuleType

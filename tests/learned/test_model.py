@@ -259,6 +259,7 @@ def test_features_read_a_bounded_tail() -> None:
     assert len(features("x", 1, "", "y" * (TAIL_CHARS * 64))) < 200
 
 
+@pytest.mark.deep  # a growth-ratio check: the deep step runs it
 @pytest.mark.parametrize("unit", ["error: a b c\n", "x", "\x00", "é ", "/a/b/c:1:2: ", "\n"])
 def test_suggest_is_linear_in_the_output(unit: str) -> None:
     """The cost of a suggestion grows at most linearly with the output's length."""

@@ -179,16 +179,44 @@ def _drop_project_schemas(store: str) -> None:
             connection.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
+_BATCH = """
+import contextlib, io, json, sys
+from failcode.cli._main import main
+said = []
+for args in json.loads(sys.argv[1]):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            main.main(args, prog_name="failcode", standalone_mode=False)
+        except SystemExit as stop:
+            if stop.code:
+                raise
+    said.append(out.getvalue().strip())
+print(json.dumps(said))
+"""
+
+
+def failcode_each(commands: list[list[str]], *, store: str) -> list[str]:
+    """Run failcode command lines against ``store`` one after another in one process (one
+    start-up instead of one each: a service's set-up runs six); the standard output of each.
+    The first that fails stops the rest and fails the test with its message."""
+    argv = [[*args, "--store", store] for args in commands]
+    done = subprocess.run([sys.executable, "-c", _BATCH, json.dumps(argv)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    said: list[str] = json.loads(done.stdout)
+    return said
+
+
 def make_served(store: str, tmp_path: Path, *, extra: tuple[str, ...] = ()) -> Served:
     """A service (not started) with projects ``web`` and ``other`` and keys."""
-    failcode("project", "create", "web", store=store)
-    failcode("project", "create", "other", store=store)
     served = Served(store=store, port=free_port(), log=tmp_path / "serve.log", extra=extra)
-    for scope in ("ingest", "read", "admin"):
-        served.keys[scope] = failcode("token", "create", "--project", "web", "--scope", scope,
-                                      store=store).splitlines()[-1]
-    served.keys["other"] = failcode("token", "create", "--project", "other", "--scope",
-                                    "admin", store=store).splitlines()[-1]
+    keys = [("ingest", "web"), ("read", "web"), ("admin", "web"), ("admin", "other")]
+    said = failcode_each([["project", "create", "web"], ["project", "create", "other"],
+                          *(["token", "create", "--project", project, "--scope", scope]
+                            for scope, project in keys)], store=store)
+    for name, out in zip(("ingest", "read", "admin", "other"), said[2:], strict=True):
+        served.keys[name] = out.splitlines()[-1]
     return served
 
 

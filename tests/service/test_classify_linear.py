@@ -23,6 +23,9 @@ from failcode.service._classify import (
 from failcode.triage.readers._text import split_exception
 from tests._growth_alarm import LIMIT, growth
 
+# growth-ratio checks are slow: the deep step runs them (.ci/run: pytest -m deep)
+pytestmark = pytest.mark.deep
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 

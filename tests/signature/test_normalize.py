@@ -284,6 +284,7 @@ ADVERSARIAL = {
 }
 
 
+@pytest.mark.deep  # a growth-ratio check: the deep step runs it
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
 def test_adversarial_input_grows_linearly(name: str) -> None:
     """normalize_message on 1 MiB of an adversarial shape costs at most ~20x its 64 KiB case

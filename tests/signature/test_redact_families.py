@@ -392,6 +392,7 @@ ADVERSARIAL_UNITS = {
 }
 
 
+@pytest.mark.deep  # growth-ratio checks are slow: the deep step runs them
 class TestLinearTime:
     @pytest.mark.parametrize("name", sorted(ADVERSARIAL_UNITS))
     def test_redact_grows_linearly(self, name: str) -> None:
