@@ -1,13 +1,14 @@
 """Test configuration shared by every test module.
 
 Hypothesis profiles: ``failcode`` (local runs: random, Hypothesis' default budget) and ``ci``
-(``CI=true``). CI explores too: its seed changes on every run and is printed at the top of the
-log (``hypothesis seed: N``), so any failure replays with ``HYPOTHESIS_SEED=N``; set that
-variable to pin a run. Tests of the invariants that matter most (idempotency, round trips,
-never-raise) also have a ``deep`` variant (marker ``deep``, ``DEEP_EXAMPLES`` examples) that
-the default run deselects and ``.ci/run`` runs as its own step (``pytest -m deep``). The
-linear-time checks by growth ratio (``tests/_growth.py``, ``tests/_growth_alarm.py``) are
-marked ``deep`` too: they measure 16 times an input, 700 CPU-seconds in all.
+(``CI=true``: the same budget, and a failure prints its blob). CI explores too: its seed
+changes on every run and is printed at the top of the log (``hypothesis seed: N``), so any
+failure replays with ``HYPOTHESIS_SEED=N``; set that variable to pin a run. Tests of the
+invariants that matter most (idempotency, round trips, never-raise) also have a ``deep``
+variant (marker ``deep``, ``DEEP_EXAMPLES`` examples) that the default run deselects and
+``.ci/run`` runs as its own step (``pytest -m deep``). The linear-time checks by growth ratio
+(``tests/_growth.py``, ``tests/_growth_alarm.py``) are marked ``deep`` too: they measure 16
+times an input, 700 CPU-seconds in all.
 
 Under ``CI=true`` a skipped test fails the run (see :mod:`tests._needs`): the CI set-up provides
 every tool, package and data folder the suite needs.
@@ -35,8 +36,7 @@ CI = os.environ.get("CI") == "true"
 # The machines are shared and noisy: Hypothesis' per-example deadline is a timing assertion.
 settings.register_profile("failcode", deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("ci", parent=settings.get_profile("failcode"), print_blob=True,
-                          max_examples=200)
+settings.register_profile("ci", parent=settings.get_profile("failcode"), print_blob=True)
 # A mutation run (bench/mutation.py sets FAILCODE_MUTATION_RUN) runs the suite more than once
 # in one process, so a property test that is a method of a test class meets a second instance
 # of its class; the classes hold no state, and the health check against that is off for such

@@ -36,20 +36,21 @@ def _select(names: list[str] | None, known: list[str], what: str) -> list[str]:
     return names
 
 
-INSTALL_JOBS: Final = 3
+INSTALL_JOBS: Final = 4
 """Installs at once: npm's are mostly waiting on the disk, pip's on one core each."""
 
 
 def cmd_install(names: list[str]) -> int:
-    """Install the agents named (all, and then the oracles, with none named), a few at once
-    (the agents before the oracles: an oracle may be an agent's install); one line each, in
-    the table's order."""
+    """Install the agents named (all, and the oracles, with none named), a few at once; one
+    line each, in the table's order. An oracle that is an agent's install (``lab_agent``)
+    waits for that agent's; every other oracle starts beside the agents, so the slowest
+    install (OpenHands', minutes) does not hold the oracles back."""
     table = agents()
-    phases: list[list[Any]] = [[table[name] for name in _select(names, list(table), "agent")]]
+    items: list[Any] = [table[name] for name in _select(names, list(table), "agent")]
     if not names:  # then the oracles' packages (tests/lab/oracles.toml; some are an agent's)
         from tests.lab.oracles import oracles
 
-        phases.append(list(oracles().values()))
+        items += oracles().values()
 
     def install(item: Any) -> tuple[str, bool]:
         oracle = not hasattr(item, "executable")
@@ -62,10 +63,17 @@ def cmd_install(names: list[str]) -> int:
 
     failed = 0
     with ThreadPoolExecutor(max_workers=INSTALL_JOBS) as pool:
-        for phase in phases:
-            for line, done in pool.map(install, phase):
-                failed += not done
-                print(line, file=sys.stdout if done else sys.stderr, flush=True)
+        started = {id(item): pool.submit(install, item) for item in items
+                   if getattr(item, "lab_agent", None) is None}
+        for item in items:
+            if id(item) not in started:  # an agent's install: after that agent's, never beside
+                agent = table[item.lab_agent]
+                if id(agent) in started:
+                    started[id(agent)].result()
+                started[id(item)] = pool.submit(install, item)
+            line, done = started[id(item)].result()
+            failed += not done
+            print(line, file=sys.stdout if done else sys.stderr, flush=True)
     return 1 if failed and os.environ.get("CI") == "true" else 0
 
 

@@ -53,6 +53,9 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
     status_code_conformance,
 )
 
+# generated requests by the hundred against two services: slow, so the deep step runs them
+pytestmark = pytest.mark.deep
+
 CHECKS: Final = [not_a_server_error, status_code_conformance, content_type_conformance,
                  response_schema_conformance]
 MIN_REQUESTS: Final = 1000

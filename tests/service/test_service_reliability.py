@@ -3,7 +3,7 @@ is stored twice, on SQLite and PostgreSQL.
 
 Rules tested:
 
-- Four client processes posting batches of 100 events for 30 s (each batch also sent a
+- Four client processes posting batches of 100 events for 15 s (each batch also sent a
   second time, as a client whose answer was lost would): every event of every acknowledged
   batch is stored exactly once; the answers' ``new`` add up to what the store holds; the
   finding counts equal the failures stored.
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 CLIENTS: Final = 4
-SECONDS: Final = 30.0
+SECONDS: Final = 15.0
 BATCH: Final = 100
 
 CLIENT: Final = r'''
