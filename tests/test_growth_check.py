@@ -1,10 +1,11 @@
-"""The growth check itself (tests/_growth.py): its retries under load never let a quadratic
-pass through, and a linear pass stays within the bound."""
+"""The growth checks themselves (tests/_growth.py and tests/_growth_alarm.py): their retries
+under load never let a quadratic pass through, and a linear pass stays within the bound."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests import _growth_alarm
 from tests._growth import growth
 
 # growth-ratio checks are slow: the deep step runs them (.ci/run: pytest -m deep)
@@ -24,3 +25,13 @@ def test_a_quadratic_pass_is_over_its_bound_after_every_retry() -> None:
 def test_a_linear_pass_is_within_its_bound() -> None:
     ratio, bound = growth(lambda text: text.count("a"), "ab")
     assert ratio <= bound, (ratio, bound)
+
+
+def test_the_alarm_check_finds_a_quadratic_pass_over_its_limit_after_every_retry() -> None:
+    ratio = _growth_alarm.growth(_quadratic, "ab" * 1024, "ab" * 16 * 1024)
+    assert ratio > _growth_alarm.LIMIT, ratio
+
+
+def test_the_alarm_check_keeps_a_linear_pass_within_its_limit() -> None:
+    ratio = _growth_alarm.growth(lambda text: text.count("a"), "ab" * 1024, "ab" * 16 * 1024)
+    assert ratio <= _growth_alarm.LIMIT, ratio
